@@ -51,8 +51,7 @@ struct Context {
   }
   template <typename H>
   friend H AbslHashValue(H h, const Context& c) {
-    return H::combine(std::move(h), static_cast<int32_t>(c.dev_type),
-                      c.dev_id);
+    return H::combine(std::move(h), static_cast<int32_t>(c.dev_type), c.dev_id);
   }
 };
 

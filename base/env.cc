@@ -20,7 +20,8 @@ std::optional<std::string> Get(const char* name) {
 int64_t GetInt(const char* name, int64_t def, int64_t min, int64_t max) {
   std::optional<std::string> value = Get(name);
   if (!value) return def;
-  const std::string allowed = absl::StrCat("an integer in [", min, ", ", max, "]");
+  const std::string allowed =
+      absl::StrCat("an integer in [", min, ", ", max, "]");
   errno = 0;
   char* end = nullptr;
   long long parsed = std::strtoll(value->c_str(), &end, 10);
@@ -42,9 +43,9 @@ std::string GetChoice(const char* name, const std::string& def,
   for (const std::string& choice : choices) {
     if (*value == choice) return choice;
   }
-  throw ConfigError(absl::StrCat("environment variable ", name, "=\"", *value,
-                                 "\" is not one of: ",
-                                 absl::StrJoin(choices, ", ")));
+  throw ConfigError(
+      absl::StrCat("environment variable ", name, "=\"", *value,
+                   "\" is not one of: ", absl::StrJoin(choices, ", ")));
 }
 
 bool GetBool(const char* name, bool def) {
@@ -53,9 +54,10 @@ bool GetBool(const char* name, bool def) {
   std::string v = absl::AsciiStrToLower(*value);
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  throw ConfigError(absl::StrCat("environment variable ", name, "=\"", *value,
-                                 "\" is not a boolean; expected 1/0, true/false, "
-                                 "yes/no or on/off"));
+  throw ConfigError(
+      absl::StrCat("environment variable ", name, "=\"", *value,
+                   "\" is not a boolean; expected 1/0, true/false, "
+                   "yes/no or on/off"));
 }
 
 }  // namespace env

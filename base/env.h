@@ -6,7 +6,8 @@
 //
 //   int n = mx::env::GetInt("MX_CPU_WORKER_NTHREADS", /*def=*/1,
 //                           /*min=*/1, /*max=*/1024);
-//   std::string t = mx::env::GetChoice("MX_ENGINE_TYPE", "ThreadedEnginePerDevice",
+//   std::string t = mx::env::GetChoice("MX_ENGINE_TYPE",
+//   "ThreadedEnginePerDevice",
 //                                      {"NaiveEngine", "ThreadedEngine",
 //                                       "ThreadedEnginePerDevice"});
 #ifndef MXCORE_BASE_ENV_H_

@@ -1,0 +1,81 @@
+// Engine selection and the small pieces of the public API that every engine
+// shares.
+#include <thread>
+
+#include "base/env.h"
+#include "base/error.h"
+#include "engine/engine_impl.h"
+
+namespace mx {
+namespace engine {
+
+uint64_t VarHandle::version() const {
+  return var_ == nullptr ? 0 : var_->version.load(std::memory_order_acquire);
+}
+
+void CallbackOnComplete::operator()() const {
+  engine_->Complete(block_, nullptr);
+}
+
+void CallbackOnComplete::operator()(std::exception_ptr error) const {
+  engine_->Complete(block_, std::move(error));
+}
+
+void Engine::PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
+                      VarSpan mutable_vars, FnProperty prop, int priority,
+                      std::string_view name) {
+  if (!fn) throw InvalidArgument("Engine::PushSync: empty function");
+  PushAsync(
+      [fn = std::move(fn)](RunContext rctx, CallbackOnComplete done) {
+        fn(rctx);
+        done();
+      },
+      ctx, const_vars, mutable_vars, prop, priority, name);
+}
+
+EngineOptions EngineOptions::FromEnv() {
+  EngineOptions options;
+  const std::string type = env::GetChoice(
+      "MX_ENGINE_TYPE", "ThreadedEnginePerDevice",
+      {"NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"});
+  if (type == "NaiveEngine") {
+    options.type = EngineType::kNaive;
+  } else if (type == "ThreadedEngine") {
+    options.type = EngineType::kThreaded;
+    // The shared pool serves every device: default to one worker per core.
+    options.cpu_worker_threads =
+        std::max(1u, std::thread::hardware_concurrency());
+  }
+  options.cpu_worker_threads = static_cast<int>(env::GetInt(
+      "MX_CPU_WORKER_NTHREADS", options.cpu_worker_threads, 1, 1024));
+  return options;
+}
+
+std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
+  if (options.cpu_worker_threads < 1 || options.device_worker_threads < 1) {
+    throw InvalidArgument("Engine::Create: worker thread counts must be >= 1");
+  }
+  switch (options.type) {
+    case EngineType::kNaive:
+      return CreateNaiveEngine();
+    case EngineType::kThreaded:
+      return CreateThreadedEngine(options);
+    case EngineType::kThreadedPerDevice:
+      return CreateThreadedEnginePerDevice(options);
+  }
+  throw InvalidArgument("Engine::Create: unknown engine type");
+}
+
+std::shared_ptr<Engine> Engine::GetShared() {
+  // Initialization is retried on the next call if FromEnv throws.
+  static std::shared_ptr<Engine> engine(Create(EngineOptions::FromEnv()));
+  return engine;
+}
+
+Engine* Engine::Get() {
+  static Engine* engine = GetShared().get();
+  return engine;
+}
+
+}  // namespace engine
+}  // namespace mx

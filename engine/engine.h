@@ -1,0 +1,177 @@
+// The dependency engine: every computation in mxcore runs through it.
+//
+// Work is pushed as an operation together with the variables (Vars) it reads
+// and the ones it writes. The engine runs an operation once every earlier
+// operation that writes what it reads, or touches what it writes, has
+// completed; independent operations run concurrently on worker threads.
+// Pushing returns at once; WaitForVar / WaitForAll block.
+//
+//   mx::engine::Engine* eng = mx::engine::Engine::Get();
+//   mx::engine::VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+//   eng->PushSync([&](mx::engine::RunContext) { x = 1; }, mx::Context::CPU(),
+//                 /*const_vars=*/{}, /*mutable_vars=*/{a});
+//   eng->PushSync([&](mx::engine::RunContext) { y = x + 1; },
+//   mx::Context::CPU(),
+//                 {a}, {b});
+//   eng->WaitForVar(b);  // y == 2; b.version() == 1
+//
+// Errors: an exception thrown by an operation (or passed to its completion
+// callback) poisons the vars it writes; operations that later read or write
+// a poisoned var are skipped and pass the error on. The next WaitForVar on an
+// affected var, or the next WaitForAll, rethrows it once; after that the vars
+// are usable again.
+#ifndef MXCORE_ENGINE_ENGINE_H_
+#define MXCORE_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/types/span.h"
+#include "base/context.h"
+
+namespace mx {
+namespace engine {
+
+struct Var;  // Internal; see engine_impl.h.
+struct Opr;  // Internal; see engine_impl.h.
+struct OprBlock;
+class EngineBase;
+
+// A handle to a dependency variable. Cheap to copy. Using a handle after
+// DeleteVariable is a StateError, not undefined behaviour.
+class VarHandle {
+ public:
+  VarHandle() = default;
+  bool valid() const { return var_ != nullptr; }
+  // Number of completed operations that wrote this var (run, failed or
+  // skipped because of an upstream error). Reads never change it.
+  uint64_t version() const;
+
+  friend bool operator==(const VarHandle& a, const VarHandle& b) {
+    return a.var_ == b.var_ && a.generation_ == b.generation_;
+  }
+  friend bool operator!=(const VarHandle& a, const VarHandle& b) {
+    return !(a == b);
+  }
+
+ private:
+  friend class EngineBase;
+  VarHandle(Var* var, uint32_t generation)
+      : var_(var), generation_(generation) {}
+  Var* var_ = nullptr;
+  uint32_t generation_ = 0;
+};
+
+// A reusable operation created by NewOperator.
+using OprHandle = Opr*;
+
+// How an operation is scheduled.
+enum class FnProperty {
+  kNormal,          // Compute on the context's workers.
+  kCopyToDevice,    // Host-to-device copy: the device's copy workers.
+  kCopyFromDevice,  // Device-to-host copy: the device's copy workers.
+  kCPUPrioritized,  // Small latency-critical CPU work: a dedicated worker.
+  kDeleteVar,       // Frees resources: runs even when its vars are poisoned.
+};
+
+// What an operation sees when it runs.
+struct RunContext {
+  Context ctx;
+  // The device stream of the worker running the op; null on the CPU.
+  void* stream = nullptr;
+};
+
+// Passed to asynchronous operations, which must call it exactly once when
+// their work is done, from any thread; with an exception on failure.
+class CallbackOnComplete {
+ public:
+  void operator()() const;
+  void operator()(std::exception_ptr error) const;
+
+ private:
+  friend class EngineBase;
+  CallbackOnComplete(EngineBase* engine, OprBlock* block)
+      : engine_(engine), block_(block) {}
+  EngineBase* engine_;
+  OprBlock* block_;
+};
+
+enum class EngineType { kNaive, kThreaded, kThreadedPerDevice };
+
+// Engine configuration. FromEnv() reads MX_ENGINE_TYPE and
+// MX_CPU_WORKER_NTHREADS (see README) and throws ConfigError on bad values.
+struct EngineOptions {
+  EngineType type = EngineType::kThreadedPerDevice;
+  // Worker threads for CPU compute (per CPU device in the per-device engine,
+  // shared by all devices in the pooled engine).
+  int cpu_worker_threads = 1;
+  // Compute workers per non-CPU device (per-device engine only).
+  int device_worker_threads = 2;
+
+  static EngineOptions FromEnv();
+};
+
+class Engine {
+ public:
+  using SyncFn = std::function<void(RunContext)>;
+  using AsyncFn = std::function<void(RunContext, CallbackOnComplete)>;
+  using VarSpan = absl::Span<const VarHandle>;
+
+  // The process-wide engine, created from EngineOptions::FromEnv() on first
+  // use. Throws ConfigError when the environment is bad.
+  static Engine* Get();
+  // The same engine, shared: hold it to keep the engine alive while objects
+  // that own vars (arrays) are destroyed during static destruction.
+  static std::shared_ptr<Engine> GetShared();
+  // A new, independent engine (tests, benchmarks).
+  static std::unique_ptr<Engine> Create(const EngineOptions& options);
+
+  // Waits for all pending operations (errors are dropped), then stops.
+  virtual ~Engine() = default;
+
+  // "NaiveEngine", "ThreadedEngine" or "ThreadedEnginePerDevice".
+  virtual const char* type_name() const = 0;
+
+  virtual VarHandle NewVariable() = 0;
+  // Runs `delete_fn` after every operation pushed so far on `var`, then frees
+  // the var. The handle is invalid from this call on.
+  virtual void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) = 0;
+
+  // Reusable operations: create once, push many times. A var listed as both
+  // read and written counts as written; duplicate reads are merged; a var
+  // written twice is an InvalidArgument.
+  virtual OprHandle NewOperator(AsyncFn fn, VarSpan const_vars,
+                                VarSpan mutable_vars,
+                                FnProperty prop = FnProperty::kNormal,
+                                std::string_view name = "") = 0;
+  // Frees `op` once the pushes already made have run.
+  virtual void DeleteOperator(OprHandle op) = 0;
+  // Higher priority runs first among ready operations of one worker pool.
+  virtual void Push(OprHandle op, Context ctx, int priority = 0) = 0;
+
+  // One-shot operations.
+  virtual void PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
+                         VarSpan mutable_vars,
+                         FnProperty prop = FnProperty::kNormal,
+                         int priority = 0, std::string_view name = "") = 0;
+  void PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
+                VarSpan mutable_vars, FnProperty prop = FnProperty::kNormal,
+                int priority = 0, std::string_view name = "");
+
+  // Blocks until every operation pushed so far that writes `var` completed;
+  // rethrows an unreported error that reached `var`.
+  // REQUIRES: not called from inside an operation.
+  virtual void WaitForVar(VarHandle var) = 0;
+  // Blocks until every pushed operation completed; rethrows the first
+  // unreported error and marks all errors reported.
+  virtual void WaitForAll() = 0;
+};
+
+}  // namespace engine
+}  // namespace mx
+
+#endif  // MXCORE_ENGINE_ENGINE_H_

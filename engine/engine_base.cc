@@ -1,0 +1,291 @@
+// Bookkeeping shared by every engine: handle checks, the var pool, operation
+// lifetime, and how errors travel from a failing op to the next wait.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/error.h"
+#include "engine/engine_impl.h"
+
+namespace mx {
+namespace engine {
+namespace {
+
+std::string OpLabel(std::string_view where, std::string_view name) {
+  std::string label(where);
+  if (!name.empty()) label.append("(op \"").append(name).append("\")");
+  return label;
+}
+
+}  // namespace
+
+EngineBase::EngineBase() = default;
+
+EngineBase::~EngineBase() {
+  // Derived engines have waited for all operations and stopped their workers.
+  for (Opr* opr : live_oprs_) delete opr;
+}
+
+Var* EngineBase::Check(const VarHandle& h, std::string_view op_name) const {
+  Var* var = h.var_;
+  if (var == nullptr) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel("Engine", op_name), ": null var handle"));
+  }
+  if (var->owner != this) {
+    throw InvalidArgument(absl::StrCat(OpLabel("Engine", op_name),
+                                       ": var belongs to another engine"));
+  }
+  if (var->generation.load(std::memory_order_acquire) != h.generation_) {
+    throw StateError(absl::StrCat(OpLabel("Engine", op_name),
+                                  ": var was deleted by DeleteVariable"));
+  }
+  return var;
+}
+
+VarHandle EngineBase::NewVariable() {
+  Var* var;
+  {
+    std::lock_guard<std::mutex> lock(vars_mu_);
+    if (free_vars_.empty()) {
+      all_vars_.push_back(std::make_unique<Var>());
+      var = all_vars_.back().get();
+      var->owner = this;
+    } else {
+      var = free_vars_.back();
+      free_vars_.pop_back();
+    }
+  }
+  var->version.store(0, std::memory_order_relaxed);
+  var->error.reset();
+  return VarHandle(var, var->generation.load(std::memory_order_relaxed));
+}
+
+void EngineBase::FreeVar(Var* var) {
+  var->error.reset();
+  std::lock_guard<std::mutex> lock(vars_mu_);
+  free_vars_.push_back(var);
+}
+
+Opr* EngineBase::MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
+                         FnProperty prop, std::string_view name) {
+  if (!fn) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel("Engine::Push", name), ": empty function"));
+  }
+  auto opr = std::make_unique<Opr>();
+  for (size_t i = 0; i < mutable_vars.size(); ++i) {
+    Check(mutable_vars[i], name);
+    for (size_t j = 0; j < i; ++j) {
+      if (mutable_vars[j] == mutable_vars[i]) {
+        throw InvalidArgument(absl::StrCat(
+            OpLabel("Engine::Push", name), ": mutable_vars[", j,
+            "] and mutable_vars[", i, "] are the same var; a var may be ",
+            "written only once per operation"));
+      }
+    }
+    opr->mutable_vars.push_back(mutable_vars[i]);
+  }
+  auto listed = [&](const VarHandle& h) {
+    for (const VarHandle& m : opr->mutable_vars) {
+      if (m == h) return true;
+    }
+    for (const VarHandle& c : opr->const_vars) {
+      if (c == h) return true;
+    }
+    return false;
+  };
+  for (const VarHandle& h : const_vars) {
+    Check(h, name);
+    // Read-and-written counts as written; repeated reads are merged.
+    if (!listed(h)) opr->const_vars.push_back(h);
+  }
+  opr->fn = std::move(fn);
+  opr->prop = prop;
+  opr->never_skip = prop == FnProperty::kDeleteVar;
+  opr->name = std::string(name);
+  return opr.release();
+}
+
+OprHandle EngineBase::NewOperator(AsyncFn fn, VarSpan const_vars,
+                                  VarSpan mutable_vars, FnProperty prop,
+                                  std::string_view name) {
+  Opr* opr = MakeOpr(std::move(fn), const_vars, mutable_vars, prop, name);
+  std::lock_guard<std::mutex> lock(oprs_mu_);
+  live_oprs_.insert(opr);
+  return opr;
+}
+
+void EngineBase::DeleteOperator(OprHandle op) {
+  {
+    std::lock_guard<std::mutex> lock(oprs_mu_);
+    if (live_oprs_.erase(op) == 0) {
+      throw InvalidArgument(
+          "Engine::DeleteOperator: not a live operator of this engine");
+    }
+  }
+  ReleaseOpr(op);
+}
+
+void EngineBase::Push(OprHandle op, Context ctx, int priority) {
+  {
+    std::lock_guard<std::mutex> lock(oprs_mu_);
+    if (!live_oprs_.contains(op)) {
+      throw InvalidArgument(
+          "Engine::Push: not a live operator of this engine (deleted?)");
+    }
+  }
+  for (const VarHandle& h : op->const_vars) Check(h, op->name);
+  for (const VarHandle& h : op->mutable_vars) Check(h, op->name);
+  op->refs.fetch_add(1, std::memory_order_relaxed);
+  PushInternal(op, ctx, priority);
+}
+
+void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
+                           VarSpan mutable_vars, FnProperty prop, int priority,
+                           std::string_view name) {
+  PushInternal(MakeOpr(std::move(fn), const_vars, mutable_vars, prop, name),
+               ctx, priority);
+}
+
+void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle h) {
+  Var* var = Check(h, "DeleteVariable");
+  // From here on every use of `h` (or a copy) is a StateError.
+  var->generation.fetch_add(1, std::memory_order_acq_rel);
+  auto opr = std::make_unique<Opr>();
+  opr->fn = [delete_fn = std::move(delete_fn)](RunContext rctx,
+                                               CallbackOnComplete done) {
+    if (delete_fn) delete_fn(rctx);
+    done();
+  };
+  opr->mutable_vars.push_back(h);
+  opr->prop = FnProperty::kDeleteVar;
+  opr->never_skip = true;
+  opr->frees_var = var;
+  opr->name = "DeleteVariable";
+  PushInternal(opr.release(), ctx);
+}
+
+ErrorRef EngineBase::UpstreamError(const Opr& opr) {
+  for (const VarHandle& h : opr.const_vars) {
+    if (IsLive(var_of(h)->error)) return var_of(h)->error;
+  }
+  for (const VarHandle& h : opr.mutable_vars) {
+    if (IsLive(var_of(h)->error)) return var_of(h)->error;
+  }
+  return nullptr;
+}
+
+void EngineBase::Execute(OprBlock* block) {
+  Opr* opr = block->opr;
+  if (!opr->never_skip) {
+    ErrorRef upstream = UpstreamError(*opr);
+    if (upstream != nullptr) {
+      ReleaseVars(block, upstream);
+      block->state.store(OprBlock::kFnReturned | OprBlock::kCompleted,
+                         std::memory_order_relaxed);
+      Finish(block);
+      return;
+    }
+  }
+  try {
+    opr->fn(block->rctx, CallbackOnComplete(this, block));
+  } catch (...) {
+    if (block->state.load(std::memory_order_acquire) & OprBlock::kCompleted) {
+      // Threw after signalling completion: its outputs are already released,
+      // so the error can only be reported by WaitForAll.
+      RecordFailure(std::make_shared<ErrorState>(std::current_exception()));
+    } else {
+      Complete(block, std::current_exception());
+    }
+  }
+  if (block->state.fetch_or(OprBlock::kFnReturned, std::memory_order_acq_rel) &
+      OprBlock::kCompleted) {
+    Finish(block);
+  }
+}
+
+void EngineBase::Complete(OprBlock* block, std::exception_ptr error) {
+  ErrorRef ref;
+  if (error) {
+    ref = std::make_shared<ErrorState>(std::move(error));
+    RecordFailure(ref);
+  }
+  ReleaseVars(block, ref);
+  if (block->state.fetch_or(OprBlock::kCompleted, std::memory_order_acq_rel) &
+      OprBlock::kFnReturned) {
+    Finish(block);
+  }
+}
+
+void EngineBase::Finish(OprBlock* block) {
+  ReleaseOpr(block->opr);
+  if (block->heap) {
+    delete block;
+  } else {
+    OnStackBlockDone(block);
+  }
+  // Counted done last, under the lock, so that a waiter that sees zero (and
+  // may destroy the engine) never races with this thread.
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    idle_cv_.notify_all();
+  }
+}
+
+void EngineBase::ReleaseOpr(Opr* opr) {
+  if (opr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete opr;
+}
+
+void EngineBase::WaitAllCompleted() {
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  idle_cv_.wait(
+      lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+}
+
+void EngineBase::RecordFailure(const ErrorRef& error) {
+  std::lock_guard<std::mutex> lock(failures_mu_);
+  // Failures already reported through WaitForVar need not wait for
+  // WaitForAll; drop them so the list stays short.
+  if (failures_.size() >= 64) {
+    std::vector<ErrorRef> live;
+    for (ErrorRef& e : failures_) {
+      if (IsLive(e)) live.push_back(std::move(e));
+    }
+    failures_.swap(live);
+  }
+  failures_.push_back(error);
+}
+
+void EngineBase::RethrowVarError(Var* var) {
+  ErrorRef error = var->error;
+  if (error != nullptr &&
+      !error->reported.exchange(true, std::memory_order_acq_rel)) {
+    std::rethrow_exception(error->error);
+  }
+}
+
+void EngineBase::RethrowFirstFailure() {
+  std::vector<ErrorRef> failures;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    failures.swap(failures_);
+  }
+  std::exception_ptr first;
+  for (const ErrorRef& e : failures) {
+    if (!e->reported.exchange(true, std::memory_order_acq_rel) && !first) {
+      first = e->error;
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
+  auto* block = new OprBlock();
+  block->opr = opr;
+  block->rctx.ctx = ctx;
+  block->priority = priority;
+  return block;
+}
+
+}  // namespace engine
+}  // namespace mx

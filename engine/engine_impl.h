@@ -1,0 +1,184 @@
+// Internal: the data structures and bookkeeping shared by all engines
+// (variables and their pool, operations, error propagation). Not a public
+// header; include engine/engine.h instead.
+#ifndef MXCORE_ENGINE_ENGINE_IMPL_H_
+#define MXCORE_ENGINE_ENGINE_IMPL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "engine/engine.h"
+
+namespace mx {
+namespace engine {
+
+// An error raised by one operation and shared by every var it reaches. It is
+// reported (rethrown by a wait) at most once, after which the vars heal.
+struct ErrorState {
+  explicit ErrorState(std::exception_ptr e) : error(std::move(e)) {}
+  const std::exception_ptr error;
+  std::atomic<bool> reported{false};
+};
+using ErrorRef = std::shared_ptr<ErrorState>;
+
+inline bool IsLive(const ErrorRef& e) {
+  return e != nullptr && !e->reported.load(std::memory_order_acquire);
+}
+
+// A place in a var's queue of waiting operations. Each OprBlock owns one per
+// var it uses, so queueing never allocates.
+struct VarLink {
+  OprBlock* block = nullptr;
+  VarLink* next = nullptr;
+  bool write = false;
+};
+
+struct Var {
+  EngineBase* owner = nullptr;
+  // Bumped by DeleteVariable, so stale handles are detected.
+  std::atomic<uint32_t> generation{0};
+  std::atomic<uint64_t> version{0};
+
+  // Threaded engines: the queue of operations waiting for this var.
+  std::mutex mu;
+  VarLink* head = nullptr;
+  VarLink* tail = nullptr;
+  int running_reads = 0;
+  bool running_write = false;
+  // Outcome of the last completed write. Written only by that write's
+  // completion and read by operations granted access after it, so the
+  // dependency protocol (and `mu`) orders every access.
+  ErrorRef error;
+};
+
+struct Opr {
+  Engine::AsyncFn fn;
+  // Validated and de-duplicated: no var appears twice across both lists.
+  absl::InlinedVector<VarHandle, 4> const_vars;
+  absl::InlinedVector<VarHandle, 4> mutable_vars;
+  FnProperty prop = FnProperty::kNormal;
+  std::string name;
+  // Runs on the thread that makes it ready instead of a worker (waits).
+  bool run_inline = false;
+  // Runs even when its vars carry an error (deletes, waits).
+  bool never_skip = false;
+  // The var this op deletes (DeleteVariable): freed when the op completes.
+  Var* frees_var = nullptr;
+  // One reference for the owner (NewOperator) plus one per pending push.
+  std::atomic<int> refs{1};
+};
+
+// One pushed execution of an Opr.
+struct OprBlock {
+  Opr* opr = nullptr;
+  RunContext rctx;
+  int priority = 0;
+  // Vars still to be granted, plus one held by Push itself.
+  std::atomic<int> wait{0};
+  // Bits: kFnReturned | kCompleted. Whoever sets the second finishes the
+  // block (releases the Opr, frees the block, counts it done).
+  std::atomic<int> state{0};
+  // Blocks of the naive engine live on the pusher's stack.
+  bool heap = true;
+  std::atomic<bool> done{false};
+  static constexpr int kFnReturned = 1;
+  static constexpr int kCompleted = 2;
+  absl::InlinedVector<VarLink, 4> links;
+};
+
+// Shared by all engine implementations.
+class EngineBase : public Engine {
+ public:
+  EngineBase();
+  ~EngineBase() override;
+
+  VarHandle NewVariable() override;
+  OprHandle NewOperator(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
+                        FnProperty prop, std::string_view name) override;
+  void DeleteOperator(OprHandle op) override;
+  void Push(OprHandle op, Context ctx, int priority) override;
+  void PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
+                 VarSpan mutable_vars, FnProperty prop, int priority,
+                 std::string_view name) override;
+  void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) override;
+
+  // Called through CallbackOnComplete.
+  void Complete(OprBlock* block, std::exception_ptr error);
+
+ protected:
+  static Var* var_of(const VarHandle& h) { return h.var_; }
+
+  // Schedules a validated operation; `opr` carries one reference for it.
+  virtual void PushOpr(Opr* opr, Context ctx, int priority) = 0;
+  // Releases the vars of a completed operation; `error` is what its writes
+  // carry on (null on success).
+  virtual void ReleaseVars(OprBlock* block, const ErrorRef& error) = 0;
+
+  // Checks a handle: non-null, of this engine, not deleted.
+  Var* Check(const VarHandle& h, std::string_view op_name) const;
+
+  // Runs `block` now on this thread: skips it when an input is poisoned,
+  // otherwise calls its function and turns a throw into a failure.
+  void Execute(OprBlock* block);
+  // Stack blocks (naive engine): called when the block is finished.
+  virtual void OnStackBlockDone(OprBlock* block) {}
+  // Returns a deleted var to the pool.
+  void FreeVar(Var* var);
+
+  // Rethrows `var`'s unreported error, marking it reported.
+  static void RethrowVarError(Var* var);
+  // Rethrows the first unreported failure since the last call, marking all.
+  void RethrowFirstFailure();
+
+  // Pending operations (pushed, not yet completed).
+  void AddPending() { pending_.fetch_add(1, std::memory_order_relaxed); }
+  void WaitAllCompleted();
+
+  static OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
+
+  // Pushes an internal op that bypasses handle checks; takes ownership.
+  void PushInternal(Opr* opr, Context ctx, int priority = 0) {
+    AddPending();
+    PushOpr(opr, ctx, priority);
+  }
+
+ private:
+  Opr* MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
+               FnProperty prop, std::string_view name);
+  void RecordFailure(const ErrorRef& error);
+  void Finish(OprBlock* block);
+  static void ReleaseOpr(Opr* opr);
+  static ErrorRef UpstreamError(const Opr& opr);
+
+  std::atomic<int64_t> pending_{0};
+  std::mutex idle_mu_;
+  std::condition_variable idle_cv_;
+
+  std::mutex failures_mu_;
+  std::vector<ErrorRef> failures_;
+
+  std::mutex vars_mu_;
+  std::vector<std::unique_ptr<Var>> all_vars_;
+  std::vector<Var*> free_vars_;
+
+  std::mutex oprs_mu_;
+  absl::flat_hash_set<Opr*> live_oprs_;  // NewOperator ops not yet deleted.
+};
+
+std::unique_ptr<Engine> CreateNaiveEngine();
+std::unique_ptr<Engine> CreateThreadedEngine(const EngineOptions& options);
+std::unique_ptr<Engine> CreateThreadedEnginePerDevice(
+    const EngineOptions& options);
+
+}  // namespace engine
+}  // namespace mx
+
+#endif  // MXCORE_ENGINE_ENGINE_IMPL_H_

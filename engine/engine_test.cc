@@ -1,0 +1,641 @@
+#include "engine/engine.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+
+namespace mx {
+namespace engine {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct Config {
+  EngineType type;
+  int threads;
+  const char* name;
+};
+
+void PrintTo(const Config& c, std::ostream* os) { *os << c.name; }
+
+std::unique_ptr<Engine> Make(const Config& c) {
+  EngineOptions options;
+  options.type = c.type;
+  options.cpu_worker_threads = c.threads;
+  return Engine::Create(options);
+}
+
+// Completes asynchronous ops from a thread of its own, so tests exercise
+// completion callbacks that arrive from outside the engine's workers.
+class AsyncCompleter {
+ public:
+  AsyncCompleter() : thread_([this] { Loop(); }) {}
+  ~AsyncCompleter() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(fn));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      std::function<void()> fn;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        fn = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      fn();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+class EngineTest : public ::testing::TestWithParam<Config> {
+ protected:
+  void SetUp() override { engine_ = Make(GetParam()); }
+  void TearDown() override { engine_.reset(); }
+  bool naive() const { return GetParam().type == EngineType::kNaive; }
+  std::unique_ptr<Engine> engine_;
+};
+
+const Context kCPU = Context::CPU();
+
+TEST_P(EngineTest, VarVersionCountsWritesNotReads) {
+  // Ten reads leave the version at 0.
+  VarHandle var = engine_->NewVariable();
+  EXPECT_EQ(var.version(), 0u);
+  std::vector<OprHandle> oprs;
+  std::atomic<int> runs{0};
+  for (int i = 0; i < 10; ++i) {
+    oprs.push_back(engine_->NewOperator(
+        [&runs](RunContext, CallbackOnComplete done) {
+          ++runs;
+          done();
+        },
+        {var}, {}));
+    engine_->Push(oprs.back(), kCPU);
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(runs.load(), 10);
+  EXPECT_EQ(var.version(), 0u);
+  for (OprHandle op : oprs) engine_->DeleteOperator(op);
+  engine_->DeleteVariable([](RunContext) {}, kCPU, var);
+  engine_->WaitForAll();
+
+  // Ten writes give version 10.
+  var = engine_->NewVariable();
+  EXPECT_EQ(var.version(), 0u);
+  oprs.clear();
+  for (int i = 0; i < 10; ++i) {
+    oprs.push_back(engine_->NewOperator(
+        [&runs](RunContext, CallbackOnComplete done) {
+          ++runs;
+          done();
+        },
+        {}, {var}));
+    engine_->Push(oprs.back(), kCPU);
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(runs.load(), 20);
+  EXPECT_EQ(var.version(), 10u);
+  for (OprHandle op : oprs) engine_->DeleteOperator(op);
+  engine_->DeleteVariable([](RunContext) {}, kCPU, var);
+  engine_->WaitForAll();
+}
+
+// Ops on a random DAG: each reads some vars and writes others, mixing a value
+// derived from what it read into what it writes. Any ordering violation
+// (read-after-write, write-after-read, write-after-write) changes the final
+// values, which are compared with a sequential replay.
+struct RandomOp {
+  std::vector<int> reads, writes;
+  Context ctx;
+  FnProperty prop;
+  int priority;
+  bool async;
+  int spin;
+};
+
+uint64_t Mix(uint64_t a, uint64_t b) {
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+  h ^= h >> 29;
+  return h * 0xBF58476D1CE4E5B9ull;
+}
+
+void Apply(const RandomOp& op, int id, std::vector<uint64_t>* values) {
+  uint64_t acc = static_cast<uint64_t>(id);
+  for (int r : op.reads) acc = Mix(acc, (*values)[r]);
+  for (int w : op.writes) (*values)[w] = Mix(acc, (*values)[w]);
+}
+
+std::vector<RandomOp> RandomDag(int num_ops, int num_vars, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Context contexts[] = {Context::CPU(0), Context::CPU(1), Context::GPU(0),
+                              Context::CPUPinned(0)};
+  const FnProperty props[] = {
+      FnProperty::kNormal, FnProperty::kNormal, FnProperty::kCPUPrioritized,
+      FnProperty::kCopyToDevice, FnProperty::kCopyFromDevice};
+  std::vector<RandomOp> ops(num_ops);
+  for (RandomOp& op : ops) {
+    std::vector<int> perm(num_vars);
+    for (int i = 0; i < num_vars; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    int nr = rng() % 4, nw = rng() % 3;
+    op.reads.assign(perm.begin(), perm.begin() + nr);
+    op.writes.assign(perm.begin() + nr, perm.begin() + nr + nw);
+    op.ctx = contexts[rng() % 4];
+    op.prop = props[rng() % 5];
+    op.priority = static_cast<int>(rng() % 3);
+    op.async = rng() % 4 == 0;
+    op.spin = rng() % 8 == 0 ? static_cast<int>(rng() % 2000) : 0;
+  }
+  return ops;
+}
+
+TEST_P(EngineTest, RandomDagMatchesSequentialOrder) {
+  const int kVars = 64, kOps = 3000;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    std::vector<RandomOp> ops = RandomDag(kOps, kVars, seed);
+    std::vector<uint64_t> expected(kVars), actual(kVars);
+    for (int v = 0; v < kVars; ++v) expected[v] = actual[v] = v;
+    std::vector<uint64_t> expected_versions(kVars, 0);
+    for (int i = 0; i < kOps; ++i) {
+      Apply(ops[i], i, &expected);
+      for (int w : ops[i].writes) ++expected_versions[w];
+    }
+
+    std::vector<VarHandle> vars;
+    for (int v = 0; v < kVars; ++v) vars.push_back(engine_->NewVariable());
+    AsyncCompleter completer;
+    for (int i = 0; i < kOps; ++i) {
+      const RandomOp& op = ops[i];
+      std::vector<VarHandle> reads, writes;
+      for (int r : op.reads) reads.push_back(vars[r]);
+      for (int w : op.writes) writes.push_back(vars[w]);
+      auto body = [&actual, &op, i] {
+        volatile int sink = 0;
+        for (int s = 0; s < op.spin; ++s) sink = sink + s;
+        Apply(op, i, &actual);
+      };
+      if (op.async) {
+        engine_->PushAsync(
+            [body, &completer](RunContext, CallbackOnComplete done) {
+              completer.Post([body, done] {
+                body();
+                done();
+              });
+            },
+            op.ctx, reads, writes, op.prop, op.priority);
+      } else {
+        engine_->PushSync([body](RunContext) { body(); }, op.ctx, reads, writes,
+                          op.prop, op.priority);
+      }
+    }
+    engine_->WaitForAll();
+    EXPECT_EQ(actual, expected) << "seed " << seed;
+    for (int v = 0; v < kVars; ++v) {
+      EXPECT_EQ(vars[v].version(), expected_versions[v]) << "var " << v;
+      engine_->DeleteVariable(nullptr, kCPU, vars[v]);
+    }
+    engine_->WaitForAll();
+  }
+}
+
+TEST_P(EngineTest, WaitForVarSeesEveryEarlierWrite) {
+  VarHandle a = engine_->NewVariable();
+  uint64_t value = 0;
+  for (int i = 0; i < 200; ++i) {
+    engine_->PushSync([&value](RunContext) { value = value * 3 + 1; }, kCPU, {},
+                      {a});
+  }
+  engine_->WaitForVar(a);
+  uint64_t expected = 0;  // Wraps modulo 2^64, like `value`.
+  for (int i = 0; i < 200; ++i) expected = expected * 3 + 1;
+  EXPECT_EQ(value, expected);
+  EXPECT_EQ(a.version(), 200u);
+}
+
+TEST_P(EngineTest, ConcurrentPushersOnSharedReadVars) {
+  // Four threads each own a chain of writes and all read one shared var.
+  VarHandle shared = engine_->NewVariable();
+  int base = 0;
+  engine_->PushSync([&base](RunContext) { base = 7; }, kCPU, {}, {shared});
+  std::vector<VarHandle> own(4);
+  std::vector<int64_t> sums(4, 0);
+  for (auto& v : own) v = engine_->NewVariable();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        engine_->PushSync([&, t](RunContext) { sums[t] += base; }, kCPU,
+                          {shared}, {own[t]});
+      }
+      engine_->WaitForVar(own[t]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(sums[t], 7 * 500);
+    EXPECT_EQ(own[t].version(), 500u);
+  }
+  EXPECT_EQ(shared.version(), 1u);
+}
+
+TEST_P(EngineTest, ReadAndWriteOfOneVarCountsAsOneWrite) {
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync([](RunContext) {}, kCPU, {a, a}, {a});
+  engine_->WaitForAll();
+  EXPECT_EQ(a.version(), 1u);
+}
+
+TEST_P(EngineTest, VarWrittenTwiceIsInvalidArgument) {
+  VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
+  try {
+    engine_->PushSync([](RunContext) {}, kCPU, {}, {a, b, a},
+                      FnProperty::kNormal, 0, "dup");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("op \"dup\""), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("mutable_vars[0] and mutable_vars[2]"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(engine_->NewOperator(
+                   [](RunContext, CallbackOnComplete d) { d(); }, {}, {b, b}),
+               InvalidArgument);
+  engine_->WaitForAll();
+  EXPECT_EQ(a.version(), 0u);
+}
+
+TEST_P(EngineTest, DeletedVarUsedAgainIsStateError) {
+  VarHandle a = engine_->NewVariable();
+  OprHandle op = engine_->NewOperator(
+      [](RunContext, CallbackOnComplete d) { d(); }, {a}, {});
+  engine_->DeleteVariable(nullptr, kCPU, a);
+  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {a}, {}), StateError);
+  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {}, {a}), StateError);
+  EXPECT_THROW(engine_->WaitForVar(a), StateError);
+  EXPECT_THROW(engine_->DeleteVariable(nullptr, kCPU, a), StateError);
+  EXPECT_THROW(engine_->Push(op, kCPU), StateError);
+  engine_->DeleteOperator(op);
+  engine_->WaitForAll();
+  // The slot is recycled, yet the old handle stays invalid.
+  VarHandle b = engine_->NewVariable();
+  EXPECT_THROW(engine_->WaitForVar(a), StateError);
+  engine_->WaitForVar(b);
+}
+
+TEST_P(EngineTest, NullAndForeignHandlesAreInvalidArgument) {
+  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {VarHandle()}, {}),
+               InvalidArgument);
+  auto other = Make(GetParam());
+  VarHandle foreign = other->NewVariable();
+  EXPECT_THROW(engine_->WaitForVar(foreign), InvalidArgument);
+}
+
+TEST_P(EngineTest, DeleteVariableRunsAfterPendingOps) {
+  VarHandle a = engine_->NewVariable();
+  std::atomic<int> done{0};
+  for (int i = 0; i < 20; ++i) {
+    engine_->PushSync(
+        [&done](RunContext) {
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          ++done;
+        },
+        kCPU, {a}, {});
+    engine_->PushSync([&done](RunContext) { ++done; }, kCPU, {}, {a});
+  }
+  int seen_at_delete = -1;
+  engine_->DeleteVariable([&](RunContext) { seen_at_delete = done.load(); },
+                          kCPU, a);
+  engine_->WaitForAll();
+  EXPECT_EQ(seen_at_delete, 40);
+}
+
+TEST_P(EngineTest, DeleteOperatorWaitsForItsPendingPushes) {
+  VarHandle a = engine_->NewVariable();
+  std::atomic<int> runs{0};
+  OprHandle op = engine_->NewOperator(
+      [&runs](RunContext, CallbackOnComplete d) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        ++runs;
+        d();
+      },
+      {}, {a});
+  for (int i = 0; i < 10; ++i) engine_->Push(op, kCPU);
+  engine_->DeleteOperator(op);
+  EXPECT_THROW(engine_->Push(op, kCPU), InvalidArgument);
+  engine_->WaitForAll();
+  EXPECT_EQ(runs.load(), 10);
+  EXPECT_EQ(a.version(), 10u);
+}
+
+TEST_P(EngineTest, ErrorPropagatesToDependentsAndIsReportedOnce) {
+  VarHandle x = engine_->NewVariable(), y = engine_->NewVariable(),
+            z = engine_->NewVariable(), other = engine_->NewVariable();
+  std::atomic<bool> downstream_ran{false}, independent_ran{false};
+  engine_->PushSync(
+      [](RunContext) { throw std::out_of_range("boom in producer"); }, kCPU, {},
+      {x}, FnProperty::kNormal, 0, "producer");
+  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {x}, {y});
+  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {y}, {z});
+  engine_->PushSync([&](RunContext) { independent_ran = true; }, kCPU, {},
+                    {other});
+  // The original exception type and message reach the waiter.
+  EXPECT_THROW(
+      {
+        try {
+          engine_->WaitForVar(z);
+        } catch (const std::out_of_range& e) {
+          EXPECT_STREQ(e.what(), "boom in producer");
+          throw;
+        }
+      },
+      std::out_of_range);
+  EXPECT_FALSE(downstream_ran.load());
+  engine_->WaitForVar(other);
+  EXPECT_TRUE(independent_ran.load());
+  // Versions still count the (skipped) writes.
+  EXPECT_EQ(x.version(), 1u);
+  EXPECT_EQ(z.version(), 1u);
+  // Reported once: other waits on affected vars and WaitForAll are quiet.
+  EXPECT_NO_THROW(engine_->WaitForVar(x));
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  // The vars are usable again.
+  int value = 0;
+  engine_->PushSync([&value](RunContext) { value = 5; }, kCPU, {}, {x});
+  engine_->PushSync([&value](RunContext) { value += 1; }, kCPU, {x}, {z});
+  EXPECT_NO_THROW(engine_->WaitForVar(z));
+  EXPECT_EQ(value, 6);
+}
+
+TEST_P(EngineTest, WaitForAllRethrowsFirstFailureOnce) {
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync([](RunContext) { throw InvalidArgument("first"); }, kCPU,
+                    {}, {a});
+  engine_->WaitForVar(VarHandle(engine_->NewVariable()));
+  EXPECT_THROW(engine_->WaitForAll(), InvalidArgument);
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  EXPECT_NO_THROW(engine_->WaitForVar(a));
+}
+
+TEST_P(EngineTest, FailureOfReadOnlyOpReachesWaitForAll) {
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync([](RunContext) { throw std::runtime_error("reader"); },
+                    kCPU, {a}, {});
+  EXPECT_NO_THROW(engine_->WaitForVar(a));
+  EXPECT_THROW(engine_->WaitForAll(), std::runtime_error);
+}
+
+TEST_P(EngineTest, AsyncOpCanFailThroughItsCallback) {
+  AsyncCompleter completer;
+  VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
+  engine_->PushAsync(
+      [&completer](RunContext, CallbackOnComplete done) {
+        completer.Post([done] {
+          done(std::make_exception_ptr(RuntimeError("device fault")));
+        });
+      },
+      kCPU, {}, {a});
+  bool ran = false;
+  engine_->PushSync([&ran](RunContext) { ran = true; }, kCPU, {a}, {b});
+  EXPECT_THROW(engine_->WaitForVar(b), RuntimeError);
+  EXPECT_FALSE(ran);
+}
+
+TEST_P(EngineTest, ErrorReachesWaiterOnAnotherThread) {
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync(
+      [](RunContext) {
+        std::this_thread::sleep_for(milliseconds(5));
+        throw RuntimeError("late");
+      },
+      kCPU, {}, {a});
+  std::atomic<bool> caught{false};
+  std::thread waiter([&] {
+    try {
+      engine_->WaitForVar(a);
+    } catch (const RuntimeError&) {
+      caught = true;
+    }
+  });
+  waiter.join();
+  EXPECT_TRUE(caught.load());
+}
+
+TEST_P(EngineTest, OpPushedFromInsideAnOpRuns) {
+  VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
+  std::atomic<int> inner{0};
+  Engine* eng = engine_.get();
+  engine_->PushSync(
+      [eng, b, &inner](RunContext) {
+        eng->PushSync([&inner](RunContext) { inner = 1; }, Context::CPU(), {},
+                      {b});
+      },
+      kCPU, {}, {a});
+  engine_->WaitForAll();
+  EXPECT_EQ(inner.load(), 1);
+  EXPECT_EQ(b.version(), 1u);
+}
+
+TEST_P(EngineTest, ShutdownWithPendingWorkRunsItAll) {
+  std::atomic<int> runs{0};
+  {
+    std::unique_ptr<Engine> eng = Make(GetParam());
+    std::vector<VarHandle> vars;
+    for (int i = 0; i < 8; ++i) vars.push_back(eng->NewVariable());
+    for (int i = 0; i < 400; ++i) {
+      eng->PushSync(
+          [&runs](RunContext) {
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+            ++runs;
+          },
+          kCPU, {vars[(i + 1) % 8]}, {vars[i % 8]});
+    }
+    // A failure nobody waits for is dropped at shutdown.
+    eng->PushSync([](RunContext) { throw RuntimeError("ignored"); }, kCPU, {},
+                  {vars[0]});
+    OprHandle leaked = eng->NewOperator(
+        [](RunContext, CallbackOnComplete d) { d(); }, {}, {vars[1]});
+    eng->Push(leaked, kCPU);
+    // Destroyed with ops pending, vars and an operator never deleted.
+  }
+  EXPECT_EQ(runs.load(), 400);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllEngines, EngineTest,
+    ::testing::Values(Config{EngineType::kNaive, 1, "Naive"},
+                      Config{EngineType::kThreaded, 1, "Threaded1"},
+                      Config{EngineType::kThreaded, 2, "Threaded2"},
+                      Config{EngineType::kThreadedPerDevice, 1, "PerDevice1"},
+                      Config{EngineType::kThreadedPerDevice, 2, "PerDevice2"}),
+    [](const ::testing::TestParamInfo<Config>& info) {
+      return std::string(info.param.name);
+    });
+
+// Threaded engines only.
+
+TEST(ThreadedEngine, IndependentOpsRunConcurrently) {
+  for (EngineType type :
+       {EngineType::kThreaded, EngineType::kThreadedPerDevice}) {
+    std::unique_ptr<Engine> eng = Make({type, 2, ""});
+    // Each op waits (bounded) for the other to start: only possible if both
+    // run at the same time.
+    std::atomic<int> started{0};
+    std::atomic<int> met{0};
+    auto body = [&](RunContext) {
+      ++started;
+      auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (started.load() < 2 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+      if (started.load() == 2) ++met;
+    };
+    VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+    eng->PushSync(body, kCPU, {}, {a});
+    eng->PushSync(body, kCPU, {}, {b});
+    eng->WaitForAll();
+    EXPECT_EQ(met.load(), 2) << eng->type_name();
+  }
+}
+
+TEST(ThreadedEngine, HigherPriorityReadyOpRunsFirst) {
+  for (EngineType type :
+       {EngineType::kThreaded, EngineType::kThreadedPerDevice}) {
+    std::unique_ptr<Engine> eng = Make({type, 1, ""});
+    // Hold the only worker, queue ops of mixed priority, then release it.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false, holding = false;
+    VarHandle gate = eng->NewVariable();
+    eng->PushSync(
+        [&](RunContext) {
+          std::unique_lock<std::mutex> lock(mu);
+          holding = true;
+          cv.notify_all();
+          cv.wait(lock, [&] { return release; });
+        },
+        kCPU, {}, {gate});
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return holding; });
+    }
+    std::vector<int> order;
+    std::mutex order_mu;
+    const int priorities[] = {0, 5, 1, 9, 0};
+    for (int i = 0; i < 5; ++i) {
+      VarHandle v = eng->NewVariable();
+      eng->PushSync(
+          [&, i](RunContext) {
+            std::lock_guard<std::mutex> lock(order_mu);
+            order.push_back(i);
+          },
+          kCPU, {}, {v}, FnProperty::kNormal, priorities[i]);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      release = true;
+    }
+    cv.notify_all();
+    eng->WaitForAll();
+    EXPECT_EQ(order, (std::vector<int>{3, 1, 2, 0, 4})) << eng->type_name();
+  }
+}
+
+TEST(PerDeviceEngine, CopyOpsRunOnTheirOwnWorker) {
+  std::unique_ptr<Engine> eng = Make({EngineType::kThreadedPerDevice, 1, ""});
+  std::thread::id compute_thread, copy_thread;
+  VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+  eng->PushSync(
+      [&](RunContext) { compute_thread = std::this_thread::get_id(); },
+      Context::GPU(0), {}, {a});
+  eng->PushSync([&](RunContext) { copy_thread = std::this_thread::get_id(); },
+                Context::GPU(0), {a}, {b}, FnProperty::kCopyFromDevice);
+  eng->WaitForVar(b);
+  EXPECT_NE(compute_thread, copy_thread);
+}
+
+TEST(EngineOptions, ReadsEngineTypeAndThreadsFromEnv) {
+  setenv("MX_ENGINE_TYPE", "NaiveEngine", 1);
+  unsetenv("MX_CPU_WORKER_NTHREADS");
+  EXPECT_STREQ(Engine::Create(EngineOptions::FromEnv())->type_name(),
+               "NaiveEngine");
+  setenv("MX_ENGINE_TYPE", "ThreadedEngine", 1);
+  setenv("MX_CPU_WORKER_NTHREADS", "3", 1);
+  EngineOptions options = EngineOptions::FromEnv();
+  EXPECT_EQ(options.type, EngineType::kThreaded);
+  EXPECT_EQ(options.cpu_worker_threads, 3);
+  EXPECT_STREQ(Engine::Create(options)->type_name(), "ThreadedEngine");
+  unsetenv("MX_ENGINE_TYPE");
+  unsetenv("MX_CPU_WORKER_NTHREADS");
+  EXPECT_EQ(EngineOptions::FromEnv().type, EngineType::kThreadedPerDevice);
+}
+
+TEST(EngineOptions, BadEnvValuesNameTheVariable) {
+  setenv("MX_ENGINE_TYPE", "TurboEngine", 1);
+  try {
+    EngineOptions::FromEnv();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MX_ENGINE_TYPE"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("ThreadedEnginePerDevice"),
+              std::string::npos);
+  }
+  unsetenv("MX_ENGINE_TYPE");
+  setenv("MX_CPU_WORKER_NTHREADS", "0", 1);
+  try {
+    EngineOptions::FromEnv();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MX_CPU_WORKER_NTHREADS"),
+              std::string::npos);
+  }
+  unsetenv("MX_CPU_WORKER_NTHREADS");
+}
+
+TEST(Engine, GlobalEngineIsSharedAndUsable) {
+  Engine* eng = Engine::Get();
+  EXPECT_EQ(eng, Engine::GetShared().get());
+  VarHandle v = eng->NewVariable();
+  int x = 0;
+  eng->PushSync([&x](RunContext) { x = 42; }, kCPU, {}, {v});
+  eng->WaitForVar(v);
+  EXPECT_EQ(x, 42);
+  eng->DeleteVariable(nullptr, kCPU, v);
+}
+
+}  // namespace
+}  // namespace engine
+}  // namespace mx
