@@ -21,18 +21,6 @@ void CallbackOnComplete::operator()(std::exception_ptr error) const {
   engine_->Complete(block_, std::move(error));
 }
 
-void Engine::PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
-                      VarSpan mutable_vars, FnProperty prop, int priority,
-                      std::string_view name) {
-  if (!fn) throw InvalidArgument("Engine::PushSync: empty function");
-  PushAsync(
-      [fn = std::move(fn)](RunContext rctx, CallbackOnComplete done) {
-        fn(rctx);
-        done();
-      },
-      ctx, const_vars, mutable_vars, prop, priority, name);
-}
-
 EngineOptions EngineOptions::FromEnv() {
   EngineOptions options;
   const std::string type = env::GetChoice(

@@ -158,9 +158,10 @@ class Engine {
                          VarSpan mutable_vars,
                          FnProperty prop = FnProperty::kNormal,
                          int priority = 0, std::string_view name = "") = 0;
-  void PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
-                VarSpan mutable_vars, FnProperty prop = FnProperty::kNormal,
-                int priority = 0, std::string_view name = "");
+  virtual void PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
+                        VarSpan mutable_vars,
+                        FnProperty prop = FnProperty::kNormal, int priority = 0,
+                        std::string_view name = "") = 0;
 
   // Blocks until every operation pushed so far that writes `var` completed;
   // rethrows an unreported error that reached `var`.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "engine/engine_impl.h"
+#include "engine/object_pool.h"
 
 namespace mx {
 namespace engine {
@@ -66,13 +67,8 @@ void EngineBase::FreeVar(Var* var) {
   free_vars_.push_back(var);
 }
 
-Opr* EngineBase::MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
-                         FnProperty prop, std::string_view name) {
-  if (!fn) {
-    throw InvalidArgument(
-        absl::StrCat(OpLabel("Engine::Push", name), ": empty function"));
-  }
-  auto opr = std::make_unique<Opr>();
+void EngineBase::FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
+                         FnProperty prop, std::string_view name) const {
   for (size_t i = 0; i < mutable_vars.size(); ++i) {
     Check(mutable_vars[i], name);
     for (size_t j = 0; j < i; ++j) {
@@ -85,7 +81,7 @@ Opr* EngineBase::MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
     }
     opr->mutable_vars.push_back(mutable_vars[i]);
   }
-  auto listed = [&](const VarHandle& h) {
+  auto listed = [opr](const VarHandle& h) {
     for (const VarHandle& m : opr->mutable_vars) {
       if (m == h) return true;
     }
@@ -99,20 +95,24 @@ Opr* EngineBase::MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
     // Read-and-written counts as written; repeated reads are merged.
     if (!listed(h)) opr->const_vars.push_back(h);
   }
-  opr->fn = std::move(fn);
   opr->prop = prop;
   opr->never_skip = prop == FnProperty::kDeleteVar;
-  opr->name = std::string(name);
-  return opr.release();
+  if (!name.empty()) opr->name = std::string(name);
 }
 
 OprHandle EngineBase::NewOperator(AsyncFn fn, VarSpan const_vars,
                                   VarSpan mutable_vars, FnProperty prop,
                                   std::string_view name) {
-  Opr* opr = MakeOpr(std::move(fn), const_vars, mutable_vars, prop, name);
+  if (!fn) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel("Engine::NewOperator", name), ": empty function"));
+  }
+  auto opr = std::make_unique<Opr>();
+  FillOpr(opr.get(), const_vars, mutable_vars, prop, name);
+  opr->fn = std::move(fn);
   std::lock_guard<std::mutex> lock(oprs_mu_);
-  live_oprs_.insert(opr);
-  return opr;
+  live_oprs_.insert(opr.get());
+  return opr.release();
 }
 
 void EngineBase::DeleteOperator(OprHandle op) {
@@ -137,32 +137,60 @@ void EngineBase::Push(OprHandle op, Context ctx, int priority) {
   for (const VarHandle& h : op->const_vars) Check(h, op->name);
   for (const VarHandle& h : op->mutable_vars) Check(h, op->name);
   op->refs.fetch_add(1, std::memory_order_relaxed);
-  PushInternal(op, ctx, priority);
+  OprBlock* block = NewBlock(ctx, priority);
+  block->opr = op;
+  Submit(block);
 }
 
 void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
                            VarSpan mutable_vars, FnProperty prop, int priority,
                            std::string_view name) {
-  PushInternal(MakeOpr(std::move(fn), const_vars, mutable_vars, prop, name),
-               ctx, priority);
+  if (!fn) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel("Engine::PushAsync", name), ": empty function"));
+  }
+  OprBlock* block = NewBlock(ctx, priority);
+  try {
+    FillOpr(block->opr, const_vars, mutable_vars, prop, name);
+  } catch (...) {
+    FreeBlock(block);
+    throw;
+  }
+  block->opr->fn = std::move(fn);
+  Submit(block);
+}
+
+void EngineBase::PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
+                          VarSpan mutable_vars, FnProperty prop, int priority,
+                          std::string_view name) {
+  if (!fn) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel("Engine::PushSync", name), ": empty function"));
+  }
+  OprBlock* block = NewBlock(ctx, priority);
+  try {
+    FillOpr(block->opr, const_vars, mutable_vars, prop, name);
+  } catch (...) {
+    FreeBlock(block);
+    throw;
+  }
+  block->opr->sync_fn = std::move(fn);
+  Submit(block);
 }
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle h) {
   Var* var = Check(h, "DeleteVariable");
   // From here on every use of `h` (or a copy) is a StateError.
   var->generation.fetch_add(1, std::memory_order_acq_rel);
-  auto opr = std::make_unique<Opr>();
-  opr->fn = [delete_fn = std::move(delete_fn)](RunContext rctx,
-                                               CallbackOnComplete done) {
-    if (delete_fn) delete_fn(rctx);
-    done();
-  };
+  OprBlock* block = NewBlock(ctx, 0);
+  Opr* opr = block->opr;
+  opr->sync_fn = delete_fn ? std::move(delete_fn) : [](RunContext) {};
   opr->mutable_vars.push_back(h);
   opr->prop = FnProperty::kDeleteVar;
   opr->never_skip = true;
   opr->frees_var = var;
   opr->name = "DeleteVariable";
-  PushInternal(opr.release(), ctx);
+  Submit(block);
 }
 
 ErrorRef EngineBase::UpstreamError(const Opr& opr) {
@@ -188,7 +216,12 @@ void EngineBase::Execute(OprBlock* block) {
     }
   }
   try {
-    opr->fn(block->rctx, CallbackOnComplete(this, block));
+    if (opr->sync_fn) {
+      opr->sync_fn(block->rctx);
+      Complete(block, nullptr);
+    } else {
+      opr->fn(block->rctx, CallbackOnComplete(this, block));
+    }
   } catch (...) {
     if (block->state.load(std::memory_order_acquire) & OprBlock::kCompleted) {
       // Threw after signalling completion: its outputs are already released,
@@ -218,14 +251,23 @@ void EngineBase::Complete(OprBlock* block, std::exception_ptr error) {
 }
 
 void EngineBase::Finish(OprBlock* block) {
-  ReleaseOpr(block->opr);
-  if (block->heap) {
-    delete block;
+  if (block->opr != &block->one_shot) ReleaseOpr(block->opr);
+  if (block->free_at_finish) {
+    FreeBlock(block);
   } else {
-    OnStackBlockDone(block);
+    OnBlockDone(block);
   }
-  // Counted done last, under the lock, so that a waiter that sees zero (and
-  // may destroy the engine) never races with this thread.
+  // Counted done last. The decrement to zero happens under the lock that
+  // waiters read the count under, so a waiter that sees zero (and may then
+  // destroy the engine) never races with this thread; other decrements
+  // touch nothing after the atomic.
+  int64_t pending = pending_.load(std::memory_order_relaxed);
+  while (pending > 1) {
+    if (pending_.compare_exchange_weak(pending, pending - 1,
+                                       std::memory_order_acq_rel)) {
+      return;
+    }
+  }
   std::lock_guard<std::mutex> lock(idle_mu_);
   if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     idle_cv_.notify_all();
@@ -279,12 +321,16 @@ void EngineBase::RethrowFirstFailure() {
   if (first) std::rethrow_exception(first);
 }
 
-OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
-  auto* block = new OprBlock();
-  block->opr = opr;
+OprBlock* EngineBase::NewBlock(Context ctx, int priority) {
+  OprBlock* block = ObjectPool<OprBlock>::New();
+  block->opr = &block->one_shot;
   block->rctx.ctx = ctx;
   block->priority = priority;
   return block;
+}
+
+void EngineBase::FreeBlock(OprBlock* block) {
+  ObjectPool<OprBlock>::Delete(block);
 }
 
 }  // namespace engine

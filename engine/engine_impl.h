@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "engine/engine.h"
+#include "engine/spin_lock.h"
 
 namespace mx {
 namespace engine {
@@ -48,7 +49,7 @@ struct Var {
   std::atomic<uint64_t> version{0};
 
   // Threaded engines: the queue of operations waiting for this var.
-  std::mutex mu;
+  SpinLock mu;
   VarLink* head = nullptr;
   VarLink* tail = nullptr;
   int running_reads = 0;
@@ -60,7 +61,10 @@ struct Var {
 };
 
 struct Opr {
+  // Exactly one of the two is set. Sync functions are stored as they are
+  // rather than wrapped, which would cost an allocation per push.
   Engine::AsyncFn fn;
+  Engine::SyncFn sync_fn;
   // Validated and de-duplicated: no var appears twice across both lists.
   absl::InlinedVector<VarHandle, 4> const_vars;
   absl::InlinedVector<VarHandle, 4> mutable_vars;
@@ -72,25 +76,27 @@ struct Opr {
   bool never_skip = false;
   // The var this op deletes (DeleteVariable): freed when the op completes.
   Var* frees_var = nullptr;
-  // One reference for the owner (NewOperator) plus one per pending push.
+  // NewOperator ops: one reference for the owner plus one per pending push.
   std::atomic<int> refs{1};
 };
 
-// One pushed execution of an Opr.
+// One pushed execution of an operation. Pool-allocated.
 struct OprBlock {
+  // Points at `one_shot` for PushAsync/PushSync, or at a NewOperator op.
   Opr* opr = nullptr;
+  Opr one_shot;
   RunContext rctx;
   int priority = 0;
-  // Vars still to be granted, plus one held by Push itself.
+  // Vars still to be granted, plus one held by the push itself.
   std::atomic<int> wait{0};
   // Bits: kFnReturned | kCompleted. Whoever sets the second finishes the
   // block (releases the Opr, frees the block, counts it done).
   std::atomic<int> state{0};
-  // Blocks of the naive engine live on the pusher's stack.
-  bool heap = true;
-  std::atomic<bool> done{false};
   static constexpr int kFnReturned = 1;
   static constexpr int kCompleted = 2;
+  // The naive engine frees its blocks itself, after `done`.
+  bool free_at_finish = true;
+  std::atomic<bool> done{false};
   absl::InlinedVector<VarLink, 4> links;
 };
 
@@ -108,6 +114,9 @@ class EngineBase : public Engine {
   void PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
                  VarSpan mutable_vars, FnProperty prop, int priority,
                  std::string_view name) override;
+  void PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
+                VarSpan mutable_vars, FnProperty prop, int priority,
+                std::string_view name) override;
   void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) override;
 
   // Called through CallbackOnComplete.
@@ -116,8 +125,8 @@ class EngineBase : public Engine {
  protected:
   static Var* var_of(const VarHandle& h) { return h.var_; }
 
-  // Schedules a validated operation; `opr` carries one reference for it.
-  virtual void PushOpr(Opr* opr, Context ctx, int priority) = 0;
+  // Schedules a block whose operation is validated.
+  virtual void PushBlock(OprBlock* block) = 0;
   // Releases the vars of a completed operation; `error` is what its writes
   // carry on (null on success).
   virtual void ReleaseVars(OprBlock* block, const ErrorRef& error) = 0;
@@ -128,8 +137,8 @@ class EngineBase : public Engine {
   // Runs `block` now on this thread: skips it when an input is poisoned,
   // otherwise calls its function and turns a throw into a failure.
   void Execute(OprBlock* block);
-  // Stack blocks (naive engine): called when the block is finished.
-  virtual void OnStackBlockDone(OprBlock* block) {}
+  // Called when a block with free_at_finish == false is finished.
+  virtual void OnBlockDone(OprBlock* block) {}
   // Returns a deleted var to the pool.
   void FreeVar(Var* var);
 
@@ -142,17 +151,18 @@ class EngineBase : public Engine {
   void AddPending() { pending_.fetch_add(1, std::memory_order_relaxed); }
   void WaitAllCompleted();
 
-  static OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
-
-  // Pushes an internal op that bypasses handle checks; takes ownership.
-  void PushInternal(Opr* opr, Context ctx, int priority = 0) {
+  // A block for a one-shot op; fill block->one_shot, then Submit it.
+  static OprBlock* NewBlock(Context ctx, int priority);
+  static void FreeBlock(OprBlock* block);
+  void Submit(OprBlock* block) {
     AddPending();
-    PushOpr(opr, ctx, priority);
+    PushBlock(block);
   }
 
  private:
-  Opr* MakeOpr(AsyncFn fn, VarSpan const_vars, VarSpan mutable_vars,
-               FnProperty prop, std::string_view name);
+  // Validates and de-duplicates the var lists into `opr`.
+  void FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
+               FnProperty prop, std::string_view name) const;
   void RecordFailure(const ErrorRef& error);
   void Finish(OprBlock* block);
   static void ReleaseOpr(Opr* opr);

@@ -29,22 +29,20 @@ class NaiveEngine final : public EngineBase {
   }
 
  protected:
-  void PushOpr(Opr* opr, Context ctx, int priority) override {
+  void PushBlock(OprBlock* block) override {
     // Recursive: an operation may push further operations while it runs.
     std::lock_guard<std::recursive_mutex> lock(exec_mu_);
-    OprBlock block;
-    block.opr = opr;
-    block.rctx.ctx = ctx;
-    block.priority = priority;
-    block.heap = false;
-    Execute(&block);
-    if (!block.done.load(std::memory_order_acquire)) {
+    block->free_at_finish = false;
+    Execute(block);
+    if (!block->done.load(std::memory_order_acquire)) {
       // An asynchronous op completes on another thread: wait for it here, so
       // that ops still run strictly one after another.
       std::unique_lock<std::mutex> done_lock(done_mu_);
-      done_cv_.wait(done_lock,
-                    [&] { return block.done.load(std::memory_order_acquire); });
+      done_cv_.wait(done_lock, [block] {
+        return block->done.load(std::memory_order_acquire);
+      });
     }
+    FreeBlock(block);
   }
 
   void ReleaseVars(OprBlock* block, const ErrorRef& error) override {
@@ -56,7 +54,7 @@ class NaiveEngine final : public EngineBase {
     }
   }
 
-  void OnStackBlockDone(OprBlock* block) override {
+  void OnBlockDone(OprBlock* block) override {
     std::lock_guard<std::mutex> lock(done_mu_);
     block->done.store(true, std::memory_order_release);
     done_cv_.notify_all();

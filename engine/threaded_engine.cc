@@ -29,7 +29,7 @@ VarLink* Dequeue(Var* var) {
 
 // Returns true when the read is granted at once.
 bool AppendRead(Var* var, VarLink* link) {
-  std::lock_guard<std::mutex> lock(var->mu);
+  std::lock_guard<SpinLock> lock(var->mu);
   if (!var->running_write && var->head == nullptr) {
     ++var->running_reads;
     return true;
@@ -40,7 +40,7 @@ bool AppendRead(Var* var, VarLink* link) {
 
 // Returns true when the write is granted at once.
 bool AppendWrite(Var* var, VarLink* link) {
-  std::lock_guard<std::mutex> lock(var->mu);
+  std::lock_guard<SpinLock> lock(var->mu);
   if (!var->running_write && var->running_reads == 0 && var->head == nullptr) {
     var->running_write = true;
     return true;
@@ -67,9 +67,9 @@ void GrantNext(Var* var, ReadyList* ready) {
 
 }  // namespace
 
-void ThreadedEngine::PushOpr(Opr* opr, Context ctx, int priority) {
+void ThreadedEngine::PushBlock(OprBlock* block) {
+  Opr* opr = block->opr;
   const size_t num_vars = opr->const_vars.size() + opr->mutable_vars.size();
-  OprBlock* block = NewBlock(opr, ctx, priority);
   block->links.resize(num_vars);
   block->wait.store(static_cast<int>(num_vars) + 1, std::memory_order_relaxed);
   int granted = 0;
@@ -99,13 +99,13 @@ void ThreadedEngine::ReleaseVars(OprBlock* block, const ErrorRef& error) {
   Opr* opr = block->opr;
   for (const VarHandle& h : opr->const_vars) {
     Var* var = var_of(h);
-    std::lock_guard<std::mutex> lock(var->mu);
+    std::lock_guard<SpinLock> lock(var->mu);
     if (--var->running_reads == 0) GrantNext(var, &ready);
   }
   for (const VarHandle& h : opr->mutable_vars) {
     Var* var = var_of(h);
     {
-      std::lock_guard<std::mutex> lock(var->mu);
+      std::lock_guard<SpinLock> lock(var->mu);
       var->running_write = false;
       var->error = error;
       var->version.fetch_add(1, std::memory_order_acq_rel);
@@ -132,7 +132,7 @@ void ThreadedEngine::Dispatch(OprBlock* block) {
 void ThreadedEngine::WaitForVar(VarHandle h) {
   Var* var = Check(h, "WaitForVar");
   {
-    std::lock_guard<std::mutex> lock(var->mu);
+    std::lock_guard<SpinLock> lock(var->mu);
     if (!var->running_write && var->head == nullptr) {
       RethrowVarError(var);
       return;
@@ -145,25 +145,23 @@ void ThreadedEngine::WaitForVar(VarHandle h) {
     std::condition_variable cv;
     bool done = false;
   } waiter;
-  auto opr = std::make_unique<Opr>();
-  opr->fn = [&waiter](RunContext, CallbackOnComplete complete) {
-    {
-      std::lock_guard<std::mutex> lock(waiter.mu);
-      waiter.done = true;
-      waiter.cv.notify_all();
-    }
-    complete();
+  OprBlock* block = NewBlock(Context::CPU(), 0);
+  Opr* opr = block->opr;
+  opr->sync_fn = [&waiter](RunContext) {
+    std::lock_guard<std::mutex> lock(waiter.mu);
+    waiter.done = true;
+    waiter.cv.notify_all();
   };
   opr->const_vars.push_back(h);
   opr->run_inline = true;
   opr->never_skip = true;
   opr->name = "WaitForVar";
-  PushInternal(opr.release(), Context::CPU());
+  Submit(block);
   {
     std::unique_lock<std::mutex> lock(waiter.mu);
     waiter.cv.wait(lock, [&waiter] { return waiter.done; });
   }
-  std::lock_guard<std::mutex> lock(var->mu);
+  std::lock_guard<SpinLock> lock(var->mu);
   RethrowVarError(var);
 }
 

@@ -21,7 +21,7 @@ class ThreadedEngine : public EngineBase {
   // Queues a ready block on a worker pool.
   virtual void Schedule(OprBlock* block) = 0;
 
-  void PushOpr(Opr* opr, Context ctx, int priority) override;
+  void PushBlock(OprBlock* block) override;
   void ReleaseVars(OprBlock* block, const ErrorRef& error) override;
 
  private:

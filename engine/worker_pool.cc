@@ -1,5 +1,7 @@
 #include "engine/worker_pool.h"
 
+#include "engine/spin_lock.h"
+
 namespace mx {
 namespace engine {
 namespace {
@@ -7,6 +9,11 @@ namespace {
 // The pool whose worker this thread is, and the block it runs next.
 thread_local WorkerPool* tls_pool = nullptr;
 thread_local OprBlock* tls_next = nullptr;
+
+// Polling before sleeping: a few microseconds of pause, then yields, which
+// hand the core to a pusher when threads outnumber cores.
+constexpr int kPauseSpins = 256;
+constexpr int kYieldSpins = 64;
 
 }  // namespace
 
@@ -34,20 +41,40 @@ void WorkerPool::Push(OprBlock* block) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push(Item{block->priority, next_seq_++, block});
+    queued_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_one();
+  // A worker that went to sleep did so under mu_, so it is counted here.
+  if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_one();
+}
+
+bool WorkerPool::SpinForWork() const {
+  for (int i = 0; i < kPauseSpins + kYieldSpins; ++i) {
+    if (queued_.load(std::memory_order_acquire) > 0) return true;
+    if (i < kPauseSpins) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return false;
 }
 
 void WorkerPool::Loop() {
   tls_pool = this;
   while (true) {
     OprBlock* block;
+    SpinForWork();
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (!stop_ && queue_.empty()) {
+        sleepers_.fetch_add(1, std::memory_order_acq_rel);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        sleepers_.fetch_sub(1, std::memory_order_acq_rel);
+      }
       if (queue_.empty()) break;  // Stopping and drained.
       block = queue_.top().block;
       queue_.pop();
+      queued_.fetch_sub(1, std::memory_order_release);
     }
     while (block != nullptr) {
       run_(block);

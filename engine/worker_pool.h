@@ -3,6 +3,7 @@
 #ifndef MXCORE_ENGINE_WORKER_POOL_H_
 #define MXCORE_ENGINE_WORKER_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -46,11 +47,16 @@ class WorkerPool {
   };
 
   void Loop();
+  // Spins briefly for work before a worker sleeps: waking a sleeping thread
+  // costs microseconds, more than most small ops take to run.
+  bool SpinForWork() const;
 
   RunFn run_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::priority_queue<Item> queue_;
+  std::atomic<int> queued_{0};    // queue_.size(), readable without mu_.
+  std::atomic<int> sleepers_{0};  // Workers blocked on cv_.
   uint64_t next_seq_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
