@@ -1,0 +1,162 @@
+// NDArray: an n-dimensional array whose reads and writes go through the
+// engine.
+//
+// An NDArray is a view (shape, dtype, byte offset) of a shared chunk: device
+// memory plus the engine var that orders every operation on it. Copies of an
+// NDArray and views made by Reshape/Slice/At share the chunk, so they see
+// each other's writes. Operations on arrays are asynchronous; the Sync* calls
+// and Wait* calls block until the array's pending writes are done.
+//
+//   mx::NDArray a = mx::NDArray::FromVector<float>({2, 2}, {1, 2, 3, 4});
+//   mx::NDArray row = a.At(1);               // shares memory: (2,) = [3, 4]
+//   std::vector<float> v = row.ToVector<float>();
+//   std::cout << a;                          // values, shape, dtype, context
+#ifndef MXCORE_NDARRAY_NDARRAY_H_
+#define MXCORE_NDARRAY_NDARRAY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "base/context.h"
+#include "engine/engine.h"
+#include "ndarray/dtype.h"
+#include "ndarray/shape.h"
+#include "ndarray/storage.h"
+
+namespace mx {
+
+// A typed view of raw memory, what kernels see.
+struct TBlob {
+  void* dptr = nullptr;
+  TShape shape;
+  DType dtype = DType::kFloat32;
+  Context ctx;
+
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(dptr);
+  }
+  int64_t Size() const { return shape.Size(); }
+};
+
+class NDArray {
+ public:
+  // A "none" array: no chunk. Most calls on it throw StateError.
+  NDArray() = default;
+  // Memory is allocated on first write unless `delay_alloc` is false. The
+  // contents are undefined until written; reading first is a StateError.
+  // An unknown `shape` makes an output of a dynamic-shape op (see shape()).
+  explicit NDArray(const TShape& shape, Context ctx = Context::CPU(),
+                   DType dtype = DType::kFloat32, bool delay_alloc = true);
+
+  template <typename T>
+  static NDArray FromVector(const TShape& shape, const std::vector<T>& values,
+                            Context ctx = Context::CPU()) {
+    NDArray a(shape, ctx, DTypeOf<T>::value);
+    if constexpr (std::is_same_v<T, bool>) {  // vector<bool> packs bits.
+      std::vector<uint8_t> bytes(values.begin(), values.end());
+      a.SyncCopyFromCPU(bytes.data(), bytes.size());
+    } else {
+      a.SyncCopyFromCPU(values.data(), values.size());
+    }
+    return a;
+  }
+
+  bool is_none() const { return ptr_ == nullptr; }
+  // For an output of a dynamic-shape op, waits for the op to compute it.
+  const TShape& shape() const;
+  DType dtype() const { return dtype_; }
+  Context ctx() const;
+  int ndim() const { return shape().ndim(); }
+  int64_t size() const { return shape().Size(); }
+  size_t byte_offset() const { return byte_offset_; }
+  engine::VarHandle var() const;
+  // Completed writes to the underlying chunk.
+  uint64_t version() const { return var().version(); }
+
+  // Views sharing memory. Reshape: same element count, at most one -1.
+  NDArray Reshape(const TShape& shape) const;
+  // Rows [begin, end) of the first axis.
+  NDArray Slice(int64_t begin, int64_t end) const;
+  // Row i of the first axis, with that axis dropped.
+  NDArray At(int64_t i) const;
+  // Same data, without autograd or deferred-compute history.
+  NDArray Detach() const;
+  // True when both are views of the same chunk.
+  bool SharesChunkWith(const NDArray& other) const {
+    return ptr_ != nullptr && ptr_ == other.ptr_;
+  }
+
+  // Blocks until pending writes (WaitToRead) or all pending operations
+  // (WaitToWrite; counts as a write) on the array are done; rethrows their
+  // errors.
+  void WaitToRead() const;
+  void WaitToWrite() const;
+
+  // Blocking copies from/to host memory; `count` must equal size().
+  void SyncCopyFromCPU(const void* data, size_t count);
+  void SyncCopyToCPU(void* data, size_t count) const;
+  template <typename T>
+  std::vector<T> ToVector() const {
+    if (DTypeOf<T>::value != dtype_) ThrowDTypeMismatch(DTypeOf<T>::value);
+    if constexpr (std::is_same_v<T, bool>) {  // vector<bool> packs bits.
+      std::vector<uint8_t> bytes(static_cast<size_t>(size()));
+      SyncCopyToCPU(bytes.data(), bytes.size());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(static_cast<size_t>(size()));
+      SyncCopyToCPU(out.data(), out.size());
+      return out;
+    }
+  }
+  // A new array on `ctx` with the same contents (asynchronous).
+  NDArray Copy(Context ctx) const;
+
+  // Internal, for operator invocation: the kernel's view of this array.
+  // REQUIRES: allocated (CheckAndAlloc) and accessed inside an engine op.
+  TBlob blob() const;
+  void CheckAndAlloc() const;
+  // Whether anything has been scheduled to write the chunk; reading an
+  // array that nothing wrote is an error.
+  bool is_written() const;
+  void MarkWritten() const;
+  // Throws StateError naming `who` unless the array is written.
+  void CheckReadable(const char* who) const;
+  // Dynamic-shape outputs: allocates the chunk for `shape` from inside the
+  // engine op that computes it, and records the shape.
+  TBlob AllocDynamic(const TShape& shape) const;
+
+  // "[[1, 2],\n [3, 4]]\n<NDArray 2x2 float32 @cpu(0)>", at most
+  // `edge` leading and trailing items per axis. Waits for the array.
+  std::string ToString(int edge = 3) const;
+
+ private:
+  struct Chunk;
+  void ThrowDTypeMismatch(DType requested) const;
+  void CheckNotNone(const char* who) const;
+
+  std::shared_ptr<Chunk> ptr_;
+  mutable TShape shape_;
+  DType dtype_ = DType::kFloat32;
+  size_t byte_offset_ = 0;
+};
+
+// Copies `from` into `to` (same shape; the dtype is converted) through the
+// engine. Host contexts copy directly; device copies need a device plugin.
+void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
+
+// Device plugins register copies between host and their device type.
+using DeviceCopyFn =
+    std::function<void(const TBlob& from, const TBlob& to, engine::RunContext)>;
+void RegisterDeviceCopy(int dev_type, DeviceCopyFn fn);
+
+std::ostream& operator<<(std::ostream& os, const NDArray& a);
+
+}  // namespace mx
+
+#endif  // MXCORE_NDARRAY_NDARRAY_H_

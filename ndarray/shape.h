@@ -1,0 +1,89 @@
+// TShape: the shape of an array, possibly partly unknown.
+//
+// The rank may be unknown (ndim() == -1), and each dimension may be unknown
+// (-1). Shape inference fills unknowns in; a shape with neither is "known".
+// A rank-0 shape is a scalar with one element.
+//
+//   mx::TShape s{2, 3};          // (2,3): known, Size() == 6
+//   mx::TShape p{-1, 3};         // (-1,3): rank known, first dim unknown
+//   mx::TShape u;                // unknown rank
+//   mx::TShape::Scalar();        // ()
+#ifndef MXCORE_NDARRAY_SHAPE_H_
+#define MXCORE_NDARRAY_SHAPE_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+
+namespace mx {
+
+class TShape {
+ public:
+  using Dims = absl::InlinedVector<int64_t, 6>;
+
+  // Unknown rank.
+  TShape() = default;
+  TShape(std::initializer_list<int64_t> dims)
+      : ndim_(dims.size()), dims_(dims) {}
+  explicit TShape(const std::vector<int64_t>& dims)
+      : ndim_(static_cast<int>(dims.size())), dims_(dims.begin(), dims.end()) {}
+  template <typename It>
+  TShape(It begin, It end) : dims_(begin, end) {
+    ndim_ = static_cast<int>(dims_.size());
+  }
+  // Known rank, every dimension set to `value` (-1: unknown).
+  static TShape Filled(int ndim, int64_t value) {
+    TShape s;
+    s.ndim_ = ndim;
+    s.dims_.assign(ndim, value);
+    return s;
+  }
+  static TShape Scalar() { return Filled(0, 0); }
+
+  // -1 when the rank is unknown.
+  int ndim() const { return ndim_; }
+  bool ndim_known() const { return ndim_ >= 0; }
+  // Rank and all dimensions known.
+  bool is_known() const;
+  int64_t operator[](int i) const { return dims_[i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  const int64_t* begin() const { return dims_.data(); }
+  const int64_t* end() const { return dims_.data() + dims_.size(); }
+  const Dims& dims() const { return dims_; }
+
+  // Number of elements; -1 unless known.
+  int64_t Size() const;
+  // Product of dims [begin, end); REQUIRES known dims in that range.
+  int64_t ProdDims(int begin, int end) const;
+  // Index of `axis` after wrapping negatives; throws ShapeError naming `what`
+  // when it is out of range.
+  int CheckAxis(int axis, const char* what) const;
+
+  // "(2,3)", "(-1,3)", "()" for a scalar, "<unknown>" for unknown rank.
+  std::string ToString() const;
+  // Parses "(2,3)", "[2, 3]", "(2,)", "()" or "2". Throws InvalidArgument.
+  static TShape Parse(const std::string& text);
+
+  friend bool operator==(const TShape& a, const TShape& b) {
+    return a.ndim_ == b.ndim_ && a.dims_ == b.dims_;
+  }
+  friend bool operator!=(const TShape& a, const TShape& b) { return !(a == b); }
+
+ private:
+  int ndim_ = -1;
+  Dims dims_;
+};
+
+std::ostream& operator<<(std::ostream& os, const TShape& shape);
+
+// Fills unknowns of `*dst` from `src` (and the rank); returns false when the
+// two contradict (a known dim differs, or ranks differ).
+bool MergeShape(TShape* dst, const TShape& src);
+
+}  // namespace mx
+
+#endif  // MXCORE_NDARRAY_SHAPE_H_
