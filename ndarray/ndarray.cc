@@ -79,6 +79,7 @@ inline To CastValue(From v) {
 // Host-to-host copy with dtype conversion.
 void HostCopy(const TBlob& from, const TBlob& to) {
   const size_t n = static_cast<size_t>(from.Size());
+  if (n == 0) return;  // Zero-size arrays have no memory.
   if (from.dtype == to.dtype) {
     std::memmove(to.dptr, from.dptr, n * DTypeSize(from.dtype));
     return;
@@ -284,7 +285,8 @@ void NDArray::SyncCopyFromCPU(const void* data, size_t count) {
   TBlob dst = blob();
   ptr_->engine->PushSync(
       [dst, data](engine::RunContext) {
-        std::memcpy(dst.dptr, data, dst.Size() * DTypeSize(dst.dtype));
+        const size_t bytes = dst.Size() * DTypeSize(dst.dtype);
+        if (bytes > 0) std::memcpy(dst.dptr, data, bytes);
       },
       ptr_->ctx, {}, {ptr_->var}, engine::FnProperty::kNormal, 0,
       "SyncCopyFromCPU");
