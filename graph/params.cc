@@ -6,6 +6,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/error.h"
 
 namespace mx {
@@ -77,6 +79,35 @@ void ParseValue(const std::string& s, DType* v) {
   } catch (const DTypeError&) {
     throw std::invalid_argument("not a dtype name such as float32");
   }
+}
+
+void ParseValue(const std::string& s, OptionalIntTuple* v) {
+  v->clear();
+  std::string body = std::string(absl::StripAsciiWhitespace(s));
+  if (!body.empty() && (body.front() == '(' || body.front() == '[')) {
+    const char close = body.front() == '(' ? ')' : ']';
+    if (body.back() != close) throw std::invalid_argument("unbalanced tuple");
+    body = body.substr(1, body.size() - 2);
+  }
+  for (absl::string_view part : absl::StrSplit(body, ',')) {
+    std::string item(absl::StripAsciiWhitespace(part));
+    if (item.empty()) continue;  // "(1,)" and "()".
+    if (item == "None" || item == "none") {
+      v->push_back(std::nullopt);
+    } else {
+      v->push_back(ParseInteger<int64_t>(item));
+    }
+  }
+}
+
+std::string PrintValue(const OptionalIntTuple& v) {
+  std::string out = "(";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ",";
+    out += v[i] ? std::to_string(*v[i]) : "None";
+  }
+  if (v.size() == 1) out += ",";
+  return out + ")";
 }
 
 std::string PrintValue(int v) { return std::to_string(v); }

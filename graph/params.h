@@ -37,6 +37,9 @@ using AttrDict = std::map<std::string, std::string>;
 // profiler tags) carried through graphs; parameter parsing ignores them.
 bool IsMetadataKey(const std::string& key);
 
+// A tuple whose entries may be None, e.g. slice's begin=(None, 1).
+using OptionalIntTuple = std::vector<std::optional<int64_t>>;
+
 namespace param_internal {
 // Each throws std::invalid_argument with a short reason on a bad value.
 void ParseValue(const std::string& s, int* v);
@@ -47,6 +50,7 @@ void ParseValue(const std::string& s, bool* v);
 void ParseValue(const std::string& s, std::string* v);
 void ParseValue(const std::string& s, TShape* v);
 void ParseValue(const std::string& s, DType* v);
+void ParseValue(const std::string& s, OptionalIntTuple* v);
 template <typename T>
 void ParseValue(const std::string& s, std::optional<T>* v) {
   if (s == "None" || s == "none" || s.empty()) {
@@ -66,6 +70,7 @@ std::string PrintValue(bool v);
 std::string PrintValue(const std::string& v);
 std::string PrintValue(const TShape& v);
 std::string PrintValue(DType v);
+std::string PrintValue(const OptionalIntTuple& v);
 template <typename T>
 std::string PrintValue(const std::optional<T>& v) {
   return v ? PrintValue(*v) : "None";

@@ -1,0 +1,454 @@
+// Elementwise ops: unary math, binary ops with NumPy broadcasting, and their
+// scalar forms. Comparisons produce bool arrays.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;
+
+// ---- Unary. ----
+
+enum class UnaryDomain { kNumeric, kFloat };
+
+template <typename F>
+FCompute UnaryKernel(F f) {
+  return [f](const OpContext&, const NodeAttrs&, const std::vector<TBlob>& in,
+             const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+    MX_DTYPE_SWITCH(in[0].dtype, T, {
+      const T* x = in[0].data<T>();
+      T* y = out[0].data<T>();
+      const OpReqType r = req[0];
+      ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          Assign(y + i, r, f(static_cast<AccType<T>>(x[i])));
+        }
+      });
+    });
+  };
+}
+
+void CheckUnaryType(UnaryDomain domain, const NodeAttrs& attrs,
+                    std::vector<DType>* in, std::vector<DType>* out) {
+  SameType(attrs, in, out);
+  if ((*in)[0] == DType::kUnknown) return;
+  if (domain == UnaryDomain::kFloat) {
+    RequireFloat(attrs, (*in)[0]);
+  } else {
+    RequireNumeric(attrs, (*in)[0]);
+  }
+}
+
+std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
+  return {{0, 0}};
+}
+
+template <typename F>
+Op& RegisterUnary(const std::string& name, UnaryDomain domain, F f,
+                  const std::string& doc) {
+  return OpRegistry::Get()
+      ->Register(name)
+      .Describe(doc)
+      .SetNumInputs(1)
+      .SetInputNames({"data"})
+      .SetInferShape(SameShape)
+      .SetInferType([domain](const NodeAttrs& attrs, std::vector<DType>* in,
+                             std::vector<DType>* out) {
+        CheckUnaryType(domain, attrs, in, out);
+      })
+      .SetInplaceOption(InplaceFirst)
+      .SetCompute(Context::kCPU, UnaryKernel(f));
+}
+
+template <typename A>
+A Sign(A x) {
+  return static_cast<A>((x > A(0)) - (x < A(0)));
+}
+
+[[maybe_unused]] const bool kUnaryRegistered = [] {
+  using D = UnaryDomain;
+  RegisterUnary(
+      "negative", D::kNumeric, [](auto x) { return -x; }, "-x");
+  RegisterUnary(
+      "abs", D::kNumeric, [](auto x) { return x < 0 ? -x : x; }, "|x|");
+  RegisterUnary(
+      "sign", D::kNumeric, [](auto x) { return Sign(x); }, "-1, 0 or 1");
+  RegisterUnary(
+      "exp", D::kFloat, [](auto x) { return std::exp(x); }, "e^x");
+  RegisterUnary(
+      "log", D::kFloat, [](auto x) { return std::log(x); },
+      "natural logarithm");
+  RegisterUnary(
+      "sqrt", D::kFloat, [](auto x) { return std::sqrt(x); }, "square root");
+  RegisterUnary(
+      "square", D::kNumeric, [](auto x) { return x * x; }, "x^2");
+  RegisterUnary(
+      "reciprocal", D::kFloat, [](auto x) { return decltype(x)(1) / x; },
+      "1/x");
+  RegisterUnary(
+      "sin", D::kFloat, [](auto x) { return std::sin(x); }, "sine");
+  RegisterUnary(
+      "cos", D::kFloat, [](auto x) { return std::cos(x); }, "cosine");
+  RegisterUnary(
+      "tanh", D::kFloat, [](auto x) { return std::tanh(x); },
+      "hyperbolic tangent");
+  RegisterUnary(
+      "sigmoid", D::kFloat,
+      [](auto x) {
+        using A = decltype(x);
+        return A(1) / (A(1) + std::exp(-x));
+      },
+      "1 / (1 + e^-x)");
+  RegisterUnary(
+      "relu", D::kNumeric, [](auto x) { return x > 0 ? x : decltype(x)(0); },
+      "max(x, 0)");
+  RegisterUnary(
+      "erf", D::kFloat, [](auto x) { return std::erf(x); },
+      "Gauss error function");
+  return true;
+}();
+
+// ---- clip. ----
+
+struct ClipParam {
+  double a_min = 0;
+  double a_max = 0;
+  static void Declare(ParamSchema<ClipParam>* s) {
+    s->Field("a_min", &ClipParam::a_min).Required();
+    s->Field("a_max", &ClipParam::a_max).Required();
+  }
+};
+
+MX_REGISTER_OP(clip)
+    .Describe("Limits values to [a_min, a_max].")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<ClipParam>()
+    .SetInferShape(SameShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      CheckUnaryType(UnaryDomain::kNumeric, attrs, in, out);
+    })
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, [](const OpContext& ctx, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      const ClipParam& p = attrs.get<ClipParam>();
+      if (p.a_min > p.a_max) {
+        throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": a_min=", p.a_min,
+                                           " is greater than a_max=", p.a_max));
+      }
+      MX_DTYPE_SWITCH(in[0].dtype, T, {
+        using A = AccType<T>;
+        const A lo = static_cast<A>(p.a_min), hi = static_cast<A>(p.a_max);
+        UnaryKernel([lo, hi](auto x) {
+          return std::min<decltype(x)>(std::max<decltype(x)>(x, lo), hi);
+        })(ctx, attrs, in, req, out);
+      });
+    });
+
+// ---- Binary with broadcasting. ----
+
+struct AddF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return a + b;
+  }
+};
+struct SubF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return a - b;
+  }
+};
+struct MulF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return a * b;
+  }
+};
+struct DivF {
+  template <typename A>
+  static A Map(A a, A b) {
+    // Integer division by zero gives 0 (as NumPy does) instead of a trap.
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == -1) return static_cast<A>(-a);  // Avoids INT_MIN / -1.
+      }
+    }
+    return a / b;
+  }
+};
+struct PowF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return static_cast<A>(
+        std::pow(static_cast<double>(a), static_cast<double>(b)));
+  }
+};
+struct MaxF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return a > b ? a : b;
+  }
+};
+struct MinF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return a < b ? a : b;
+  }
+};
+struct EqF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a == b;
+  }
+};
+struct NeF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a != b;
+  }
+};
+struct GtF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a > b;
+  }
+};
+struct GeF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a >= b;
+  }
+};
+struct LtF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a < b;
+  }
+};
+struct LeF {
+  template <typename A>
+  static bool Map(A a, A b) {
+    return a <= b;
+  }
+};
+
+// Output element type of F on T: bool for comparisons, T otherwise.
+template <typename F, typename T>
+using OutT = std::conditional_t<
+    std::is_same_v<decltype(F::Map(AccType<T>(), AccType<T>())), bool>, bool,
+    T>;
+
+template <typename F>
+void BinaryCompute(const OpContext&, const NodeAttrs&,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+  const TBlob &a = in[0], &b = in[1], &o = out[0];
+  MX_DTYPE_SWITCH(a.dtype, T, {
+    using A = AccType<T>;
+    using O = OutT<F, T>;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    O* po = o.data<O>();
+    const OpReqType r = req[0];
+    const int64_t n = o.Size();
+    if (a.shape == o.shape && b.shape == o.shape) {
+      ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) {
+          Assign(po + i, r,
+                 F::Map(static_cast<A>(pa[i]), static_cast<A>(pb[i])));
+        }
+      });
+    } else if (a.shape == o.shape && b.Size() == 1) {
+      const A vb = static_cast<A>(pb[0]);
+      ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) {
+          Assign(po + i, r, F::Map(static_cast<A>(pa[i]), vb));
+        }
+      });
+    } else {
+      const std::vector<int64_t> sa = BroadcastStrides(a.shape, o.shape);
+      const std::vector<int64_t> sb = BroadcastStrides(b.shape, o.shape);
+      ParallelFor(n, kGrain / 4, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) {
+          const A va = static_cast<A>(pa[BroadcastOffset(i, o.shape, sa)]);
+          const A vb = static_cast<A>(pb[BroadcastOffset(i, o.shape, sb)]);
+          Assign(po + i, r, F::Map(va, vb));
+        }
+      });
+    }
+  });
+}
+
+void BinaryShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                 std::vector<TShape>* out) {
+  if ((*in)[0].is_known() && (*in)[1].is_known()) {
+    AssignShape(attrs, out, 0, BroadcastShape(attrs, (*in)[0], (*in)[1]), true);
+  } else if ((*out)[0].is_known()) {
+    // Equal-shape inputs are the common case when only the output is known.
+    for (int i = 0; i < 2; ++i) {
+      if (!(*in)[i].ndim_known()) AssignShape(attrs, in, i, (*out)[0], false);
+    }
+  }
+}
+
+template <typename F>
+void BinaryType(const NodeAttrs& attrs, std::vector<DType>* in,
+                std::vector<DType>* out) {
+  constexpr bool kCompare = std::is_same_v<OutT<F, float>, bool>;
+  AssignType(attrs, in, 0, (*in)[1], false);
+  AssignType(attrs, in, 1, (*in)[0], false);
+  if ((*in)[0] == DType::kUnknown) {
+    if (!kCompare) {
+      AssignType(attrs, in, 0, (*out)[0], false);
+      AssignType(attrs, in, 1, (*out)[0], false);
+    }
+    return;
+  }
+  if (!kCompare) RequireNumeric(attrs, (*in)[0]);
+  AssignType(attrs, out, 0, kCompare ? DType::kBool : (*in)[0], true);
+}
+
+template <typename F>
+void RegisterBinary(const std::string& name,
+                    const std::vector<std::string>& aliases,
+                    const std::string& doc) {
+  constexpr bool kCompare = std::is_same_v<OutT<F, float>, bool>;
+  Op& op = OpRegistry::Get()
+               ->Register(name)
+               .Describe(doc)
+               .SetNumInputs(2)
+               .SetInputNames({"lhs", "rhs"})
+               .SetInferShape(BinaryShape)
+               .SetInferType(BinaryType<F>)
+               .SetCompute(Context::kCPU, BinaryCompute<F>);
+  if (!kCompare) {
+    op.SetInplaceOption([](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}, {1, 0}};
+    });
+  }
+  for (const std::string& alias : aliases) op.AddAlias(alias);
+}
+
+// ---- Scalar forms. ----
+
+struct ScalarParam {
+  double scalar = 0;
+  static void Declare(ParamSchema<ScalarParam>* s) {
+    s->Field("scalar", &ScalarParam::scalar).Required();
+  }
+};
+
+template <typename F, bool kReverse>
+void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+  const double scalar = attrs.get<ScalarParam>().scalar;
+  MX_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    using O = OutT<F, T>;
+    const A s = static_cast<A>(scalar);
+    const T* x = in[0].data<T>();
+    O* y = out[0].data<O>();
+    const OpReqType r = req[0];
+    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const A v = static_cast<A>(x[i]);
+        Assign(y + i, r, kReverse ? F::Map(s, v) : F::Map(v, s));
+      }
+    });
+  });
+}
+
+template <typename F, bool kReverse = false>
+void RegisterScalar(const std::string& name,
+                    const std::vector<std::string>& aliases,
+                    const std::string& doc) {
+  constexpr bool kCompare = std::is_same_v<OutT<F, float>, bool>;
+  Op& op =
+      OpRegistry::Get()
+          ->Register(name)
+          .Describe(doc)
+          .SetNumInputs(1)
+          .SetInputNames({"data"})
+          .SetParams<ScalarParam>()
+          .SetInferShape(SameShape)
+          .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                           std::vector<DType>* out) {
+            if ((*in)[0] == DType::kUnknown) {
+              if (!kCompare) AssignType(attrs, in, 0, (*out)[0], false);
+              return;
+            }
+            if (!kCompare) RequireNumeric(attrs, (*in)[0]);
+            AssignType(attrs, out, 0, kCompare ? DType::kBool : (*in)[0], true);
+          })
+          .SetCompute(Context::kCPU, ScalarCompute<F, kReverse>);
+  if (!kCompare) op.SetInplaceOption(InplaceFirst);
+  for (const std::string& alias : aliases) op.AddAlias(alias);
+}
+
+[[maybe_unused]] const bool kBinaryRegistered = [] {
+  RegisterBinary<AddF>("broadcast_add",
+                       {"add", "elemwise_add", "_plus", "_Plus", "_add"},
+                       "a + b with broadcasting");
+  RegisterBinary<SubF>("broadcast_sub",
+                       {"subtract", "elemwise_sub", "_minus", "_Minus", "_sub"},
+                       "a - b with broadcasting");
+  RegisterBinary<MulF>("broadcast_mul",
+                       {"multiply", "elemwise_mul", "_mul", "_Mul"},
+                       "a * b with broadcasting");
+  RegisterBinary<DivF>("broadcast_div",
+                       {"divide", "elemwise_div", "_div", "_Div"},
+                       "a / b with broadcasting (integer x/0 gives 0)");
+  RegisterBinary<PowF>("broadcast_power", {"power", "_power", "_Power"},
+                       "a ^ b with broadcasting");
+  RegisterBinary<MaxF>("broadcast_maximum", {"maximum", "_maximum"},
+                       "max(a, b) with broadcasting");
+  RegisterBinary<MinF>("broadcast_minimum", {"minimum", "_minimum"},
+                       "min(a, b) with broadcasting");
+  RegisterBinary<EqF>("broadcast_equal", {"equal", "_equal"}, "a == b");
+  RegisterBinary<NeF>("broadcast_not_equal", {"not_equal", "_not_equal"},
+                      "a != b");
+  RegisterBinary<GtF>("broadcast_greater", {"greater", "_greater"}, "a > b");
+  RegisterBinary<GeF>("broadcast_greater_equal",
+                      {"greater_equal", "_greater_equal"}, "a >= b");
+  RegisterBinary<LtF>("broadcast_lesser", {"less", "_lesser"}, "a < b");
+  RegisterBinary<LeF>("broadcast_lesser_equal", {"less_equal", "_lesser_equal"},
+                      "a <= b");
+
+  RegisterScalar<AddF>("_plus_scalar", {"_PlusScalar"}, "x + scalar");
+  RegisterScalar<SubF>("_minus_scalar", {"_MinusScalar"}, "x - scalar");
+  RegisterScalar<SubF, true>("_rminus_scalar", {"_RMinusScalar"}, "scalar - x");
+  RegisterScalar<MulF>("_mul_scalar", {"_MulScalar"}, "x * scalar");
+  RegisterScalar<DivF>("_div_scalar", {"_DivScalar"}, "x / scalar");
+  RegisterScalar<DivF, true>("_rdiv_scalar", {"_RDivScalar"}, "scalar / x");
+  RegisterScalar<PowF>("_power_scalar", {"_PowerScalar"}, "x ^ scalar");
+  RegisterScalar<PowF, true>("_rpower_scalar", {"_RPowerScalar"}, "scalar ^ x");
+  RegisterScalar<MaxF>("_maximum_scalar", {"_MaximumScalar"}, "max(x, scalar)");
+  RegisterScalar<MinF>("_minimum_scalar", {"_MinimumScalar"}, "min(x, scalar)");
+  RegisterScalar<EqF>("_equal_scalar", {"_EqualScalar"}, "x == scalar");
+  RegisterScalar<NeF>("_not_equal_scalar", {"_NotEqualScalar"}, "x != scalar");
+  RegisterScalar<GtF>("_greater_scalar", {"_GreaterScalar"}, "x > scalar");
+  RegisterScalar<GeF>("_greater_equal_scalar", {"_GreaterEqualScalar"},
+                      "x >= scalar");
+  RegisterScalar<LtF>("_lesser_scalar", {"_LesserScalar"}, "x < scalar");
+  RegisterScalar<LeF>("_lesser_equal_scalar", {"_LesserEqualScalar"},
+                      "x <= scalar");
+  return true;
+}();
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

@@ -1,0 +1,107 @@
+#include "backends/cpu/kernel_util.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "base/env.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+
+void ParallelFor(int64_t n, int64_t min_chunk,
+                 const std::function<void(int64_t, int64_t)>& fn) {
+  static const int kThreads =
+      static_cast<int>(env::GetInt("MX_CPU_KERNEL_NTHREADS", 1, 1, 256));
+  const int64_t chunks = std::min<int64_t>(
+      kThreads, std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
+  if (chunks <= 1) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  std::vector<std::thread> threads;
+  const int64_t step = (n + chunks - 1) / chunks;
+  for (int64_t c = 1; c < chunks; ++c) {
+    const int64_t begin = c * step, end = std::min(n, begin + step);
+    if (begin < end)
+      threads.emplace_back([&fn, begin, end] { fn(begin, end); });
+  }
+  fn(0, std::min(n, step));
+  for (auto& t : threads) t.join();
+}
+
+TShape BroadcastShape(const NodeAttrs& attrs, const TShape& a,
+                      const TShape& b) {
+  const int nd = std::max(a.ndim(), b.ndim());
+  TShape out = TShape::Filled(nd, -1);
+  for (int i = 0; i < nd; ++i) {
+    const int ia = a.ndim() - nd + i, ib = b.ndim() - nd + i;
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      throw ShapeError(absl::StrCat(OpLabel(attrs), ": shapes ", a.ToString(),
+                                    " and ", b.ToString(),
+                                    " cannot be broadcast together"));
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> BroadcastStrides(const TShape& in, const TShape& out) {
+  std::vector<int64_t> strides(out.ndim(), 0);
+  int64_t stride = 1;
+  for (int d = in.ndim() - 1; d >= 0; --d) {
+    const int od = out.ndim() - in.ndim() + d;
+    strides[od] = in[d] == 1 ? 0 : stride;
+    stride *= in[d];
+  }
+  return strides;
+}
+
+std::vector<int64_t> Strides(const TShape& shape) {
+  std::vector<int64_t> strides(shape.ndim());
+  int64_t stride = 1;
+  for (int d = shape.ndim() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+std::string OpLabel(const NodeAttrs& attrs) {
+  std::string label =
+      absl::StrCat("op \"", attrs.op ? attrs.op->name() : "?", "\"");
+  if (!attrs.name.empty())
+    absl::StrAppend(&label, " (node \"", attrs.name, "\")");
+  return label;
+}
+
+void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
+                  std::vector<DType>* out) {
+  for (size_t i = 0; i < out->size(); ++i) {
+    AssignType(attrs, out, static_cast<int>(i), t, true);
+  }
+}
+
+void RequireFloat(const NodeAttrs& attrs, DType t) {
+  if (!IsFloat(t)) {
+    throw DTypeError(absl::StrCat(OpLabel(attrs), ": dtype ", DTypeName(t),
+                                  " is not supported; a floating-point dtype "
+                                  "(float32, float64, float16) is required"));
+  }
+}
+
+void RequireNumeric(const NodeAttrs& attrs, DType t) {
+  if (t == DType::kBool || t == DType::kUnknown) {
+    throw DTypeError(absl::StrCat(OpLabel(attrs), ": dtype ", DTypeName(t),
+                                  " is not supported; a numeric dtype is "
+                                  "required"));
+  }
+}
+
+}  // namespace cpu
+}  // namespace mx

@@ -1,0 +1,83 @@
+// Helpers shared by the built-in CPU kernels (and CPU kernels of plugins):
+// writing by request type, float16 arithmetic through float, broadcasting
+// index math, and a parallel loop.
+#ifndef MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
+#define MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "graph/op.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace cpu {
+
+// The type arithmetic on T is done in: float for float16, T otherwise.
+template <typename T>
+struct AccTypeOf {
+  using type = T;
+};
+template <>
+struct AccTypeOf<float16> {
+  using type = float;
+};
+template <typename T>
+using AccType = typename AccTypeOf<T>::type;
+
+// Writes `value` to *dst as `req` says.
+template <typename T, typename V>
+inline void Assign(T* dst, OpReqType req, V value) {
+  if (req == OpReqType::kAddTo) {
+    *dst = static_cast<T>(static_cast<AccType<T>>(*dst) +
+                          static_cast<AccType<T>>(value));
+  } else if (req != OpReqType::kNullOp) {
+    *dst = static_cast<T>(value);
+  }
+}
+
+// Runs fn(begin, end) over [0, n) in chunks, on up to
+// MX_CPU_KERNEL_NTHREADS threads (default 1: the engine already runs
+// independent ops in parallel). Small n runs inline.
+void ParallelFor(int64_t n, int64_t min_chunk,
+                 const std::function<void(int64_t, int64_t)>& fn);
+
+// NumPy broadcasting of two shapes; throws ShapeError naming the op.
+TShape BroadcastShape(const NodeAttrs& attrs, const TShape& a, const TShape& b);
+
+// Strides of `in` (right-aligned to `out`'s rank) with 0 on broadcast axes.
+std::vector<int64_t> BroadcastStrides(const TShape& in, const TShape& out);
+
+// Element offset in an input for flat output index `i`, given the output
+// shape and the input's broadcast strides.
+inline int64_t BroadcastOffset(int64_t i, const TShape& out,
+                               const std::vector<int64_t>& strides) {
+  int64_t offset = 0;
+  for (int d = out.ndim() - 1; d >= 0; --d) {
+    const int64_t extent = out[d];
+    offset += (i % extent) * strides[d];
+    i /= extent;
+  }
+  return offset;
+}
+
+// Row-major strides of a shape.
+std::vector<int64_t> Strides(const TShape& shape);
+
+// "op \"name\"" for messages.
+std::string OpLabel(const NodeAttrs& attrs);
+
+// Inference helpers for ops with one output whose dtype is fixed.
+void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
+                  std::vector<DType>* out);
+
+// Throws DTypeError unless `t` is one of the listed kinds.
+void RequireFloat(const NodeAttrs& attrs, DType t);
+void RequireNumeric(const NodeAttrs& attrs, DType t);  // Not bool.
+
+}  // namespace cpu
+}  // namespace mx
+
+#endif  // MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_

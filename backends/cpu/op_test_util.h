@@ -1,0 +1,36 @@
+// Test helpers for operator tests: random inputs, conversion of any dtype to
+// double, and closeness checks against naive references written in tests.
+#ifndef MXCORE_BACKENDS_CPU_OP_TEST_UTIL_H_
+#define MXCORE_BACKENDS_CPU_OP_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace testing {
+
+// Uniform values in [lo, hi) converted to `dtype` (integers are rounded).
+NDArray RandomArray(const TShape& shape, DType dtype = DType::kFloat32,
+                    double lo = -1, double hi = 1, uint32_t seed = 7);
+// An array with exactly these values, converted to `dtype`.
+NDArray ArrayOf(const TShape& shape, const std::vector<double>& values,
+                DType dtype = DType::kFloat32);
+// Values of any dtype as doubles (blocks until computed).
+std::vector<double> ToDouble(const NDArray& a);
+// Multi-index of flat index `i` in `shape`, and back.
+std::vector<int64_t> Unravel(int64_t i, const TShape& shape);
+int64_t Ravel(const std::vector<int64_t>& idx, const TShape& shape);
+
+// |a - e| <= atol + rtol * |e| elementwise, with the first mismatches shown.
+::testing::AssertionResult AllClose(const std::vector<double>& actual,
+                                    const std::vector<double>& expected,
+                                    double rtol = 1e-5, double atol = 1e-6);
+
+}  // namespace testing
+}  // namespace mx
+
+#endif  // MXCORE_BACKENDS_CPU_OP_TEST_UTIL_H_

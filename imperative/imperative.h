@@ -1,0 +1,88 @@
+// Imperative execution: run any registered op on arrays, asynchronously.
+//
+// Invoke infers output shapes and dtypes, allocates outputs, picks the
+// kernel for the inputs' device and pushes it to the engine with the right
+// read and write vars; it returns before the kernel runs. Thread-local
+// modes (training, autograd recording, deferred compute) are set with RAII
+// scopes and read by Invoke and the layers above it.
+//
+//   std::vector<mx::NDArray> out =
+//       mx::imperative::Invoke("add", {a, b});          // out[0] = a + b
+//   {
+//     mx::imperative::TrainingScope train(true);        // Dropout is active
+//     y = mx::imperative::Invoke("Dropout", {x}, {{"p", "0.5"}})[0];
+//   }
+//   mx::random::Seed(42);                               // reproducible
+#ifndef MXCORE_IMPERATIVE_IMPERATIVE_H_
+#define MXCORE_IMPERATIVE_IMPERATIVE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace imperative {
+
+// ---- Thread-local modes. Each setter returns the previous value. ----
+bool IsTraining();
+bool SetTraining(bool on);
+bool IsRecording();
+bool SetRecording(bool on);
+bool IsDeferredCompute();
+bool SetDeferredCompute(bool on);
+
+// Sets a mode for the scope's lifetime and restores the previous value.
+template <bool (*Set)(bool)>
+class ModeScope {
+ public:
+  explicit ModeScope(bool on) : previous_(Set(on)) {}
+  ~ModeScope() { Set(previous_); }
+  ModeScope(const ModeScope&) = delete;
+  ModeScope& operator=(const ModeScope&) = delete;
+
+ private:
+  bool previous_;
+};
+using TrainingScope = ModeScope<SetTraining>;
+using RecordingScope = ModeScope<SetRecording>;
+using DeferredComputeScope = ModeScope<SetDeferredCompute>;
+
+struct InvokeOptions {
+  // Where ops without inputs (zeros, random_uniform, ...) run.
+  Context ctx = Context::CPU();
+  // Per output; empty means kWriteTo for all.
+  std::vector<OpReqType> req;
+  int priority = 0;
+};
+
+// Runs attrs.op on `inputs`. `outputs` may be empty (allocated here) or hold
+// one array per output (none entries are allocated); given outputs must have
+// the inferred shape, dtype and the inputs' context. Outputs that alias an
+// input are written in place when the op allows it, else through a
+// temporary. Throws InvalidArgument / ShapeError / DTypeError / NotFound /
+// StateError naming the op and argument on bad input; kernel errors reach
+// the caller at the next wait.
+void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+            std::vector<NDArray>* outputs, const InvokeOptions& options = {});
+
+// By name, with string attributes; returns the outputs.
+std::vector<NDArray> Invoke(const std::string& op_name,
+                            const std::vector<NDArray>& inputs,
+                            const AttrDict& attrs = {},
+                            const InvokeOptions& options = {});
+
+}  // namespace imperative
+
+namespace random {
+// Reseeds the generators of every context (those created later too).
+void Seed(uint64_t seed);
+// Reseeds the generator of one context.
+void Seed(uint64_t seed, Context ctx);
+}  // namespace random
+
+}  // namespace mx
+
+#endif  // MXCORE_IMPERATIVE_IMPERATIVE_H_

@@ -1,0 +1,306 @@
+// Invoke: from an op and arrays to a kernel pushed on the engine.
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/error.h"
+#include "imperative/imperative.h"
+#include "imperative/random.h"
+
+namespace mx {
+namespace imperative {
+namespace {
+
+std::string Label(const NodeAttrs& attrs) {
+  std::string label = absl::StrCat("op \"", attrs.op->name(), "\"");
+  if (!attrs.name.empty())
+    absl::StrAppend(&label, " (node \"", attrs.name, "\")");
+  return label;
+}
+
+std::string ArgName(const std::vector<std::string>& names, size_t i) {
+  return i < names.size() ? names[i] : std::to_string(i);
+}
+
+// Everything the pushed kernel needs, shared so the closure copies cheaply.
+struct Launch {
+  NodeAttrs attrs;
+  std::vector<TBlob> in, out;
+  std::vector<OpReqType> req;
+  std::vector<NDArray> dynamic_out;
+  const FCompute* compute = nullptr;
+  const FComputeDynamic* compute_dynamic = nullptr;
+  const FStatefulCompute* stateful = nullptr;
+  OpStatePtr state;
+  bool is_train = false;
+  bool temp_space = false;
+  RandomEngine* rng = nullptr;
+};
+
+void RunKernel(const Launch& l, engine::RunContext rctx) {
+  OpContext ctx;
+  ctx.is_train = l.is_train;
+  ctx.run_ctx = rctx;
+  ctx.rng = l.rng;
+  ctx.temp_space_requested = l.temp_space;
+  if (l.compute_dynamic != nullptr) {
+    (*l.compute_dynamic)(ctx, l.attrs, l.in, l.dynamic_out);
+  } else if (l.stateful != nullptr) {
+    (*l.stateful)(l.state, ctx, l.in, l.req, l.out);
+  } else {
+    (*l.compute)(ctx, l.attrs, l.in, l.req, l.out);
+  }
+}
+
+void InferShapes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                 const std::vector<NDArray>& outputs,
+                 std::vector<TShape>* in_shapes,
+                 std::vector<TShape>* out_shapes) {
+  const Op& op = *attrs.op;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    (*in_shapes)[i] = inputs[i].shape();
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].is_none()) (*out_shapes)[i] = outputs[i].shape();
+  }
+  if (!op.infer_shape()) {
+    throw NotImplemented(Label(attrs) + " has no shape inference");
+  }
+  op.infer_shape()(attrs, in_shapes, out_shapes);
+  const std::vector<std::string> in_names = op.InputNames(attrs);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if ((*in_shapes)[i] != inputs[i].shape()) {
+      throw ShapeError(
+          absl::StrCat(Label(attrs), ": input ", i, " (", ArgName(in_names, i),
+                       ") has shape ", inputs[i].shape().ToString(), " but ",
+                       (*in_shapes)[i].ToString(), " is required"));
+    }
+  }
+  if (op.is_dynamic_shape()) return;
+  const std::vector<std::string> out_names = op.OutputNames(attrs);
+  for (size_t i = 0; i < out_shapes->size(); ++i) {
+    if (!(*out_shapes)[i].is_known()) {
+      throw ShapeError(absl::StrCat(Label(attrs),
+                                    ": cannot infer the shape of "
+                                    "output ",
+                                    i, " (", ArgName(out_names, i), "); got ",
+                                    (*out_shapes)[i].ToString()));
+    }
+  }
+}
+
+void InferTypes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                const std::vector<NDArray>& outputs,
+                std::vector<DType>* in_types, std::vector<DType>* out_types) {
+  const Op& op = *attrs.op;
+  for (size_t i = 0; i < inputs.size(); ++i) (*in_types)[i] = inputs[i].dtype();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].is_none()) (*out_types)[i] = outputs[i].dtype();
+  }
+  if (!op.infer_type()) {
+    throw NotImplemented(Label(attrs) + " has no dtype inference");
+  }
+  op.infer_type()(attrs, in_types, out_types);
+  const std::vector<std::string> in_names = op.InputNames(attrs);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if ((*in_types)[i] != inputs[i].dtype()) {
+      throw DTypeError(absl::StrCat(Label(attrs), ": input ", i, " (",
+                                    ArgName(in_names, i), ") has dtype ",
+                                    DTypeName(inputs[i].dtype()), " but ",
+                                    DTypeName((*in_types)[i]), " is required"));
+    }
+  }
+  const std::vector<std::string> out_names = op.OutputNames(attrs);
+  for (size_t i = 0; i < out_types->size(); ++i) {
+    if ((*out_types)[i] == DType::kUnknown) {
+      throw DTypeError(absl::StrCat(Label(attrs),
+                                    ": cannot infer the dtype of "
+                                    "output ",
+                                    i, " (", ArgName(out_names, i), ")"));
+    }
+  }
+}
+
+bool SameView(const NDArray& a, const NDArray& b) {
+  return a.SharesChunkWith(b) && a.byte_offset() == b.byte_offset() &&
+         a.shape() == b.shape() && a.dtype() == b.dtype();
+}
+
+}  // namespace
+
+void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+            std::vector<NDArray>* outputs, const InvokeOptions& options) {
+  if (attrs.op == nullptr) {
+    throw InvalidArgument("Invoke: attributes carry no op (use MakeAttrs)");
+  }
+  const Op& op = *attrs.op;
+  const size_t n_in = op.NumInputs(attrs), n_out = op.NumOutputs(attrs);
+  const std::vector<std::string> in_names = op.InputNames(attrs);
+  if (inputs.size() != n_in) {
+    throw InvalidArgument(absl::StrCat(
+        Label(attrs), ": expects ", n_in, " input(s) (",
+        absl::StrJoin(in_names, ", "), ") but got ", inputs.size()));
+  }
+  if (outputs->empty()) outputs->resize(n_out);
+  if (outputs->size() != n_out) {
+    throw InvalidArgument(absl::StrCat(Label(attrs), ": has ", n_out,
+                                       " output(s) but ", outputs->size(),
+                                       " were given"));
+  }
+  const Context ctx = n_in > 0 ? inputs[0].ctx() : options.ctx;
+  for (size_t i = 0; i < n_in; ++i) {
+    const std::string who = absl::StrCat(Label(attrs), " input ", i, " (",
+                                         ArgName(in_names, i), ")");
+    inputs[i].CheckReadable(who.c_str());
+    if (inputs[i].ctx() != ctx) {
+      throw InvalidArgument(
+          absl::StrCat(who, " is on ", inputs[i].ctx().ToString(),
+                       " but input 0 is on ", ctx.ToString()));
+    }
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    if (!(*outputs)[i].is_none() && (*outputs)[i].ctx() != ctx) {
+      throw InvalidArgument(
+          absl::StrCat(Label(attrs), ": output ", i, " is on ",
+                       (*outputs)[i].ctx().ToString(), " but the op runs on ",
+                       ctx.ToString()));
+    }
+  }
+
+  auto launch = std::make_shared<Launch>();
+  launch->attrs = attrs;
+  const int dev_type =
+      ctx.dev_type == Context::kCPUPinned ? Context::kCPU : ctx.dev_type;
+  launch->compute = op.compute(dev_type);
+  launch->compute_dynamic = op.compute_dynamic(dev_type);
+  launch->stateful = op.stateful_compute(dev_type);
+  if (launch->compute == nullptr && launch->compute_dynamic == nullptr &&
+      launch->stateful == nullptr) {
+    throw NotFound(
+        absl::StrCat(Label(attrs), " has no kernel for ", ctx.ToString()));
+  }
+
+  std::vector<TShape> in_shapes(n_in), out_shapes(n_out);
+  InferShapes(attrs, inputs, *outputs, &in_shapes, &out_shapes);
+  std::vector<DType> in_types(n_in, DType::kUnknown),
+      out_types(n_out, DType::kUnknown);
+  InferTypes(attrs, inputs, *outputs, &in_types, &out_types);
+
+  std::vector<OpReqType> req = options.req;
+  if (req.empty()) req.assign(n_out, OpReqType::kWriteTo);
+  if (req.size() != n_out) {
+    throw InvalidArgument(absl::StrCat(Label(attrs), ": ", req.size(),
+                                       " write requests for ", n_out,
+                                       " outputs"));
+  }
+
+  // Outputs that alias an input: in place when the op allows that exact
+  // pairing, otherwise computed into a temporary and copied back.
+  const auto inplace = op.InplaceOptions(attrs);
+  std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temp, user output)
+  for (size_t i = 0; i < n_out; ++i) {
+    NDArray& out = (*outputs)[i];
+    if (out.is_none()) {
+      out = NDArray(op.is_dynamic_shape() ? TShape() : out_shapes[i], ctx,
+                    out_types[i]);
+      continue;
+    }
+    bool aliased = false, allowed = false;
+    for (size_t j = 0; j < n_in; ++j) {
+      if (!out.SharesChunkWith(inputs[j])) continue;
+      aliased = true;
+      for (const auto& [in_idx, out_idx] : inplace) {
+        allowed |= in_idx == static_cast<int>(j) &&
+                   out_idx == static_cast<int>(i) && SameView(out, inputs[j]);
+      }
+    }
+    if (!aliased) continue;
+    if (allowed && req[i] == OpReqType::kWriteTo) {
+      req[i] = OpReqType::kWriteInplace;
+    } else if (req[i] != OpReqType::kNullOp) {
+      if (req[i] == OpReqType::kAddTo) {
+        throw NotImplemented(absl::StrCat(Label(attrs), ": output ", i,
+                                          " aliases an input and asks kAddTo"));
+      }
+      NDArray temp(out_shapes[i], ctx, out_types[i]);
+      copy_back.emplace_back(temp, out);
+      out = temp;
+    }
+  }
+
+  // Vars: inputs are read, outputs and mutated inputs written.
+  std::vector<engine::VarHandle> reads, writes;
+  const std::vector<int> mutated = op.MutateInputs(attrs);
+  for (size_t j = 0; j < n_in; ++j) {
+    bool is_mutated = false;
+    for (int m : mutated) is_mutated |= m == static_cast<int>(j);
+    if (is_mutated) {
+      inputs[j].CheckAndAlloc();
+      inputs[j].MarkWritten();
+      writes.push_back(inputs[j].var());
+    } else {
+      reads.push_back(inputs[j].var());
+    }
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    const NDArray& out = (*outputs)[i];
+    out.CheckAndAlloc();
+    out.MarkWritten();
+    // A var listed twice as written (two outputs viewing one chunk) would
+    // be an engine error; one write covers both.
+    bool listed = false;
+    for (const engine::VarHandle& w : writes) listed |= w == out.var();
+    if (!listed) writes.push_back(out.var());
+  }
+  for (const ResourceRequest& r : op.Resources(attrs)) {
+    if (r.type == ResourceRequest::kTempSpace) {
+      launch->temp_space = true;
+    } else {
+      random_internal::Generator* gen = random_internal::GetGenerator(ctx);
+      launch->rng = &gen->engine;
+      writes.push_back(gen->var);
+    }
+  }
+
+  for (const NDArray& in : inputs) launch->in.push_back(in.blob());
+  if (op.is_dynamic_shape()) {
+    launch->dynamic_out = *outputs;
+  } else {
+    for (const NDArray& out : *outputs) launch->out.push_back(out.blob());
+  }
+  launch->req = std::move(req);
+  launch->is_train = IsTraining();
+  if (launch->stateful != nullptr && launch->compute == nullptr) {
+    if (!op.create_state()) {
+      throw NotImplemented(Label(attrs) +
+                           " is stateful but cannot create state");
+    }
+    launch->state = op.create_state()(attrs, ctx, in_shapes, in_types);
+  } else {
+    launch->stateful = nullptr;
+  }
+  engine::Engine::Get()->PushSync(
+      [launch](engine::RunContext rctx) { RunKernel(*launch, rctx); }, ctx,
+      reads, writes, engine::FnProperty::kNormal, options.priority, op.name());
+
+  for (auto& [temp, user_out] : copy_back) {
+    CopyFromTo(temp, user_out, options.priority);
+    for (NDArray& out : *outputs) {
+      if (out.SharesChunkWith(temp)) out = user_out;
+    }
+  }
+}
+
+std::vector<NDArray> Invoke(const std::string& op_name,
+                            const std::vector<NDArray>& inputs,
+                            const AttrDict& attrs,
+                            const InvokeOptions& options) {
+  const Op& op = OpRegistry::Get()->Lookup(op_name);
+  std::vector<NDArray> outputs;
+  Invoke(MakeAttrs(op, attrs), inputs, &outputs, options);
+  return outputs;
+}
+
+}  // namespace imperative
+}  // namespace mx

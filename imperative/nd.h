@@ -1,0 +1,243 @@
+// The C++ array front end: one function per operator, plus arithmetic and
+// comparison operators on NDArray. Each call runs the op asynchronously
+// through imperative::Invoke; read results with ToVector / WaitToRead.
+//
+//   using namespace mx;
+//   NDArray x = nd::random_uniform(-1, 1, {64, 784});
+//   NDArray w = nd::random_normal(0, 0.01, {256, 784});
+//   NDArray h = nd::relu(nd::FullyConnected(x, w, NDArray(), 256,
+//                                           /*no_bias=*/true));
+//   NDArray y = (h * 2.0 + 1.0) > 0.5;       // bool array
+//
+// Op names and attributes follow MXNet's (broadcast_add, Convolution,
+// kernel=(3,3), ...); nd::Call reaches any registered op by name.
+#ifndef MXCORE_IMPERATIVE_ND_H_
+#define MXCORE_IMPERATIVE_ND_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/params.h"
+#include "imperative/imperative.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace nd {
+
+// Any op by name; returns all outputs / the first output.
+std::vector<NDArray> CallMulti(const std::string& op,
+                               const std::vector<NDArray>& inputs,
+                               const AttrDict& attrs = {},
+                               Context ctx = Context::CPU());
+NDArray Call(const std::string& op, const std::vector<NDArray>& inputs,
+             const AttrDict& attrs = {}, Context ctx = Context::CPU());
+// Writes op's (single) output into `out`.
+void CallInto(const std::string& op, const std::vector<NDArray>& inputs,
+              const AttrDict& attrs, const NDArray& out);
+
+// Attribute text for a value, as ops parse it.
+std::string Attr(double v);
+std::string Attr(int64_t v);
+std::string Attr(int v);
+std::string Attr(bool v);
+std::string Attr(const TShape& v);
+std::string Attr(DType v);
+std::string Attr(const OptionalIntTuple& v);
+
+// ---- Creation. ----
+NDArray zeros(const TShape& shape, Context ctx = Context::CPU(),
+              DType dtype = DType::kFloat32);  // _zeros
+NDArray ones(const TShape& shape, Context ctx = Context::CPU(),
+             DType dtype = DType::kFloat32);  // _ones
+NDArray full(const TShape& shape, double value, Context ctx = Context::CPU(),
+             DType dtype = DType::kFloat32);  // _full
+// [start, stop) by step; stop unset means [0, start).
+NDArray arange(double start, std::optional<double> stop = std::nullopt,
+               double step = 1, Context ctx = Context::CPU(),
+               DType dtype = DType::kFloat32);  // _arange
+NDArray zeros_like(const NDArray& a);
+NDArray ones_like(const NDArray& a);
+NDArray random_uniform(double low, double high, const TShape& shape,
+                       Context ctx = Context::CPU(),
+                       DType dtype = DType::kFloat32);  // _random_uniform
+NDArray random_normal(double loc, double scale, const TShape& shape,
+                      Context ctx = Context::CPU(),
+                      DType dtype = DType::kFloat32);  // _random_normal
+
+// ---- Elementwise unary. ----
+NDArray negative(const NDArray& a);
+NDArray abs(const NDArray& a);
+NDArray sign(const NDArray& a);
+NDArray exp(const NDArray& a);
+NDArray log(const NDArray& a);
+NDArray sqrt(const NDArray& a);
+NDArray square(const NDArray& a);
+NDArray reciprocal(const NDArray& a);
+NDArray sin(const NDArray& a);
+NDArray cos(const NDArray& a);
+NDArray tanh(const NDArray& a);
+NDArray sigmoid(const NDArray& a);
+NDArray relu(const NDArray& a);
+NDArray erf(const NDArray& a);
+NDArray clip(const NDArray& a, double a_min, double a_max);
+
+// ---- Binary with NumPy broadcasting (broadcast_add, ...). Comparisons
+// return bool arrays. ----
+NDArray add(const NDArray& a, const NDArray& b);
+NDArray subtract(const NDArray& a, const NDArray& b);
+NDArray multiply(const NDArray& a, const NDArray& b);
+NDArray divide(const NDArray& a, const NDArray& b);
+NDArray power(const NDArray& a, const NDArray& b);
+NDArray maximum(const NDArray& a, const NDArray& b);
+NDArray minimum(const NDArray& a, const NDArray& b);
+NDArray equal(const NDArray& a, const NDArray& b);
+NDArray not_equal(const NDArray& a, const NDArray& b);
+NDArray greater(const NDArray& a, const NDArray& b);
+NDArray greater_equal(const NDArray& a, const NDArray& b);
+NDArray less(const NDArray& a, const NDArray& b);
+NDArray less_equal(const NDArray& a, const NDArray& b);
+// Scalar forms (_plus_scalar, _rminus_scalar, ...): array op scalar, and
+// for the non-commutative ones scalar op array.
+NDArray add(const NDArray& a, double s);
+NDArray subtract(const NDArray& a, double s);
+NDArray subtract(double s, const NDArray& a);
+NDArray multiply(const NDArray& a, double s);
+NDArray divide(const NDArray& a, double s);
+NDArray divide(double s, const NDArray& a);
+NDArray power(const NDArray& a, double s);
+NDArray power(double s, const NDArray& a);
+NDArray maximum(const NDArray& a, double s);
+NDArray minimum(const NDArray& a, double s);
+NDArray equal(const NDArray& a, double s);
+NDArray not_equal(const NDArray& a, double s);
+NDArray greater(const NDArray& a, double s);
+NDArray greater_equal(const NDArray& a, double s);
+NDArray less(const NDArray& a, double s);
+NDArray less_equal(const NDArray& a, double s);
+
+// ---- Linear algebra and neural-network layers. ----
+NDArray dot(const NDArray& a, const NDArray& b, bool transpose_a = false,
+            bool transpose_b = false);
+NDArray batch_dot(const NDArray& a, const NDArray& b, bool transpose_a = false,
+                  bool transpose_b = false);
+// `bias` may be none when no_bias.
+NDArray FullyConnected(const NDArray& data, const NDArray& weight,
+                       const NDArray& bias, int64_t num_hidden,
+                       bool no_bias = false, bool flatten = true);
+NDArray Convolution(const NDArray& data, const NDArray& weight,
+                    const NDArray& bias, const TShape& kernel,
+                    int64_t num_filter, const TShape& stride = {},
+                    const TShape& pad = {}, const TShape& dilate = {},
+                    int64_t num_group = 1, bool no_bias = false);
+// pool_type: "max" or "avg"; pooling_convention: "valid" or "full".
+NDArray Pooling(const NDArray& data, const TShape& kernel,
+                const std::string& pool_type = "max", const TShape& stride = {},
+                const TShape& pad = {}, bool global_pool = false,
+                const std::string& pooling_convention = "valid",
+                bool count_include_pad = true);
+// act_type: "relu", "sigmoid", "tanh", "softrelu".
+NDArray Activation(const NDArray& data, const std::string& act_type);
+// act_type: "leaky", "elu", "selu", "gelu".
+NDArray LeakyReLU(const NDArray& data, const std::string& act_type = "leaky",
+                  double slope = 0.25);
+// Updates moving_mean / moving_var in training mode; returns the output.
+NDArray BatchNorm(const NDArray& data, const NDArray& gamma,
+                  const NDArray& beta, const NDArray& moving_mean,
+                  const NDArray& moving_var, double eps = 1e-3,
+                  double momentum = 0.9, bool fix_gamma = true,
+                  bool use_global_stats = false, int axis = 1);
+// Identity unless training (imperative::TrainingScope) or mode="always".
+NDArray Dropout(const NDArray& data, double p = 0.5,
+                const std::string& mode = "training");
+NDArray softmax(const NDArray& data, int axis = -1, double temperature = 1);
+NDArray log_softmax(const NDArray& data, int axis = -1);
+// Sum over the batch of -log(softmax(data)[label]); shape (1,).
+NDArray softmax_cross_entropy(const NDArray& data, const NDArray& label);
+
+// ---- Reductions. An empty axis reduces over all axes. ----
+NDArray sum(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+NDArray mean(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+NDArray max(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+NDArray min(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+// Indices as int64; no axis means over the flattened array.
+NDArray argmax(const NDArray& a, std::optional<int> axis = std::nullopt,
+               bool keepdims = false);
+
+// ---- Shape manipulation. ----
+// MXNet's Reshape codes: 0 copy, -1 infer, -2 copy rest, -3 merge two,
+// -4 split one into the next two.
+NDArray reshape(const NDArray& a, const TShape& shape, bool reverse = false);
+NDArray transpose(const NDArray& a, const TShape& axes = {});
+NDArray expand_dims(const NDArray& a, int axis);
+NDArray squeeze(const NDArray& a, const TShape& axis = {});
+NDArray flatten(const NDArray& a);
+NDArray slice(const NDArray& a, const OptionalIntTuple& begin,
+              const OptionalIntTuple& end, const OptionalIntTuple& step = {});
+NDArray slice_axis(const NDArray& a, int axis, int64_t begin,
+                   std::optional<int64_t> end);
+NDArray concat(const std::vector<NDArray>& arrays, int dim = 1);
+std::vector<NDArray> split(const NDArray& a, int num_outputs, int axis = 1,
+                           bool squeeze_axis = false);
+NDArray stack(const std::vector<NDArray>& arrays, int axis = 0);
+// mode: "clip", "wrap" or "raise".
+NDArray take(const NDArray& a, const NDArray& indices, int axis = 0,
+             const std::string& mode = "clip");
+NDArray one_hot(const NDArray& indices, int64_t depth, double on_value = 1,
+                double off_value = 0, DType dtype = DType::kFloat32);
+NDArray where(const NDArray& condition, const NDArray& x, const NDArray& y);
+NDArray cast(const NDArray& a, DType dtype);
+NDArray add_n(const std::vector<NDArray>& arrays);
+
+// ---- Dynamic shape: output shapes depend on values. ----
+// Indices (int64) of the non-zero elements of the flattened array.
+NDArray flatnonzero(const NDArray& a);
+// The rows of `data` along axis 0 where `index` (bool or 0/1) is true.
+NDArray boolean_mask(const NDArray& data, const NDArray& index);
+
+// ---- Optimizer updates, in place on `weight` (and the states). ----
+void sgd_update(const NDArray& weight, const NDArray& grad, double lr,
+                double wd = 0, double rescale_grad = 1,
+                double clip_gradient = -1);
+void sgd_mom_update(const NDArray& weight, const NDArray& grad,
+                    const NDArray& mom, double lr, double momentum = 0.9,
+                    double wd = 0, double rescale_grad = 1,
+                    double clip_gradient = -1);
+void adam_update(const NDArray& weight, const NDArray& grad,
+                 const NDArray& mean, const NDArray& var, double lr,
+                 double beta1 = 0.9, double beta2 = 0.999,
+                 double epsilon = 1e-8, double wd = 0, double rescale_grad = 1,
+                 double clip_gradient = -1);
+
+}  // namespace nd
+
+// Arithmetic and comparisons (found by argument-dependent lookup).
+NDArray operator+(const NDArray& a, const NDArray& b);
+NDArray operator-(const NDArray& a, const NDArray& b);
+NDArray operator*(const NDArray& a, const NDArray& b);
+NDArray operator/(const NDArray& a, const NDArray& b);
+NDArray operator+(const NDArray& a, double s);
+NDArray operator-(const NDArray& a, double s);
+NDArray operator*(const NDArray& a, double s);
+NDArray operator/(const NDArray& a, double s);
+NDArray operator+(double s, const NDArray& a);
+NDArray operator-(double s, const NDArray& a);
+NDArray operator*(double s, const NDArray& a);
+NDArray operator/(double s, const NDArray& a);
+NDArray operator-(const NDArray& a);
+NDArray operator==(const NDArray& a, const NDArray& b);
+NDArray operator!=(const NDArray& a, const NDArray& b);
+NDArray operator>(const NDArray& a, const NDArray& b);
+NDArray operator>=(const NDArray& a, const NDArray& b);
+NDArray operator<(const NDArray& a, const NDArray& b);
+NDArray operator<=(const NDArray& a, const NDArray& b);
+NDArray operator==(const NDArray& a, double s);
+NDArray operator!=(const NDArray& a, double s);
+NDArray operator>(const NDArray& a, double s);
+NDArray operator>=(const NDArray& a, double s);
+NDArray operator<(const NDArray& a, double s);
+NDArray operator<=(const NDArray& a, double s);
+
+}  // namespace mx
+
+#endif  // MXCORE_IMPERATIVE_ND_H_
