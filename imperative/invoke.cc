@@ -19,7 +19,13 @@ std::string Label(const NodeAttrs& attrs) {
   return label;
 }
 
-std::string ArgName(const std::vector<std::string>& names, size_t i) {
+// Names of arguments, for error messages only.
+std::string InputName(const NodeAttrs& attrs, size_t i) {
+  const std::vector<std::string> names = attrs.op->InputNames(attrs);
+  return i < names.size() ? names[i] : std::to_string(i);
+}
+std::string OutputName(const NodeAttrs& attrs, size_t i) {
+  const std::vector<std::string> names = attrs.op->OutputNames(attrs);
   return i < names.size() ? names[i] : std::to_string(i);
 }
 
@@ -68,23 +74,21 @@ void InferShapes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     throw NotImplemented(Label(attrs) + " has no shape inference");
   }
   op.infer_shape()(attrs, in_shapes, out_shapes);
-  const std::vector<std::string> in_names = op.InputNames(attrs);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if ((*in_shapes)[i] != inputs[i].shape()) {
       throw ShapeError(
-          absl::StrCat(Label(attrs), ": input ", i, " (", ArgName(in_names, i),
+          absl::StrCat(Label(attrs), ": input ", i, " (", InputName(attrs, i),
                        ") has shape ", inputs[i].shape().ToString(), " but ",
                        (*in_shapes)[i].ToString(), " is required"));
     }
   }
   if (op.is_dynamic_shape()) return;
-  const std::vector<std::string> out_names = op.OutputNames(attrs);
   for (size_t i = 0; i < out_shapes->size(); ++i) {
     if (!(*out_shapes)[i].is_known()) {
       throw ShapeError(absl::StrCat(Label(attrs),
                                     ": cannot infer the shape of "
                                     "output ",
-                                    i, " (", ArgName(out_names, i), "); got ",
+                                    i, " (", OutputName(attrs, i), "); got ",
                                     (*out_shapes)[i].ToString()));
     }
   }
@@ -102,22 +106,20 @@ void InferTypes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     throw NotImplemented(Label(attrs) + " has no dtype inference");
   }
   op.infer_type()(attrs, in_types, out_types);
-  const std::vector<std::string> in_names = op.InputNames(attrs);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if ((*in_types)[i] != inputs[i].dtype()) {
       throw DTypeError(absl::StrCat(Label(attrs), ": input ", i, " (",
-                                    ArgName(in_names, i), ") has dtype ",
+                                    InputName(attrs, i), ") has dtype ",
                                     DTypeName(inputs[i].dtype()), " but ",
                                     DTypeName((*in_types)[i]), " is required"));
     }
   }
-  const std::vector<std::string> out_names = op.OutputNames(attrs);
   for (size_t i = 0; i < out_types->size(); ++i) {
     if ((*out_types)[i] == DType::kUnknown) {
       throw DTypeError(absl::StrCat(Label(attrs),
                                     ": cannot infer the dtype of "
                                     "output ",
-                                    i, " (", ArgName(out_names, i), ")"));
+                                    i, " (", OutputName(attrs, i), ")"));
     }
   }
 }
@@ -136,11 +138,17 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
   const Op& op = *attrs.op;
   const size_t n_in = op.NumInputs(attrs), n_out = op.NumOutputs(attrs);
-  const std::vector<std::string> in_names = op.InputNames(attrs);
+  // Argument names and labels are built only on the error paths: this is
+  // the per-op dispatch path.
+  auto input_label = [&](size_t i) {
+    return absl::StrCat(Label(attrs), " input ", i, " (", InputName(attrs, i),
+                        ")");
+  };
   if (inputs.size() != n_in) {
-    throw InvalidArgument(absl::StrCat(
-        Label(attrs), ": expects ", n_in, " input(s) (",
-        absl::StrJoin(in_names, ", "), ") but got ", inputs.size()));
+    throw InvalidArgument(
+        absl::StrCat(Label(attrs), ": expects ", n_in, " input(s) (",
+                     absl::StrJoin(op.InputNames(attrs), ", "), ") but got ",
+                     inputs.size()));
   }
   if (outputs->empty()) outputs->resize(n_out);
   if (outputs->size() != n_out) {
@@ -150,12 +158,12 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
   const Context ctx = n_in > 0 ? inputs[0].ctx() : options.ctx;
   for (size_t i = 0; i < n_in; ++i) {
-    const std::string who = absl::StrCat(Label(attrs), " input ", i, " (",
-                                         ArgName(in_names, i), ")");
-    inputs[i].CheckReadable(who.c_str());
+    if (!inputs[i].is_written()) {
+      inputs[i].CheckReadable(input_label(i).c_str());
+    }
     if (inputs[i].ctx() != ctx) {
       throw InvalidArgument(
-          absl::StrCat(who, " is on ", inputs[i].ctx().ToString(),
+          absl::StrCat(input_label(i), " is on ", inputs[i].ctx().ToString(),
                        " but input 0 is on ", ctx.ToString()));
     }
   }

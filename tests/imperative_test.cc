@@ -1,0 +1,137 @@
+// Imperative invoke across packages: arity, attributes, shapes, dtypes,
+// contexts, modes and concurrency, through real CPU ops.
+#include <thread>
+
+#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "imperative/imperative.h"
+#include "imperative/nd.h"
+
+namespace mx {
+namespace {
+
+using imperative::Invoke;
+using testing::AllClose;
+using testing::ArrayOf;
+using testing::ToDouble;
+
+template <typename E>
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(no error of the expected type)";
+}
+
+TEST(Invoke, WrongArityNamesOpAndInputs) {
+  NDArray a = ArrayOf({2}, {1, 2});
+  EXPECT_EQ(ErrorOf<InvalidArgument>([&] { Invoke("broadcast_add", {a}); }),
+            "op \"broadcast_add\": expects 2 input(s) (lhs, rhs) but got 1");
+}
+
+TEST(Invoke, UnknownOpIsNotFound) {
+  EXPECT_EQ(ErrorOf<NotFound>([] { Invoke("no_such_op", {}); }),
+            "unknown op \"no_such_op\"");
+}
+
+TEST(Invoke, BadAttributesNameKeyAndValue) {
+  NDArray a = ArrayOf({2}, {1, 2});
+  EXPECT_EQ(
+      ErrorOf<InvalidArgument>([&] { Invoke("relu", {a}, {{"alpha", "1"}}); }),
+      "op \"relu\": unknown attribute \"alpha\"; known attributes: (none)");
+  EXPECT_EQ(ErrorOf<InvalidArgument>(
+                [&] { Invoke("_plus_scalar", {a}, {{"scalar", "x"}}); }),
+            "op \"_plus_scalar\": attribute scalar=\"x\" is invalid: not a "
+            "number");
+}
+
+TEST(Invoke, ReadingNeverWrittenInputIsStateError) {
+  NDArray never({2});
+  const std::string msg =
+      ErrorOf<StateError>([&] { Invoke("relu", {never}); });
+  EXPECT_NE(msg.find("op \"relu\" input 0 (data)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("read before anything wrote it"), std::string::npos);
+}
+
+TEST(Invoke, GivenOutputWithWrongShapeOrDTypeIsAnError) {
+  NDArray a = ArrayOf({2, 3}, std::vector<double>(6, 1));
+  std::vector<NDArray> out{NDArray({3, 2})};
+  const Op& relu = OpRegistry::Get()->Lookup("relu");
+  EXPECT_EQ(ErrorOf<ShapeError>(
+                [&] { Invoke(MakeAttrs(relu, {}), {a}, &out); }),
+            "op \"relu\": output 0 (output) has shape (3,2) but (2,3) is "
+            "required");
+  std::vector<NDArray> out_i{NDArray({2, 3}, Context::CPU(), DType::kInt32)};
+  EXPECT_THROW(Invoke(MakeAttrs(relu, {}), {a}, &out_i), DTypeError);
+}
+
+TEST(Invoke, InputsOnDifferentContextsAreRejected) {
+  NDArray a = ArrayOf({2}, {1, 2});
+  NDArray b = a.Copy(Context::CPU(1));
+  EXPECT_EQ(ErrorOf<InvalidArgument>([&] { nd::add(a, b); }),
+            "op \"broadcast_add\" input 1 (rhs) is on cpu(1) but input 0 is "
+            "on cpu(0)");
+  // Both on cpu(1) is fine and stays there.
+  NDArray c = nd::add(b, b);
+  EXPECT_EQ(c.ctx(), Context::CPU(1));
+  EXPECT_TRUE(AllClose(ToDouble(c), {2, 4}));
+}
+
+TEST(Invoke, KernelErrorsReachTheNextWait) {
+  NDArray x = ArrayOf({2}, {1, 2});
+  NDArray y = nd::clip(x, 3, 1);  // Checked in the kernel.
+  NDArray z = y + 1.0;            // Depends on the failed op: skipped.
+  EXPECT_THROW(z.WaitToRead(), InvalidArgument);
+  // The engine is usable afterwards.
+  EXPECT_TRUE(AllClose(ToDouble(x + 1.0), {2, 3}));
+}
+
+TEST(Modes, ScopesNestAndRestore) {
+  EXPECT_FALSE(imperative::IsTraining());
+  {
+    imperative::TrainingScope train(true);
+    EXPECT_TRUE(imperative::IsTraining());
+    {
+      imperative::TrainingScope predict(false);
+      EXPECT_FALSE(imperative::IsTraining());
+    }
+    EXPECT_TRUE(imperative::IsTraining());
+  }
+  EXPECT_FALSE(imperative::IsTraining());
+  imperative::RecordingScope rec(true);
+  EXPECT_TRUE(imperative::IsRecording());
+  imperative::DeferredComputeScope dc(true);
+  EXPECT_TRUE(imperative::IsDeferredCompute());
+}
+
+TEST(Modes, AreThreadLocal) {
+  imperative::TrainingScope train(true);
+  bool other_thread_training = true;
+  std::thread t([&] { other_thread_training = imperative::IsTraining(); });
+  t.join();
+  EXPECT_FALSE(other_thread_training);
+  EXPECT_TRUE(imperative::IsTraining());
+}
+
+TEST(Invoke, ArraysUsedFromSeveralThreads) {
+  NDArray shared = ArrayOf({256}, std::vector<double>(256, 1));
+  std::vector<std::thread> threads;
+  std::vector<std::vector<double>> results(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      NDArray acc = shared * static_cast<double>(t);
+      for (int i = 0; i < 50; ++i) acc = acc + shared;
+      results[t] = ToDouble(acc);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_TRUE(AllClose(results[t], std::vector<double>(256, t + 50)));
+  }
+}
+
+}  // namespace
+}  // namespace mx
