@@ -33,14 +33,17 @@
 namespace mx {
 
 class Op;
+class Symbol;
 
-// An op instance's attributes: the op, a node name, the attribute strings
-// as given, and the parameters parsed from them.
+// An op instance's attributes: the op (null for a variable), a node name,
+// the attribute strings as given, the parameters parsed from them, and
+// nested graphs (subgraph ops).
 struct NodeAttrs {
   const Op* op = nullptr;
   std::string name;
   AttrDict dict;
   std::any parsed;
+  std::vector<std::shared_ptr<Symbol>> subgraphs;
 
   template <typename P>
   const P& get() const {

@@ -1,0 +1,83 @@
+// Symbol: a handle to outputs of a graph, built by composing ops.
+//
+// Composing an op over input symbols creates a node; inputs the caller does
+// not give become variables named "<node>_<argument>", as in MXNet, so a
+// network can be written by naming only its data. Auxiliary states (inputs
+// an op mutates, such as BatchNorm's moving statistics) are listed apart
+// from the read-only arguments, in a stable (depth-first) order.
+//
+//   Symbol data = Symbol::Variable("data");
+//   Symbol fc = Symbol::Create("FullyConnected", {data},
+//                              {{"num_hidden", "128"}}, "fc1");
+//   fc.ListInputNames();   // {"data", "fc1_weight", "fc1_bias"}
+//   std::string json = fc.ToJSON();  // MXNet's symbol JSON layout
+#ifndef MXCORE_GRAPH_SYMBOL_H_
+#define MXCORE_GRAPH_SYMBOL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/node.h"
+
+namespace mx {
+
+class Symbol {
+ public:
+  enum class InputKind { kAll, kReadOnlyArgs, kAuxStates };
+
+  std::vector<NodeEntry> outputs;
+
+  // A variable, with optional shape and dtype hints.
+  static Symbol Variable(const std::string& name,
+                         const TShape& shape = TShape(),
+                         DType dtype = DType::kUnknown);
+  // `op` applied to `inputs` (trailing missing inputs become variables).
+  // An empty name gets a unique one ("relu3"). Throws NotFound for an
+  // unknown op, InvalidArgument for bad attributes or too many inputs.
+  static Symbol Create(const std::string& op, const std::vector<Symbol>& inputs,
+                       const AttrDict& attrs = {},
+                       const std::string& name = "");
+  // Outputs of several symbols as one.
+  static Symbol Group(const std::vector<Symbol>& symbols);
+
+  // Output i as a symbol of its own.
+  Symbol operator[](size_t i) const;
+  // A deep copy: new nodes, same structure and attributes.
+  Symbol Copy() const;
+  // Every output of every node, in topological order.
+  Symbol GetInternals() const;
+  // The inputs of the (single) output node.
+  Symbol GetChildren() const;
+
+  std::vector<NodePtr> ListInputs(InputKind kind = InputKind::kAll) const;
+  std::vector<std::string> ListInputNames(
+      InputKind kind = InputKind::kAll) const;
+  std::vector<std::string> ListArguments() const {
+    return ListInputNames(InputKind::kReadOnlyArgs);
+  }
+  std::vector<std::string> ListAuxiliaryStates() const {
+    return ListInputNames(InputKind::kAuxStates);
+  }
+  // "fc1_output", "data", "split0_output1", ...
+  std::vector<std::string> ListOutputNames() const;
+
+  // Attributes of the output node (REQUIRES a single output node).
+  std::optional<std::string> GetAttr(const std::string& key) const;
+  // Sets an attribute on every output node.
+  void SetAttr(const std::string& key, const std::string& value);
+
+  // One line per node: "fc1 = FullyConnected(data, fc1_weight, fc1_bias)
+  // {num_hidden=128}".
+  std::string Print() const;
+
+  // MXNet symbol JSON ("nodes", "arg_nodes", "node_row_ptr", "heads",
+  // "attrs"). FromJSON throws InvalidArgument on malformed JSON or dangling
+  // inputs and NotFound on unknown ops, naming the node.
+  std::string ToJSON() const;
+  static Symbol FromJSON(const std::string& json);
+};
+
+}  // namespace mx
+
+#endif  // MXCORE_GRAPH_SYMBOL_H_
