@@ -321,16 +321,16 @@ void BinaryType(const NodeAttrs& attrs, std::vector<DType>* in,
 }
 
 template <typename F>
-void RegisterBinary(const std::string& name,
-                    const std::vector<std::string>& aliases,
-                    const std::string& doc) {
+Op& RegisterBinaryOp(const std::string& name,
+                     const std::vector<std::string>& aliases,
+                     const std::string& doc, FInferShape infer_shape) {
   constexpr bool kCompare = std::is_same_v<OutT<F, float>, bool>;
   Op& op = OpRegistry::Get()
                ->Register(name)
                .Describe(doc)
                .SetNumInputs(2)
                .SetInputNames({"lhs", "rhs"})
-               .SetInferShape(BinaryShape)
+               .SetInferShape(std::move(infer_shape))
                .SetInferType(BinaryType<F>)
                .SetCompute(Context::kCPU, BinaryCompute<F>);
   if (!kCompare) {
@@ -339,6 +339,24 @@ void RegisterBinary(const std::string& name,
     });
   }
   for (const std::string& alias : aliases) op.AddAlias(alias);
+  return op;
+}
+
+// broadcast_<x>: NumPy broadcasting.
+template <typename F>
+void RegisterBinary(const std::string& name,
+                    const std::vector<std::string>& aliases,
+                    const std::string& doc) {
+  RegisterBinaryOp<F>(name, aliases, doc, BinaryShape);
+}
+
+// elemwise_<x>: both inputs and the output have one shape, which lets shape
+// inference run backwards (as MXNet's elemwise ops do).
+template <typename F>
+void RegisterElemwise(const std::string& name,
+                      const std::vector<std::string>& aliases,
+                      const std::string& doc) {
+  RegisterBinaryOp<F>(name, aliases, doc, SameShape);
 }
 
 // ---- Scalar forms. ----
@@ -400,18 +418,21 @@ void RegisterScalar(const std::string& name,
 }
 
 [[maybe_unused]] const bool kBinaryRegistered = [] {
-  RegisterBinary<AddF>("broadcast_add",
-                       {"add", "elemwise_add", "_plus", "_Plus", "_add"},
-                       "a + b with broadcasting");
-  RegisterBinary<SubF>("broadcast_sub",
-                       {"subtract", "elemwise_sub", "_minus", "_Minus", "_sub"},
+  RegisterBinary<AddF>("broadcast_add", {"add"}, "a + b with broadcasting");
+  RegisterBinary<SubF>("broadcast_sub", {"subtract"},
                        "a - b with broadcasting");
-  RegisterBinary<MulF>("broadcast_mul",
-                       {"multiply", "elemwise_mul", "_mul", "_Mul"},
+  RegisterBinary<MulF>("broadcast_mul", {"multiply"},
                        "a * b with broadcasting");
-  RegisterBinary<DivF>("broadcast_div",
-                       {"divide", "elemwise_div", "_div", "_Div"},
+  RegisterBinary<DivF>("broadcast_div", {"divide"},
                        "a / b with broadcasting (integer x/0 gives 0)");
+  RegisterElemwise<AddF>("elemwise_add", {"_plus", "_Plus", "_add"},
+                         "a + b, equal shapes");
+  RegisterElemwise<SubF>("elemwise_sub", {"_minus", "_Minus", "_sub"},
+                         "a - b, equal shapes");
+  RegisterElemwise<MulF>("elemwise_mul", {"_mul", "_Mul"},
+                         "a * b, equal shapes");
+  RegisterElemwise<DivF>("elemwise_div", {"_div", "_Div"},
+                         "a / b, equal shapes");
   RegisterBinary<PowF>("broadcast_power", {"power", "_power", "_Power"},
                        "a ^ b with broadcasting");
   RegisterBinary<MaxF>("broadcast_maximum", {"maximum", "_maximum"},

@@ -165,6 +165,13 @@ TEST(ElemwiseBinary, BroadcastingMatchesReference) {
   }
 }
 
+TEST(ElemwiseBinary, ElemwiseFormsRequireEqualShapes) {
+  NDArray a = ArrayOf({2}, {1, 2}), b = ArrayOf({2}, {3, 4});
+  EXPECT_TRUE(AllClose(ToDouble(nd::Call("elemwise_add", {a, b})), {4, 6}));
+  EXPECT_TRUE(AllClose(ToDouble(nd::Call("_mul", {a, b})), {3, 8}));
+  EXPECT_THROW(nd::Call("elemwise_add", {a, ArrayOf({1}, {1})}), ShapeError);
+}
+
 TEST(ElemwiseBinary, IncompatibleShapesNameBoth) {
   NDArray a = RandomArray({2, 3}), b = RandomArray({4});
   try {

@@ -1,0 +1,119 @@
+#include "graph/pass.h"
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+
+namespace mx {
+namespace {
+
+TShape ShapeOf(const Graph& g, const Symbol& s) {
+  return g.GetAttr<std::vector<TShape>>(
+      "shape")[g.indexed_graph().entry_id(s.outputs[0])];
+}
+
+TEST(InferShape, FullKnowledgeFromInputs) {
+  Symbol x = Symbol::Variable("x"), y = Symbol::Variable("y");
+  Symbol s = Symbol::Create("broadcast_add", {x, y}, {}, "add");
+  Symbol e = Symbol::Create("exp", {s}, {}, "e");
+  Graph g(e);
+  g.SetAttr("shape_inputs", std::vector<TShape>{{2, 3}, {3}});
+  g = ApplyPass(g, "InferShape");
+  EXPECT_EQ(ShapeOf(g, e), TShape({2, 3}));
+  EXPECT_EQ(g.GetAttr<size_t>("shape_num_unknown_nodes"), 0u);
+}
+
+TEST(InferShape, BackwardFromTheOutputSide) {
+  // Only the last input is known; equal-shape ops carry it backwards
+  // (broadcasting ops cannot: (1,5) and (4,5) would both fit).
+  Symbol x = Symbol::Variable("x");
+  Symbol r = Symbol::Create("relu", {x}, {}, "r");
+  Symbol t = Symbol::Create("tanh", {r}, {}, "t");
+  Symbol hint = Symbol::Variable("h", TShape({4, 5}));
+  Symbol m = Symbol::Create("elemwise_mul", {t, hint}, {}, "m");
+  Graph g = ApplyPass(Graph(m), "InferShape");
+  const IndexedGraph& idx = g.indexed_graph();
+  const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
+  EXPECT_EQ(shapes[idx.entry_id(x.outputs[0])], TShape({4, 5}));
+  EXPECT_EQ(ShapeOf(g, m), TShape({4, 5}));
+}
+
+TEST(InferShape, ReportsNodesThatStayUnknown) {
+  Symbol x = Symbol::Variable("x");
+  Symbol r = Symbol::Create("relu", {x}, {}, "r");
+  Graph g = ApplyPass(Graph(r), "InferShape");
+  EXPECT_EQ(g.GetAttr<size_t>("shape_num_unknown_nodes"), 2u);
+  EXPECT_EQ(g.GetAttr<std::string>("shape_unknown_report"),
+            "input \"x\": shape unknown (give it in shape_inputs or "
+            "__shape__)\n"
+            "node \"r\" (relu): output 0 unknown; inputs: x=<unknown>\n");
+}
+
+TEST(InferShape, ContradictionNamesNodeAndBothShapes) {
+  Symbol x = Symbol::Variable("x", TShape({2, 3}));
+  Symbol y = Symbol::Variable("y", TShape({4}));
+  Symbol s = Symbol::Create("broadcast_add", {x, y}, {}, "bad_add");
+  try {
+    ApplyPass(Graph(s), "InferShape");
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.what(),
+                 "op \"broadcast_add\" (node \"bad_add\"): shapes (2,3) and "
+                 "(4,) cannot be broadcast together");
+  }
+  Symbol z = Symbol::Variable("z", TShape({2, 2}));
+  Graph g(Symbol::Create("relu", {z}, {}, "r"));
+  g.SetAttr("shape_inputs", std::vector<TShape>{{3, 3}});
+  EXPECT_THROW(ApplyPass(g, "InferShape"), ShapeError);
+}
+
+TEST(InferType, PropagatesAndReportsConflicts) {
+  Symbol x = Symbol::Variable("x", TShape(), DType::kFloat64);
+  Symbol c = Symbol::Create("_greater_scalar", {x}, {{"scalar", "0"}}, "c");
+  Graph g = ApplyPass(Graph(c), "InferType");
+  const auto& types = g.GetAttr<std::vector<DType>>("dtype");
+  EXPECT_EQ(types[g.indexed_graph().entry_id(c.outputs[0])], DType::kBool);
+  Symbol a = Symbol::Variable("a", TShape(), DType::kFloat32);
+  Symbol b = Symbol::Variable("b", TShape(), DType::kInt32);
+  EXPECT_THROW(
+      ApplyPass(Graph(Symbol::Create("broadcast_add", {a, b})), "InferType"),
+      DTypeError);
+}
+
+TEST(Passes, UnknownPassAndMissingAttributesAreClear) {
+  Graph g(Symbol::Variable("x"));
+  try {
+    ApplyPass(g, "NoSuchPass");
+    FAIL();
+  } catch (const NotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("InferShape"), std::string::npos);
+  }
+  PassRegistry::Get()->Register(PassInfo{
+      "_TestNeedsShape", "", {"shape"}, {}, [](Graph g) { return g; }});
+  try {
+    ApplyPass(g, "_TestNeedsShape");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(),
+                 "pass \"_TestNeedsShape\" needs graph attribute \"shape\" "
+                 "(run InferShape first)");
+  }
+  EXPECT_NO_THROW(ApplyPasses(g, {"InferShape", "_TestNeedsShape"}));
+  EXPECT_THROW(g.GetAttr<int>("nothing"), NotFound);
+}
+
+TEST(IndexedGraph, NumbersNodesEntriesAndMutableInputs) {
+  Symbol x = Symbol::Variable("x");
+  Symbol r = Symbol::Create("relu", {x}, {}, "r");
+  Graph g(Symbol::Group({r, x}));
+  const IndexedGraph& idx = g.indexed_graph();
+  EXPECT_EQ(idx.num_nodes(), 2u);
+  EXPECT_EQ(idx.num_node_entries(), 2u);
+  EXPECT_EQ(idx.input_nodes(), std::vector<uint32_t>{0});
+  EXPECT_EQ(idx[1].inputs[0].node_id, 0u);
+  EXPECT_EQ(idx.outputs()[0].node_id, 1u);
+  EXPECT_EQ(idx.outputs()[1].node_id, 0u);
+  EXPECT_TRUE(idx.mutable_input_nodes().empty());
+}
+
+}  // namespace
+}  // namespace mx
