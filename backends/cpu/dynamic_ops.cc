@@ -1,0 +1,147 @@
+// Dynamic-shape ops: the output's size depends on the input values, so the
+// kernel counts first and then allocates the output with AllocDynamic.
+// Shape inference gives what is known beforehand (rank and trailing dims,
+// with -1 for the value-dependent length).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+template <typename T>
+inline bool NonZero(T v) {
+  return static_cast<AccType<T>>(v) != AccType<T>(0);
+}
+
+// Flat indices of the non-zero elements of `x`.
+std::vector<int64_t> NonZeroIndices(const TBlob& x) {
+  std::vector<int64_t> idx;
+  MX_DTYPE_SWITCH(x.dtype, T, {
+    const T* p = x.data<T>();
+    const int64_t n = x.Size();
+    for (int64_t i = 0; i < n; ++i) {
+      if (NonZero(p[i])) idx.push_back(i);
+    }
+  });
+  return idx;
+}
+
+// ---- flatnonzero. ----
+
+void FlatNonzeroShape(const NodeAttrs& attrs, std::vector<TShape>*,
+                      std::vector<TShape>* out) {
+  AssignShape(attrs, out, 0, TShape::Filled(1, -1), true);
+}
+
+void FlatNonzeroCompute(const OpContext&, const NodeAttrs&,
+                        const std::vector<TBlob>& in,
+                        const std::vector<NDArray>& out) {
+  const std::vector<int64_t> idx = NonZeroIndices(in[0]);
+  const TBlob y = out[0].AllocDynamic(TShape{static_cast<int64_t>(idx.size())});
+  if (!idx.empty()) {
+    std::memcpy(y.dptr, idx.data(), idx.size() * sizeof(int64_t));
+  }
+}
+
+MX_REGISTER_OP(flatnonzero)
+    .Describe(
+        "Indices (int64) of the non-zero elements of the flattened input; "
+        "the output length depends on the values.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetInferShape(FlatNonzeroShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      OutputTypeIs(DType::kInt64, attrs, in, out);
+    })
+    .SetComputeDynamic(Context::kCPU, FlatNonzeroCompute);
+
+// ---- boolean_mask. ----
+
+struct BooleanMaskParam {
+  int axis = 0;
+  static void Declare(ParamSchema<BooleanMaskParam>* s) {
+    s->Field("axis", &BooleanMaskParam::axis)
+        .Describe("axis the mask selects along; only 0 is supported");
+  }
+};
+
+void BooleanMaskShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+  const int axis = attrs.get<BooleanMaskParam>().axis;
+  if (axis != 0) {
+    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": axis=", axis,
+                                      " is not supported; only axis=0"));
+  }
+  const TShape& data = (*in)[0];
+  const TShape& index = (*in)[1];
+  if (data.ndim_known() && data.ndim() == 0) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs),
+                                  ": input 0 (data) must have at least one "
+                                  "dimension; got shape ",
+                                  data.ToString()));
+  }
+  if (index.ndim_known() && index.ndim() != 1) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs),
+                                  ": input 1 (index) must be 1-D; got shape ",
+                                  index.ToString()));
+  }
+  if (data.ndim_known() && index.ndim_known() && data[0] >= 0 &&
+      index[0] >= 0 && data[0] != index[0]) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": input 1 (index) has shape ", index.ToString(),
+        " but its length must equal data.shape[0] = ", data[0],
+        " (data has shape ", data.ToString(), ")"));
+  }
+  if (!data.ndim_known()) return;
+  AssignShape(attrs, in, 1, TShape{data[0]}, false);
+  TShape result = data;
+  result[0] = -1;
+  AssignShape(attrs, out, 0, result, true);
+}
+
+void BooleanMaskType(const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+  // The index may be bool or any numeric dtype; non-zero keeps the row.
+  AssignType(attrs, out, 0, (*in)[0], true);
+  AssignType(attrs, in, 0, (*out)[0], false);
+}
+
+void BooleanMaskCompute(const OpContext&, const NodeAttrs&,
+                        const std::vector<TBlob>& in,
+                        const std::vector<NDArray>& out) {
+  const TBlob& data = in[0];
+  const std::vector<int64_t> rows = NonZeroIndices(in[1]);
+  TShape shape = data.shape;
+  shape[0] = static_cast<int64_t>(rows.size());
+  const TBlob y = out[0].AllocDynamic(shape);
+  const size_t row_bytes =
+      static_cast<size_t>(data.shape.ProdDims(1, data.shape.ndim())) *
+      DTypeSize(data.dtype);
+  if (row_bytes == 0) return;
+  const char* src = static_cast<const char*>(data.dptr);
+  char* dst = static_cast<char*>(y.dptr);
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::memcpy(dst + k * row_bytes, src + rows[k] * row_bytes, row_bytes);
+  }
+}
+
+MX_REGISTER_OP(boolean_mask)
+    .Describe(
+        "The rows of `data` (along axis 0) where the 1-D `index` is non-zero; "
+        "the output length depends on the values.")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "index"})
+    .SetParams<BooleanMaskParam>()
+    .SetInferShape(BooleanMaskShape)
+    .SetInferType(BooleanMaskType)
+    .SetComputeDynamic(Context::kCPU, BooleanMaskCompute)
+    .AddAlias("_contrib_boolean_mask");
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

@@ -1,0 +1,217 @@
+// Optimizer update ops: sgd_update, sgd_mom_update, adam_update.
+//
+// Each returns the new weight as its output; the front end passes `weight`
+// itself as the output, which the in-place option (input 0, output 0)
+// allows without a temporary. Optimizer states (momentum, Adam's mean and
+// var) are inputs the op mutates. The gradient is first rescaled and, when
+// clip_gradient > 0, clipped to [-clip_gradient, clip_gradient]. float32,
+// float64 and float16 (arithmetic in float) are supported; every input must
+// have the weight's shape and dtype.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;
+
+// Fields shared by all update ops. `lazy_update` only matters for sparse
+// gradients, which mxcore does not have; it is accepted for symbol files
+// and MXNet-style callers and has no effect on dense arrays.
+template <typename P>
+void DeclareCommon(ParamSchema<P>* s) {
+  s->Field("lr", &P::lr).Required().Describe("learning rate");
+  s->Field("wd", &P::wd).Describe("weight decay");
+  s->Field("rescale_grad", &P::rescale_grad).Describe("gradient scale");
+  s->Field("clip_gradient", &P::clip_gradient)
+      .Describe("clip the rescaled gradient to [-c, c]; <= 0: no clipping");
+  s->Field("lazy_update", &P::lazy_update)
+      .Describe("sparse-only; no effect on dense arrays");
+}
+
+struct SGDParam {
+  double lr = 0;
+  double wd = 0;
+  double rescale_grad = 1;
+  double clip_gradient = -1;
+  bool lazy_update = true;
+  static void Declare(ParamSchema<SGDParam>* s) { DeclareCommon(s); }
+};
+
+struct SGDMomParam {
+  double lr = 0;
+  double momentum = 0;
+  double wd = 0;
+  double rescale_grad = 1;
+  double clip_gradient = -1;
+  bool lazy_update = true;
+  static void Declare(ParamSchema<SGDMomParam>* s) {
+    DeclareCommon(s);
+    s->Field("momentum", &SGDMomParam::momentum).Describe("momentum factor");
+  }
+};
+
+struct AdamParam {
+  double lr = 0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  double wd = 0;
+  double rescale_grad = 1;
+  double clip_gradient = -1;
+  bool lazy_update = true;
+  static void Declare(ParamSchema<AdamParam>* s) {
+    DeclareCommon(s);
+    s->Field("beta1", &AdamParam::beta1).Describe("decay of the mean");
+    s->Field("beta2", &AdamParam::beta2).Describe("decay of the variance");
+    s->Field("epsilon", &AdamParam::epsilon).Describe("added to sqrt(var)");
+  }
+};
+
+// Rescaled, optionally clipped gradient.
+template <typename A>
+struct GradPrep {
+  A rescale, clip;
+  bool clipping;
+  template <typename P>
+  explicit GradPrep(const P& p)
+      : rescale(static_cast<A>(p.rescale_grad)),
+        clip(static_cast<A>(p.clip_gradient)),
+        clipping(p.clip_gradient > 0) {}
+  A operator()(A g) const {
+    g *= rescale;
+    return clipping ? std::min(std::max(g, -clip), clip) : g;
+  }
+};
+
+void UpdateType(const NodeAttrs& attrs, std::vector<DType>* in,
+                std::vector<DType>* out) {
+  SameType(attrs, in, out);
+  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
+}
+
+// Registers an update op with `n_in` inputs, the last `mutated` of which
+// are states it writes.
+template <typename P>
+Op& RegisterUpdate(const std::string& name, std::vector<std::string> inputs,
+                   std::vector<int> mutated, FCompute compute,
+                   const std::string& doc) {
+  const int n = static_cast<int>(inputs.size());
+  return OpRegistry::Get()
+      ->Register(name)
+      .Describe(doc)
+      .SetNumInputs(n)
+      .SetInputNames(std::move(inputs))
+      .SetParams<P>()
+      .SetInferShape(SameShape)
+      .SetInferType(UpdateType)
+      .SetMutateInputs([mutated](const NodeAttrs&) { return mutated; })
+      .SetInplaceOption([](const NodeAttrs&) {
+        return std::vector<std::pair<int, int>>{{0, 0}};
+      })
+      .SetCompute(Context::kCPU, std::move(compute));
+}
+
+void SGDCompute(const OpContext&, const NodeAttrs& attrs,
+                const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& out) {
+  const SGDParam& p = attrs.get<SGDParam>();
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* w = in[0].data<T>();
+    const T* g = in[1].data<T>();
+    T* y = out[0].data<T>();
+    const GradPrep<A> prep(p);
+    const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd);
+    const OpReqType r = req[0];
+    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const A wi = static_cast<A>(w[i]);
+        Assign(y + i, r, wi - lr * (prep(static_cast<A>(g[i])) + wd * wi));
+      }
+    });
+  });
+}
+
+void SGDMomCompute(const OpContext&, const NodeAttrs& attrs,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+  const SGDMomParam& p = attrs.get<SGDMomParam>();
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* w = in[0].data<T>();
+    const T* g = in[1].data<T>();
+    T* mom = in[2].data<T>();
+    T* y = out[0].data<T>();
+    const GradPrep<A> prep(p);
+    const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
+            momentum = static_cast<A>(p.momentum);
+    const OpReqType r = req[0];
+    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const A wi = static_cast<A>(w[i]);
+        const A m = momentum * static_cast<A>(mom[i]) -
+                    lr * (prep(static_cast<A>(g[i])) + wd * wi);
+        mom[i] = static_cast<T>(m);
+        Assign(y + i, r, wi + m);
+      }
+    });
+  });
+}
+
+void AdamCompute(const OpContext&, const NodeAttrs& attrs,
+                 const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req,
+                 const std::vector<TBlob>& out) {
+  const AdamParam& p = attrs.get<AdamParam>();
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* w = in[0].data<T>();
+    const T* g = in[1].data<T>();
+    T* mean = in[2].data<T>();
+    T* var = in[3].data<T>();
+    T* y = out[0].data<T>();
+    const GradPrep<A> prep(p);
+    const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
+            b1 = static_cast<A>(p.beta1), b2 = static_cast<A>(p.beta2),
+            eps = static_cast<A>(p.epsilon);
+    const OpReqType r = req[0];
+    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const A wi = static_cast<A>(w[i]);
+        const A gi = prep(static_cast<A>(g[i])) + wd * wi;
+        const A m = b1 * static_cast<A>(mean[i]) + (A(1) - b1) * gi;
+        const A v = b2 * static_cast<A>(var[i]) + (A(1) - b2) * gi * gi;
+        mean[i] = static_cast<T>(m);
+        var[i] = static_cast<T>(v);
+        Assign(y + i, r, wi - lr * m / (std::sqrt(v) + eps));
+      }
+    });
+  });
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterUpdate<SGDParam>(
+      "sgd_update", {"weight", "grad"}, {}, SGDCompute,
+      "SGD step: weight - lr * (clip(rescale_grad * grad) + wd * weight).");
+  RegisterUpdate<SGDMomParam>(
+      "sgd_mom_update", {"weight", "grad", "mom"}, {2}, SGDMomCompute,
+      "SGD with momentum: mom = momentum * mom - lr * (g + wd * weight); "
+      "weight + mom. Updates mom in place.");
+  RegisterUpdate<AdamParam>(
+      "adam_update", {"weight", "grad", "mean", "var"}, {2, 3}, AdamCompute,
+      "Adam step without bias correction: g = clip(rescale_grad * grad) + "
+      "wd * weight; mean and var are updated in place; weight - lr * mean / "
+      "(sqrt(var) + epsilon).");
+  return true;
+}();
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx
