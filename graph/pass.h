@@ -8,6 +8,9 @@
 //               "shape_unknown_report"
 //   InferType   likewise with "dtype_inputs"/__dtype__, provides "dtype",
 //               "dtype_num_unknown_nodes", "dtype_unknown_report"
+//   PlanMemory  needs "shape", "dtype"; provides "storage_id",
+//               "storage_bytes", "memory_planned_bytes",
+//               "memory_bytes_without_reuse"
 //
 //   Graph g(symbol);
 //   g = ApplyPasses(std::move(g), {"InferShape", "InferType"});

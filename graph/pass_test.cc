@@ -101,6 +101,40 @@ TEST(Passes, UnknownPassAndMissingAttributesAreClear) {
   EXPECT_THROW(g.GetAttr<int>("nothing"), NotFound);
 }
 
+TEST(PlanMemory, ChainRunsInPlaceAndReusesDeadBlocks) {
+  // x -> exp -> sin -> cos -> ... : every op may run in place on its input,
+  // so the ten intermediate results share one block.
+  Symbol s = Symbol::Variable("x", TShape({1000}), DType::kFloat32);
+  const char* ops[] = {"exp", "sin", "cos", "tanh", "relu"};
+  for (int i = 0; i < 10; ++i) s = Symbol::Create(ops[i % 5], {s});
+  Graph g = ApplyPasses(Graph(s), {"InferShape", "InferType", "PlanMemory"});
+  EXPECT_EQ(g.GetAttr<size_t>("memory_bytes_without_reuse"), 10u * 4000);
+  EXPECT_EQ(g.GetAttr<size_t>("memory_planned_bytes"), 4000u);
+  const auto& sid = g.GetAttr<std::vector<int>>("storage_id");
+  EXPECT_EQ(sid[g.indexed_graph().entry_id(s.outputs[0])], 0);
+  EXPECT_EQ(sid[0], -1);  // The input variable is external.
+}
+
+TEST(PlanMemory, BranchesKeepLiveValuesApart) {
+  // a = exp(x); b = sin(a); c = a + b: `a` is read twice, so sin cannot
+  // overwrite it, but add can take either block.
+  Symbol x = Symbol::Variable("x", TShape({100}), DType::kFloat32);
+  Symbol a = Symbol::Create("exp", {x}, {}, "a");
+  Symbol b = Symbol::Create("sin", {a}, {}, "b");
+  Symbol c = Symbol::Create("elemwise_add", {a, b}, {}, "c");
+  Graph g = ApplyPasses(Graph(c), {"InferShape", "InferType", "PlanMemory"});
+  const IndexedGraph& idx = g.indexed_graph();
+  const auto& sid = g.GetAttr<std::vector<int>>("storage_id");
+  EXPECT_NE(sid[idx.entry_id(a.outputs[0])], sid[idx.entry_id(b.outputs[0])]);
+  EXPECT_EQ(g.GetAttr<size_t>("memory_planned_bytes"), 800u);
+  EXPECT_EQ(g.GetAttr<size_t>("memory_bytes_without_reuse"), 1200u);
+}
+
+TEST(PlanMemory, NeedsShapesFirst) {
+  Graph g(Symbol::Create("exp", {Symbol::Variable("x")}));
+  EXPECT_THROW(ApplyPass(g, "PlanMemory"), InvalidArgument);
+}
+
 TEST(IndexedGraph, NumbersNodesEntriesAndMutableInputs) {
   Symbol x = Symbol::Variable("x");
   Symbol r = Symbol::Create("relu", {x}, {}, "r");
