@@ -85,6 +85,10 @@ Op& Op::SetOutputNames(std::vector<std::string> names) {
   output_names_ = std::move(names);
   return *this;
 }
+Op& Op::SetNumVisibleOutputs(std::function<int(const NodeAttrs&)> fn) {
+  num_visible_outputs_fn_ = std::move(fn);
+  return *this;
+}
 Op& Op::SetInferShape(FInferShape fn) {
   infer_shape_ = std::move(fn);
   return *this;
@@ -135,6 +139,11 @@ int Op::NumInputs(const NodeAttrs& attrs) const {
 }
 int Op::NumOutputs(const NodeAttrs& attrs) const {
   return num_outputs_fn_ ? num_outputs_fn_(attrs) : num_outputs_;
+}
+
+int Op::NumVisibleOutputs(const NodeAttrs& attrs) const {
+  return num_visible_outputs_fn_ ? num_visible_outputs_fn_(attrs)
+                                 : NumOutputs(attrs);
 }
 
 std::vector<std::string> Op::InputNames(const NodeAttrs& attrs) const {

@@ -136,6 +136,9 @@ class Op {
   Op& SetInputNames(
       std::function<std::vector<std::string>(const NodeAttrs&)> fn);
   Op& SetOutputNames(std::vector<std::string> names);
+  // Outputs a composed symbol exposes (the first n); the rest are internal
+  // (BatchNorm's saved statistics, Dropout's mask). Default: all.
+  Op& SetNumVisibleOutputs(std::function<int(const NodeAttrs&)> fn);
   template <typename P>
   Op& SetParams() {
     param_parser_ = [](const std::string& op, const AttrDict& dict) {
@@ -175,6 +178,7 @@ class Op {
   // ---- Queries. ----
   int NumInputs(const NodeAttrs& attrs) const;
   int NumOutputs(const NodeAttrs& attrs) const;
+  int NumVisibleOutputs(const NodeAttrs& attrs) const;
   std::vector<std::string> InputNames(const NodeAttrs& attrs) const;
   std::vector<std::string> OutputNames(const NodeAttrs& attrs) const;
   // Parses attrs->dict into attrs->parsed; throws InvalidArgument.
@@ -200,6 +204,7 @@ class Op {
   int num_outputs_ = 1;
   std::function<int(const NodeAttrs&)> num_inputs_fn_;
   std::function<int(const NodeAttrs&)> num_outputs_fn_;
+  std::function<int(const NodeAttrs&)> num_visible_outputs_fn_;
   std::vector<std::string> input_names_;
   std::function<std::vector<std::string>(const NodeAttrs&)> input_names_fn_;
   std::vector<std::string> output_names_;

@@ -84,8 +84,9 @@ Symbol Symbol::Create(const std::string& op_name,
         Node::Variable(absl::StrCat(node->name(), "_", arg_names[i])), 0, 0});
   }
   Symbol s;
-  for (uint32_t i = 0; i < node->num_outputs(); ++i) {
-    s.outputs.push_back(NodeEntry{node, i, 0});
+  const int visible = op.NumVisibleOutputs(node->attrs);
+  for (int i = 0; i < visible; ++i) {
+    s.outputs.push_back(NodeEntry{node, static_cast<uint32_t>(i), 0});
   }
   return s;
 }
@@ -217,6 +218,43 @@ std::string Symbol::Print() const {
   absl::StrAppend(&out, "outputs: ", absl::StrJoin(ListOutputNames(), ", "),
                   "\n");
   return out;
+}
+
+std::string Symbol::ToDOT() const {
+  absl::flat_hash_map<const Node*, int> ids;
+  std::string out = "digraph mxcore {\n  node [fontsize=10];\n";
+  auto quote = [](const std::string& text) {
+    std::string q = "\"";
+    for (char c : text) {
+      if (c == '\n') {
+        q += "\\n";
+        continue;
+      }
+      if (c == '"' || c == '\\') q += '\\';
+      q += c;
+    }
+    return q + "\"";
+  };
+  DFSVisit(outputs, [&](const NodePtr& n) {
+    const int id = static_cast<int>(ids.size());
+    ids[n.get()] = id;
+    const std::string label =
+        n->is_variable() ? n->name() : n->name() + "\n" + n->op()->name();
+    absl::StrAppend(&out, "  n", id, " [label=", quote(label),
+                    ", shape=", n->is_variable() ? "ellipse" : "box", "];\n");
+    for (const NodeEntry& e : n->inputs) {
+      absl::StrAppend(&out, "  n", ids.at(e.node.get()), " -> n", id);
+      if (e.node->num_outputs() > 1) {
+        absl::StrAppend(&out, " [label=", quote(EntryName(e)), "]");
+      }
+      out += ";\n";
+    }
+    for (const NodePtr& c : n->control_deps) {
+      absl::StrAppend(&out, "  n", ids.at(c.get()), " -> n", id,
+                      " [style=dashed];\n");
+    }
+  });
+  return out + "}\n";
 }
 
 }  // namespace mx

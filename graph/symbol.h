@@ -71,6 +71,10 @@ class Symbol {
   // {num_hidden=128}".
   std::string Print() const;
 
+  // Graphviz DOT text: one box per op, one ellipse per variable, edges
+  // labelled with output names when a node has several outputs.
+  std::string ToDOT() const;
+
   // MXNet symbol JSON ("nodes", "arg_nodes", "node_row_ptr", "heads",
   // "attrs"). FromJSON throws InvalidArgument on malformed JSON or dangling
   // inputs and NotFound on unknown ops, naming the node.

@@ -23,6 +23,10 @@ const bool kTestOpsRegistered = [] {
       .SetInputNames({"data", "weight", "bias"})
       .SetOutputNames({"output"});
   OpRegistry::Get()
+      ->Register("_test_hidden")
+      .SetNumOutputs(3)
+      .SetNumVisibleOutputs([](const NodeAttrs&) { return 1; });
+  OpRegistry::Get()
       ->Register("_test_split2")
       .SetNumOutputs(2)
       .SetOutputNames({"first", "second"});
@@ -72,6 +76,12 @@ TEST(Symbol, InternalsChildrenGroupAndIndexing) {
             (std::vector<std::string>{"sp_first", "sp_second"}));
 }
 
+TEST(Symbol, ComposedSymbolExposesVisibleOutputsOnly) {
+  Symbol h = Symbol::Create("_test_hidden", {Symbol::Variable("x")}, {}, "h");
+  EXPECT_EQ(h.outputs.size(), 1u);
+  EXPECT_EQ(h.GetInternals().outputs.size(), 4u);  // x plus all three.
+}
+
 TEST(Symbol, CopyIsIndependent) {
   Symbol x = Symbol::Variable("x");
   Symbol s = Symbol::Create("_plus_scalar", {x}, {{"scalar", "1"}}, "p");
@@ -94,6 +104,19 @@ TEST(Symbol, AttributesAndPrint) {
             "var x {__dtype__=0, __shape__=(2,3)}\n"
             "r = relu(x) {__ctx_group__=dev1}\n"
             "outputs: r_output\n");
+}
+
+TEST(Symbol, DotExport) {
+  Symbol x = Symbol::Variable("x");
+  Symbol sp = Symbol::Create("_test_split2", {x}, {}, "sp");
+  Symbol r = Symbol::Create("relu", {sp[1]}, {}, "r");
+  EXPECT_EQ(r.ToDOT(),
+            "digraph mxcore {\n  node [fontsize=10];\n"
+            "  n0 [label=\"x\", shape=ellipse];\n"
+            "  n1 [label=\"sp\\n_test_split2\", shape=box];\n"
+            "  n0 -> n1;\n"
+            "  n2 [label=\"r\\nrelu\", shape=box];\n"
+            "  n1 -> n2 [label=\"sp_second\"];\n}\n");
 }
 
 TEST(SymbolJSON, RoundTripKeepsStructureAndAttributes) {
