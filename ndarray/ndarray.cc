@@ -200,6 +200,21 @@ NDArray NDArray::At(int64_t i) const {
   return view;
 }
 
+NDArray NDArray::ViewAs(const TShape& shape, DType dtype) const {
+  CheckNotNone("NDArray::ViewAs");
+  const size_t bytes = ByteSize(shape, dtype);
+  if (!shape.is_known() || bytes > ptr_->bytes) {
+    throw ShapeError(absl::StrCat(
+        "NDArray::ViewAs: ", shape.ToString(), " ", DTypeName(dtype), " (",
+        bytes, " bytes) does not fit in a chunk of ", ptr_->bytes, " bytes"));
+  }
+  NDArray view = *this;
+  view.shape_ = shape;
+  view.dtype_ = dtype;
+  view.byte_offset_ = 0;
+  return view;
+}
+
 NDArray NDArray::Detach() const { return *this; }
 
 void NDArray::WaitToRead() const {

@@ -85,6 +85,10 @@ class NDArray {
   NDArray Slice(int64_t begin, int64_t end) const;
   // Row i of the first axis, with that axis dropped.
   NDArray At(int64_t i) const;
+  // The chunk's memory (from its start) seen as `shape` of `dtype`; the view
+  // must fit in the chunk. Used by executors to place values in planned
+  // storage blocks.
+  NDArray ViewAs(const TShape& shape, DType dtype) const;
   // Same data, without autograd or deferred-compute history.
   NDArray Detach() const;
   // True when both are views of the same chunk.

@@ -129,6 +129,15 @@ TEST(NDArray, ViewsShareMemory) {
   EXPECT_EQ(a.At(2).At(1).ToVector<int32_t>(), (std::vector<int32_t>{8}));
 }
 
+TEST(NDArray, ViewAsReinterpretsTheChunk) {
+  NDArray block({16}, Context::CPU(), DType::kUInt8);
+  NDArray f = block.ViewAs({2, 2}, DType::kFloat32);
+  f.SyncCopyFromCPU(std::vector<float>{1, 2, 3, 4}.data(), 4);
+  EXPECT_EQ(block.ViewAs({4}, DType::kFloat32).ToVector<float>(),
+            (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_THROW(block.ViewAs({5}, DType::kFloat32), ShapeError);
+}
+
 TEST(NDArray, BadViewsAreShapeErrors) {
   NDArray a = NDArray::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_THROW(a.Reshape({4, 2}), ShapeError);

@@ -1,0 +1,234 @@
+#include "imperative/executor.h"
+
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/error.h"
+#include "graph/pass.h"
+#include "imperative/imperative.h"
+
+namespace mx {
+namespace {
+
+void FillZeros(const NDArray& a) {
+  a.CheckAndAlloc();
+  a.MarkWritten();
+  const TBlob blob = a.blob();
+  engine::Engine::Get()->PushSync(
+      [blob](engine::RunContext) {
+        const size_t bytes = blob.Size() * DTypeSize(blob.dtype);
+        if (bytes > 0) std::memset(blob.dptr, 0, bytes);
+      },
+      a.ctx(), {}, {a.var()}, engine::FnProperty::kNormal, 0, "FillZeros");
+}
+
+void CheckCount(const char* what, size_t given,
+                const std::vector<std::string>& names) {
+  if (given != names.size()) {
+    throw InvalidArgument(absl::StrCat("Executor::Bind: ", given, " ", what,
+                                       " given for ", names.size(), " (",
+                                       absl::StrJoin(names, ", "), ")"));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
+                                         std::vector<NDArray> args,
+                                         std::vector<NDArray> arg_grads,
+                                         std::vector<OpReqType> grad_reqs,
+                                         std::vector<NDArray> aux) {
+  std::unique_ptr<Executor> exec(new Executor());
+  exec->symbol_ = symbol;
+  exec->ctx_ = ctx;
+  exec->arg_names_ = symbol.ListArguments();
+  exec->aux_names_ = symbol.ListAuxiliaryStates();
+  CheckCount("arguments", args.size(), exec->arg_names_);
+  CheckCount("auxiliary states", aux.size(), exec->aux_names_);
+  if (arg_grads.empty()) arg_grads.resize(args.size());
+  CheckCount("gradient arrays", arg_grads.size(), exec->arg_names_);
+  if (grad_reqs.empty()) {
+    for (const NDArray& g : arg_grads) {
+      grad_reqs.push_back(g.is_none() ? OpReqType::kNullOp
+                                      : OpReqType::kWriteTo);
+    }
+  }
+  CheckCount("gradient requests", grad_reqs.size(), exec->arg_names_);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_none()) {
+      throw InvalidArgument(absl::StrCat("Executor::Bind: argument \"",
+                                         exec->arg_names_[i], "\" is none"));
+    }
+  }
+  exec->args_ = std::move(args);
+  exec->grads_ = std::move(arg_grads);
+  exec->grad_reqs_ = std::move(grad_reqs);
+  exec->aux_ = std::move(aux);
+  exec->Init();
+  return exec;
+}
+
+std::unique_ptr<Executor> Executor::SimpleBind(
+    const Symbol& symbol, Context ctx,
+    const std::map<std::string, TShape>& shapes,
+    const std::map<std::string, DType>& dtypes, OpReqType grad_req) {
+  Graph g(symbol);
+  const IndexedGraph& idx = g.indexed_graph();
+  std::vector<TShape> in_shapes;
+  std::vector<DType> in_types;
+  for (uint32_t nid : idx.input_nodes()) {
+    const std::string& name = idx[nid].source->name();
+    auto s = shapes.find(name);
+    in_shapes.push_back(s == shapes.end() ? TShape() : s->second);
+    auto t = dtypes.find(name);
+    in_types.push_back(t == dtypes.end() ? DType::kFloat32 : t->second);
+  }
+  g.SetAttr("shape_inputs", in_shapes);
+  g.SetAttr("dtype_inputs", in_types);
+  g = ApplyPasses(g, {"InferShape", "InferType"});
+  if (g.GetAttr<size_t>("shape_num_unknown_nodes") > 0) {
+    throw ShapeError("Executor::SimpleBind: cannot infer all shapes:\n" +
+                     g.GetAttr<std::string>("shape_unknown_report"));
+  }
+  const auto& all_shapes = g.GetAttr<std::vector<TShape>>("shape");
+  const auto& all_types = g.GetAttr<std::vector<DType>>("dtype");
+  absl::flat_hash_map<std::string, std::pair<TShape, DType>> by_name;
+  for (uint32_t nid : idx.input_nodes()) {
+    const uint32_t eid = idx.entry_id(nid, 0);
+    by_name[idx[nid].source->name()] = {all_shapes[eid], all_types[eid]};
+  }
+  auto make = [&](const std::string& name) {
+    const auto& [shape, dtype] = by_name.at(name);
+    NDArray a(shape, ctx, dtype);
+    FillZeros(a);
+    return a;
+  };
+  std::vector<NDArray> args, grads, aux;
+  std::vector<OpReqType> reqs;
+  for (const std::string& name : symbol.ListArguments()) {
+    args.push_back(make(name));
+    grads.push_back(grad_req == OpReqType::kNullOp ? NDArray() : make(name));
+    reqs.push_back(grad_req);
+  }
+  for (const std::string& name : symbol.ListAuxiliaryStates()) {
+    aux.push_back(make(name));
+  }
+  return Bind(symbol, ctx, std::move(args), std::move(grads), std::move(reqs),
+              std::move(aux));
+}
+
+void Executor::Init() {
+  graph_ = Graph(symbol_);
+  const IndexedGraph& idx = graph_.indexed_graph();
+  absl::flat_hash_map<std::string, NDArray> bound;
+  for (size_t i = 0; i < arg_names_.size(); ++i)
+    bound[arg_names_[i]] = args_[i];
+  for (size_t i = 0; i < aux_names_.size(); ++i) bound[aux_names_[i]] = aux_[i];
+  std::vector<TShape> in_shapes;
+  std::vector<DType> in_types;
+  for (uint32_t nid : idx.input_nodes()) {
+    const NDArray& a = bound.at(idx[nid].source->name());
+    if (a.ctx() != ctx_) {
+      throw InvalidArgument(absl::StrCat(
+          "Executor::Bind: input \"", idx[nid].source->name(), "\" is on ",
+          a.ctx().ToString(), ", not ", ctx_.ToString()));
+    }
+    in_shapes.push_back(a.shape());
+    in_types.push_back(a.dtype());
+  }
+  graph_.SetAttr("shape_inputs", in_shapes);
+  graph_.SetAttr("dtype_inputs", in_types);
+  graph_ = ApplyPasses(graph_, {"InferShape", "InferType"});
+  if (graph_.GetAttr<size_t>("shape_num_unknown_nodes") > 0) {
+    throw ShapeError("Executor::Bind: cannot infer all shapes:\n" +
+                     graph_.GetAttr<std::string>("shape_unknown_report"));
+  }
+  if (graph_.GetAttr<size_t>("dtype_num_unknown_nodes") > 0) {
+    throw DTypeError("Executor::Bind: cannot infer all dtypes:\n" +
+                     graph_.GetAttr<std::string>("dtype_unknown_report"));
+  }
+  graph_ = ApplyPass(graph_, "PlanMemory");
+
+  // One byte block per storage id; each entry is a typed view of its block.
+  const auto& shapes = graph_.GetAttr<std::vector<TShape>>("shape");
+  const auto& types = graph_.GetAttr<std::vector<DType>>("dtype");
+  const auto& storage_id = graph_.GetAttr<std::vector<int>>("storage_id");
+  const auto& storage_bytes =
+      graph_.GetAttr<std::vector<size_t>>("storage_bytes");
+  std::vector<NDArray> blocks;
+  for (size_t bytes : storage_bytes) {
+    blocks.emplace_back(TShape({static_cast<int64_t>(bytes)}), ctx_,
+                        DType::kUInt8);
+  }
+  entries_.assign(idx.num_node_entries(), NDArray());
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node& node = *idx[nid].source;
+    if (node.is_variable()) {
+      entries_[idx.entry_id(nid, 0)] = bound.at(node.name());
+      continue;
+    }
+    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
+      const uint32_t eid = idx.entry_id(nid, i);
+      entries_[eid] = blocks[storage_id[eid]].ViewAs(shapes[eid], types[eid]);
+    }
+  }
+  outputs_.clear();
+  for (const auto& e : idx.outputs())
+    outputs_.push_back(entries_[idx.entry_id(e)]);
+}
+
+void Executor::Forward(bool is_train) {
+  imperative::TrainingScope mode(is_train);
+  const IndexedGraph& idx = graph_.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node& node = *idx[nid].source;
+    if (node.is_variable()) continue;
+    std::vector<NDArray> inputs, outputs;
+    for (const auto& e : idx[nid].inputs)
+      inputs.push_back(entries_[idx.entry_id(e)]);
+    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
+      outputs.push_back(entries_[idx.entry_id(nid, i)]);
+    }
+    imperative::InvokeOptions options;
+    options.ctx = ctx_;
+    imperative::Invoke(node.attrs, inputs, &outputs, options);
+  }
+}
+
+void Executor::Backward(const std::vector<NDArray>&) {
+  throw NotImplemented(
+      "Executor::Backward: operator gradients are not implemented yet (they "
+      "come with the autograd issue); Forward works");
+}
+
+std::map<std::string, NDArray> Executor::arg_dict() const {
+  std::map<std::string, NDArray> d;
+  for (size_t i = 0; i < arg_names_.size(); ++i) d[arg_names_[i]] = args_[i];
+  return d;
+}
+
+std::map<std::string, NDArray> Executor::grad_dict() const {
+  std::map<std::string, NDArray> d;
+  for (size_t i = 0; i < arg_names_.size(); ++i) {
+    if (!grads_[i].is_none()) d[arg_names_[i]] = grads_[i];
+  }
+  return d;
+}
+
+std::map<std::string, NDArray> Executor::aux_dict() const {
+  std::map<std::string, NDArray> d;
+  for (size_t i = 0; i < aux_names_.size(); ++i) d[aux_names_[i]] = aux_[i];
+  return d;
+}
+
+size_t Executor::planned_bytes() const {
+  return graph_.GetAttr<size_t>("memory_planned_bytes");
+}
+
+size_t Executor::bytes_without_reuse() const {
+  return graph_.GetAttr<size_t>("memory_bytes_without_reuse");
+}
+
+}  // namespace mx
