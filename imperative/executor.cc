@@ -120,8 +120,8 @@ std::unique_ptr<Executor> Executor::SimpleBind(
 }
 
 void Executor::Init() {
-  graph_ = Graph(symbol_);
-  const IndexedGraph& idx = graph_.indexed_graph();
+  Graph graph(symbol_);
+  const IndexedGraph& idx = graph.indexed_graph();
   absl::flat_hash_map<std::string, NDArray> bound;
   for (size_t i = 0; i < arg_names_.size(); ++i)
     bound[arg_names_[i]] = args_[i];
@@ -135,66 +135,18 @@ void Executor::Init() {
           "Executor::Bind: input \"", idx[nid].source->name(), "\" is on ",
           a.ctx().ToString(), ", not ", ctx_.ToString()));
     }
+    inputs_.push_back(a);
     in_shapes.push_back(a.shape());
     in_types.push_back(a.dtype());
   }
-  graph_.SetAttr("shape_inputs", in_shapes);
-  graph_.SetAttr("dtype_inputs", in_types);
-  graph_ = ApplyPasses(graph_, {"InferShape", "InferType"});
-  if (graph_.GetAttr<size_t>("shape_num_unknown_nodes") > 0) {
-    throw ShapeError("Executor::Bind: cannot infer all shapes:\n" +
-                     graph_.GetAttr<std::string>("shape_unknown_report"));
-  }
-  if (graph_.GetAttr<size_t>("dtype_num_unknown_nodes") > 0) {
-    throw DTypeError("Executor::Bind: cannot infer all dtypes:\n" +
-                     graph_.GetAttr<std::string>("dtype_unknown_report"));
-  }
-  graph_ = ApplyPass(graph_, "PlanMemory");
-
-  // One byte block per storage id; each entry is a typed view of its block.
-  const auto& shapes = graph_.GetAttr<std::vector<TShape>>("shape");
-  const auto& types = graph_.GetAttr<std::vector<DType>>("dtype");
-  const auto& storage_id = graph_.GetAttr<std::vector<int>>("storage_id");
-  const auto& storage_bytes =
-      graph_.GetAttr<std::vector<size_t>>("storage_bytes");
-  std::vector<NDArray> blocks;
-  for (size_t bytes : storage_bytes) {
-    blocks.emplace_back(TShape({static_cast<int64_t>(bytes)}), ctx_,
-                        DType::kUInt8);
-  }
-  entries_.assign(idx.num_node_entries(), NDArray());
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    const Node& node = *idx[nid].source;
-    if (node.is_variable()) {
-      entries_[idx.entry_id(nid, 0)] = bound.at(node.name());
-      continue;
-    }
-    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
-      const uint32_t eid = idx.entry_id(nid, i);
-      entries_[eid] = blocks[storage_id[eid]].ViewAs(shapes[eid], types[eid]);
-    }
-  }
-  outputs_.clear();
-  for (const auto& e : idx.outputs())
-    outputs_.push_back(entries_[idx.entry_id(e)]);
+  runner_ = std::make_unique<GraphRunner>(symbol_, ctx_, in_shapes, in_types,
+                                          "Executor::Bind");
 }
 
 void Executor::Forward(bool is_train) {
-  imperative::TrainingScope mode(is_train);
-  const IndexedGraph& idx = graph_.indexed_graph();
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    const Node& node = *idx[nid].source;
-    if (node.is_variable()) continue;
-    std::vector<NDArray> inputs, outputs;
-    for (const auto& e : idx[nid].inputs)
-      inputs.push_back(entries_[idx.entry_id(e)]);
-    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
-      outputs.push_back(entries_[idx.entry_id(nid, i)]);
-    }
-    imperative::InvokeOptions options;
-    options.ctx = ctx_;
-    imperative::Invoke(node.attrs, inputs, &outputs, options);
-  }
+  // Planned outputs are reused: outputs() stays the same arrays.
+  outputs_ = runner_->Run(inputs_, is_train, /*fresh_blocks=*/false,
+                          /*fresh_outputs=*/false);
 }
 
 void Executor::Backward(const std::vector<NDArray>&) {
@@ -223,12 +175,10 @@ std::map<std::string, NDArray> Executor::aux_dict() const {
   return d;
 }
 
-size_t Executor::planned_bytes() const {
-  return graph_.GetAttr<size_t>("memory_planned_bytes");
-}
+size_t Executor::planned_bytes() const { return runner_->planned_bytes(); }
 
 size_t Executor::bytes_without_reuse() const {
-  return graph_.GetAttr<size_t>("memory_bytes_without_reuse");
+  return runner_->bytes_without_reuse();
 }
 
 }  // namespace mx

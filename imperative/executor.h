@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "graph/symbol.h"
+#include "imperative/graph_runner.h"
 #include "ndarray/ndarray.h"
 
 namespace mx {
@@ -52,6 +52,7 @@ class Executor {
   // Not implemented until operators have gradients (autograd issue).
   void Backward(const std::vector<NDArray>& head_grads = {});
 
+  // Empty before the first Forward; the same arrays after every Forward.
   const std::vector<NDArray>& outputs() const { return outputs_; }
   std::map<std::string, NDArray> arg_dict() const;
   std::map<std::string, NDArray> grad_dict() const;
@@ -67,11 +68,11 @@ class Executor {
 
   Symbol symbol_;
   Context ctx_;
-  Graph graph_;
   std::vector<std::string> arg_names_, aux_names_;
   std::vector<NDArray> args_, grads_, aux_;
   std::vector<OpReqType> grad_reqs_;
-  std::vector<NDArray> entries_;  // One array per graph entry.
+  std::vector<NDArray> inputs_;  // Bound arrays in input-node order.
+  std::unique_ptr<GraphRunner> runner_;
   std::vector<NDArray> outputs_;
 };
 
