@@ -48,6 +48,14 @@ NodePtr Node::Create(const Op& op, AttrDict attrs, const std::string& name) {
   return node;
 }
 
+NodeEntry MakeNode(const std::string& op, std::vector<NodeEntry> inputs,
+                   AttrDict attrs, const std::string& name) {
+  NodePtr node =
+      Node::Create(OpRegistry::Get()->Lookup(op), std::move(attrs), name);
+  node->inputs = std::move(inputs);
+  return NodeEntry{node, 0, 0};
+}
+
 void DFSVisit(const std::vector<NodeEntry>& heads,
               const std::function<void(const NodePtr&)>& visit) {
   absl::flat_hash_set<const Node*> visited;

@@ -61,6 +61,17 @@ struct Node {
   static NodePtr Create(const Op& op, AttrDict attrs, const std::string& name);
 };
 
+// An op's gradient: given the node and the gradients of its outputs, the
+// gradient of each input, built from new nodes (or NodeEntry{} where an
+// input has no gradient). Registered as op attribute "FGradient".
+using FGradient = std::function<std::vector<NodeEntry>(
+    const NodePtr& node, const std::vector<NodeEntry>& out_grads)>;
+
+// A new node applying `op` (by name) to `inputs`; returns its output 0.
+// Used to build gradient graphs.
+NodeEntry MakeNode(const std::string& op, std::vector<NodeEntry> inputs,
+                   AttrDict attrs, const std::string& name);
+
 // Calls `visit` on every node reachable from `heads` (through inputs and
 // control dependencies) exactly once, inputs before users, in a
 // deterministic order. Iterative: deep graphs do not overflow the stack.

@@ -12,16 +12,21 @@
 namespace mx {
 namespace {
 
-void FillZeros(const NDArray& a) {
+// Sets every element of a host array to `value`.
+void FillValue(const NDArray& a, double value) {
   a.CheckAndAlloc();
   a.MarkWritten();
   const TBlob blob = a.blob();
   engine::Engine::Get()->PushSync(
-      [blob](engine::RunContext) {
-        const size_t bytes = blob.Size() * DTypeSize(blob.dtype);
-        if (bytes > 0) std::memset(blob.dptr, 0, bytes);
+      [blob, value](engine::RunContext) {
+        MX_DTYPE_SWITCH(blob.dtype, T, {
+          T* p = blob.data<T>();
+          for (int64_t i = 0; i < blob.Size(); ++i) {
+            p[i] = static_cast<T>(static_cast<float>(value));
+          }
+        });
       },
-      a.ctx(), {}, {a.var()}, engine::FnProperty::kNormal, 0, "FillZeros");
+      a.ctx(), {}, {a.var()}, engine::FnProperty::kNormal, 0, "FillValue");
 }
 
 void CheckCount(const char* what, size_t given,
@@ -102,7 +107,7 @@ std::unique_ptr<Executor> Executor::SimpleBind(
   auto make = [&](const std::string& name) {
     const auto& [shape, dtype] = by_name.at(name);
     NDArray a(shape, ctx, dtype);
-    FillZeros(a);
+    FillValue(a, 0);
     return a;
   };
   std::vector<NDArray> args, grads, aux;
@@ -120,39 +125,119 @@ std::unique_ptr<Executor> Executor::SimpleBind(
 }
 
 void Executor::Init() {
-  Graph graph(symbol_);
-  const IndexedGraph& idx = graph.indexed_graph();
   absl::flat_hash_map<std::string, NDArray> bound;
   for (size_t i = 0; i < arg_names_.size(); ++i)
     bound[arg_names_[i]] = args_[i];
   for (size_t i = 0; i < aux_names_.size(); ++i) bound[aux_names_[i]] = aux_[i];
+  for (const auto& [name, a] : bound) {
+    if (a.ctx() != ctx_) {
+      throw InvalidArgument(absl::StrCat("Executor::Bind: input \"", name,
+                                         "\" is on ", a.ctx().ToString(),
+                                         ", not ", ctx_.ToString()));
+    }
+  }
+  const Graph forward(symbol_);
+  num_forward_nodes_ =
+      static_cast<uint32_t>(forward.indexed_graph().num_nodes());
+
+  Symbol plan = symbol_;
+  for (size_t i = 0; i < grad_reqs_.size(); ++i) {
+    if (grad_reqs_[i] != OpReqType::kNullOp)
+      grad_args_.push_back(static_cast<int>(i));
+  }
+  // Forward shapes decide the shapes of the head gradients.
   std::vector<TShape> in_shapes;
   std::vector<DType> in_types;
-  for (uint32_t nid : idx.input_nodes()) {
-    const NDArray& a = bound.at(idx[nid].source->name());
-    if (a.ctx() != ctx_) {
-      throw InvalidArgument(absl::StrCat(
-          "Executor::Bind: input \"", idx[nid].source->name(), "\" is on ",
-          a.ctx().ToString(), ", not ", ctx_.ToString()));
+  for (uint32_t nid : forward.indexed_graph().input_nodes()) {
+    const NDArray& a = bound.at(forward.indexed_graph()[nid].source->name());
+    in_shapes.push_back(a.shape());
+    in_types.push_back(a.dtype());
+  }
+  if (!grad_args_.empty()) {
+    Graph inferred = forward;
+    inferred.SetAttr("shape_inputs", in_shapes);
+    inferred.SetAttr("dtype_inputs", in_types);
+    inferred = ApplyPasses(inferred, {"InferShape", "InferType"});
+    const auto& shapes = inferred.GetAttr<std::vector<TShape>>("shape");
+    const auto& types = inferred.GetAttr<std::vector<DType>>("dtype");
+    const IndexedGraph& fidx = inferred.indexed_graph();
+    std::vector<NodeEntry> heads, xs;
+    const std::vector<NodePtr> arg_nodes =
+        symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs);
+    for (size_t i = 0; i < symbol_.outputs.size(); ++i) {
+      const std::string name = absl::StrCat("__head_grad", i, "__");
+      heads.push_back(Symbol::Variable(name).outputs[0]);
+      const uint32_t eid = fidx.entry_id(symbol_.outputs[i]);
+      head_grads_.emplace_back(shapes[eid], ctx_, types[eid]);
+      bound[name] = head_grads_.back();
     }
+    for (int a : grad_args_) xs.push_back(NodeEntry{arg_nodes[a], 0, 0});
+    Graph g(symbol_);
+    g.SetAttr("grad_ys", symbol_.outputs);
+    g.SetAttr("grad_ys_out_grad", heads);
+    g.SetAttr("grad_xs", xs);
+    Graph grads = ApplyPass(g, "Gradient");
+    plan.outputs.insert(plan.outputs.end(), grads.outputs.begin(),
+                        grads.outputs.end());
+  }
+  const Graph combined(plan);
+  in_shapes.clear();
+  in_types.clear();
+  for (uint32_t nid : combined.indexed_graph().input_nodes()) {
+    const NDArray& a = bound.at(combined.indexed_graph()[nid].source->name());
     inputs_.push_back(a);
     in_shapes.push_back(a.shape());
     in_types.push_back(a.dtype());
   }
-  runner_ = std::make_unique<GraphRunner>(symbol_, ctx_, in_shapes, in_types,
+  runner_ = std::make_unique<GraphRunner>(plan, ctx_, in_shapes, in_types,
                                           "Executor::Bind");
 }
 
 void Executor::Forward(bool is_train) {
   // Planned outputs are reused: outputs() stays the same arrays.
-  outputs_ = runner_->Run(inputs_, is_train, /*fresh_blocks=*/false,
-                          /*fresh_outputs=*/false);
+  runner_->Prepare(inputs_, /*fresh_blocks=*/false, /*fresh_outputs=*/false);
+  runner_->RunNodes(0, num_forward_nodes_, is_train);
+  std::vector<NDArray> all = runner_->Outputs();
+  outputs_.assign(all.begin(), all.begin() + symbol_.outputs.size());
+  forward_ran_ = true;
 }
 
-void Executor::Backward(const std::vector<NDArray>&) {
-  throw NotImplemented(
-      "Executor::Backward: operator gradients are not implemented yet (they "
-      "come with the autograd issue); Forward works");
+void Executor::Backward(const std::vector<NDArray>& head_grads) {
+  if (grad_args_.empty()) {
+    throw StateError("Executor::Backward: no gradient was requested at bind");
+  }
+  if (!forward_ran_) {
+    throw StateError("Executor::Backward: call Forward first");
+  }
+  if (!head_grads.empty() && head_grads.size() != head_grads_.size()) {
+    throw InvalidArgument(
+        absl::StrCat("Executor::Backward: ", head_grads.size(),
+                     " head gradients for ", head_grads_.size(), " outputs"));
+  }
+  for (size_t i = 0; i < head_grads_.size(); ++i) {
+    if (head_grads.empty()) {
+      FillValue(head_grads_[i], 1.0);
+    } else {
+      CopyFromTo(head_grads[i], head_grads_[i]);
+    }
+  }
+  runner_->RunNodes(
+      num_forward_nodes_,
+      static_cast<uint32_t>(runner_->graph().indexed_graph().num_nodes()),
+      /*is_train=*/true);
+  const std::vector<NDArray> all = runner_->Outputs();
+  for (size_t k = 0; k < grad_args_.size(); ++k) {
+    const int a = grad_args_[k];
+    const NDArray& result = all[symbol_.outputs.size() + k];
+    if (grad_reqs_[a] == OpReqType::kAddTo) {
+      std::vector<NDArray> out{grads_[a]};
+      imperative::Invoke(
+          MakeAttrs(OpRegistry::Get()->Lookup("elemwise_add"), {}),
+          {grads_[a], result}, &out);
+    } else {
+      CopyFromTo(result, grads_[a]);
+    }
+  }
 }
 
 std::map<std::string, NDArray> Executor::arg_dict() const {

@@ -12,8 +12,9 @@
 //   batch.size()); exec->Forward(/*is_train=*/false); std::vector<float> y =
 //   exec->outputs()[0].ToVector<float>();
 //
-// Backward needs operator gradients, which arrive with autograd; until then
-// it throws NotImplemented.
+// With gradients requested, binding also builds the backward graph (the
+// Gradient pass) and plans forward and backward together: Forward runs
+// the forward nodes, Backward the rest, reusing the forward values it needs.
 #ifndef MXCORE_IMPERATIVE_EXECUTOR_H_
 #define MXCORE_IMPERATIVE_EXECUTOR_H_
 
@@ -49,7 +50,10 @@ class Executor {
 
   // Runs the graph; ops see is_train (BatchNorm statistics, Dropout).
   void Forward(bool is_train = false);
-  // Not implemented until operators have gradients (autograd issue).
+  // Gradients of the outputs (weighted by `head_grads`, ones when empty)
+  // written to the gradient arrays per request (write, add, null).
+  // REQUIRES: Forward ran. Throws NotImplemented when an op on the path
+  // has no gradient.
   void Backward(const std::vector<NDArray>& head_grads = {});
 
   // Empty before the first Forward; the same arrays after every Forward.
@@ -74,6 +78,11 @@ class Executor {
   std::vector<NDArray> inputs_;  // Bound arrays in input-node order.
   std::unique_ptr<GraphRunner> runner_;
   std::vector<NDArray> outputs_;
+  // Backward: head-gradient inputs, and where the forward part ends.
+  std::vector<NDArray> head_grads_;
+  std::vector<int> grad_args_;  // Argument index of each gradient output.
+  uint32_t num_forward_nodes_ = 0;
+  bool forward_ran_ = false;
 };
 
 }  // namespace mx

@@ -39,41 +39,62 @@ std::vector<NDArray> GraphRunner::MakeBlocks() const {
 std::vector<NDArray> GraphRunner::Run(const std::vector<NDArray>& inputs,
                                       bool is_train, bool fresh_blocks,
                                       bool fresh_outputs) {
+  Prepare(inputs, fresh_blocks, fresh_outputs);
+  RunNodes(0, static_cast<uint32_t>(graph_.indexed_graph().num_nodes()),
+           is_train);
+  return Outputs();
+}
+
+void GraphRunner::Prepare(const std::vector<NDArray>& inputs, bool fresh_blocks,
+                          bool fresh_outputs) {
   const IndexedGraph& idx = graph_.indexed_graph();
   const auto& shapes = graph_.GetAttr<std::vector<TShape>>("shape");
   const auto& types = graph_.GetAttr<std::vector<DType>>("dtype");
   const auto& storage_id = graph_.GetAttr<std::vector<int>>("storage_id");
   const std::vector<NDArray> blocks = fresh_blocks ? MakeBlocks() : blocks_;
-
   std::vector<bool> is_output(idx.num_node_entries(), false);
   if (fresh_outputs) {
     for (const auto& e : idx.outputs()) is_output[idx.entry_id(e)] = true;
   }
-  std::vector<NDArray> entries(idx.num_node_entries());
+  entries_.assign(idx.num_node_entries(), NDArray());
   for (size_t i = 0; i < idx.input_nodes().size(); ++i) {
-    entries[idx.entry_id(idx.input_nodes()[i], 0)] = inputs[i];
+    entries_[idx.entry_id(idx.input_nodes()[i], 0)] = inputs[i];
   }
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node& node = *idx[nid].source;
+    if (node.is_variable()) continue;
+    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
+      const uint32_t eid = idx.entry_id(nid, i);
+      entries_[eid] = is_output[eid] ? NDArray(shapes[eid], ctx_, types[eid])
+                                     : blocks[storage_id[eid]].ViewAs(
+                                           shapes[eid], types[eid]);
+    }
+  }
+}
+
+void GraphRunner::RunNodes(uint32_t begin, uint32_t end, bool is_train) {
+  const IndexedGraph& idx = graph_.indexed_graph();
   imperative::TrainingScope mode(is_train);
   imperative::InvokeOptions options;
   options.ctx = ctx_;
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+  for (uint32_t nid = begin; nid < end; ++nid) {
     const Node& node = *idx[nid].source;
     if (node.is_variable()) continue;
     std::vector<NDArray> in, out;
     for (const auto& e : idx[nid].inputs)
-      in.push_back(entries[idx.entry_id(e)]);
+      in.push_back(entries_[idx.entry_id(e)]);
     for (uint32_t i = 0; i < node.num_outputs(); ++i) {
-      const uint32_t eid = idx.entry_id(nid, i);
-      entries[eid] = is_output[eid] ? NDArray(shapes[eid], ctx_, types[eid])
-                                    : blocks[storage_id[eid]].ViewAs(
-                                          shapes[eid], types[eid]);
-      out.push_back(entries[eid]);
+      out.push_back(entries_[idx.entry_id(nid, i)]);
     }
     imperative::Invoke(node.attrs, in, &out, options);
   }
+}
+
+std::vector<NDArray> GraphRunner::Outputs() const {
+  const IndexedGraph& idx = graph_.indexed_graph();
   std::vector<NDArray> outputs;
   for (const auto& e : idx.outputs())
-    outputs.push_back(entries[idx.entry_id(e)]);
+    outputs.push_back(entries_[idx.entry_id(e)]);
   return outputs;
 }
 

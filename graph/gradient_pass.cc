@@ -1,0 +1,115 @@
+// Gradient: builds the backward graph by reverse-mode differentiation.
+//
+// Needs graph attributes
+//   "grad_ys"        std::vector<NodeEntry>: outputs to differentiate
+//   "grad_ys_out_grad" std::vector<NodeEntry>: their head gradients
+//   "grad_xs"        std::vector<NodeEntry>: what to differentiate against
+// and replaces the graph's outputs with one gradient per x. Each op's
+// "FGradient" attribute gives its input gradients from its output
+// gradients; several gradients reaching one entry are summed (add_n). An x
+// no gradient reaches gets zeros_like(x).
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "graph/pass.h"
+
+namespace mx {
+namespace {
+
+struct EntryKey {
+  const Node* node;
+  uint32_t index;
+  bool operator==(const EntryKey& o) const {
+    return node == o.node && index == o.index;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const EntryKey& k) {
+    return H::combine(std::move(h), k.node, k.index);
+  }
+};
+
+Graph Gradient(Graph g) {
+  const auto& ys = g.GetAttr<std::vector<NodeEntry>>("grad_ys");
+  const auto& head_grads =
+      g.GetAttr<std::vector<NodeEntry>>("grad_ys_out_grad");
+  const auto& xs = g.GetAttr<std::vector<NodeEntry>>("grad_xs");
+  if (ys.size() != head_grads.size()) {
+    throw InvalidArgument(absl::StrCat("Gradient: ", ys.size(), " outputs but ",
+                                       head_grads.size(), " head gradients"));
+  }
+  // Contributions to each entry's gradient.
+  absl::flat_hash_map<EntryKey, std::vector<NodeEntry>> grads;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    grads[{ys[i].node.get(), ys[i].index}].push_back(head_grads[i]);
+  }
+  std::vector<NodePtr> order;
+  DFSVisit(ys, [&](const NodePtr& n) { order.push_back(n); });
+
+  auto summed = [&](const Node* node, uint32_t index) -> NodeEntry {
+    auto it = grads.find(EntryKey{node, index});
+    if (it == grads.end() || it->second.empty()) return NodeEntry{};
+    std::vector<NodeEntry>& parts = it->second;
+    if (parts.size() > 1) {
+      NodeEntry sum =
+          MakeNode("add_n", parts, {{"num_args", std::to_string(parts.size())}},
+                   absl::StrCat(node->name(), "_grad_sum", index));
+      parts.assign(1, sum);
+    }
+    return parts[0];
+  };
+
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const NodePtr& node = *it;
+    if (node->is_variable()) continue;
+    std::vector<NodeEntry> out_grads;
+    bool any = false;
+    for (uint32_t i = 0; i < node->num_outputs(); ++i) {
+      out_grads.push_back(summed(node.get(), i));
+      any |= out_grads.back().node != nullptr;
+    }
+    if (!any) continue;  // Not on a path from an x to a y.
+    // Outputs without a gradient of their own get zeros.
+    for (uint32_t i = 0; i < out_grads.size(); ++i) {
+      if (out_grads[i].node == nullptr) {
+        out_grads[i] = MakeNode("zeros_like", {NodeEntry{node, i, 0}}, {},
+                                absl::StrCat(node->name(), "_zero_grad", i));
+      }
+    }
+    const FGradient* fgrad = node->op()->GetAttr<FGradient>("FGradient");
+    if (fgrad == nullptr) {
+      throw NotImplemented(absl::StrCat("Gradient: op \"", node->op()->name(),
+                                        "\" (node \"", node->name(),
+                                        "\") has no gradient"));
+    }
+    std::vector<NodeEntry> in_grads = (*fgrad)(node, out_grads);
+    if (in_grads.size() != node->inputs.size()) {
+      throw InvalidArgument(absl::StrCat(
+          "Gradient: FGradient of op \"", node->op()->name(), "\" returned ",
+          in_grads.size(), " gradients for ", node->inputs.size(), " inputs"));
+    }
+    for (size_t i = 0; i < in_grads.size(); ++i) {
+      if (in_grads[i].node == nullptr) continue;
+      const NodeEntry& in = node->inputs[i];
+      grads[{in.node.get(), in.index}].push_back(in_grads[i]);
+    }
+  }
+  Graph out;
+  for (const NodeEntry& x : xs) {
+    NodeEntry grad = summed(x.node.get(), x.index);
+    if (grad.node == nullptr) {
+      grad = MakeNode("zeros_like", {x}, {},
+                      absl::StrCat(x.node->name(), "_zero_grad"));
+    }
+    out.outputs.push_back(grad);
+  }
+  return out;
+}
+
+MX_REGISTER_PASS((PassInfo{
+    "Gradient",
+    "Builds gradients of grad_ys with respect to grad_xs.",
+    {"grad_ys", "grad_ys_out_grad", "grad_xs"},
+    {},
+    Gradient}));
+
+}  // namespace
+}  // namespace mx
