@@ -64,8 +64,8 @@ inline T FromDouble(double v) {
 void RequireIndexType(const NodeAttrs& attrs, DType t, int input,
                       const char* name) {
   if (t == DType::kBool) {
-    throw DTypeError(absl::StrCat(OpLabel(attrs), ": input ", input, " (",
-                                  name, ") has dtype bool but a numeric "
+    throw DTypeError(absl::StrCat(OpLabel(attrs), ": input ", input, " (", name,
+                                  ") has dtype bool but a numeric "
                                   "dtype is required for indices"));
   }
 }
@@ -122,11 +122,11 @@ void TakeCompute(const OpContext&, const NodeAttrs& attrs,
     } else if (p.mode == "wrap") {
       i = ((i % n) + n) % n;
     } else if (i < -n || i >= n) {
-      throw InvalidArgument(absl::StrCat(
-          OpLabel(attrs), ": index ", i, " at position ", j,
-          " of input 1 (indices) is out of range for axis ", axis,
-          " of length ", n, " (input 0 (a) has shape ", as.ToString(),
-          ", mode=raise)"));
+      throw InvalidArgument(
+          absl::StrCat(OpLabel(attrs), ": index ", i, " at position ", j,
+                       " of input 1 (indices) is out of range for axis ", axis,
+                       " of length ", n, " (input 0 (a) has shape ",
+                       as.ToString(), ", mode=raise)"));
     } else if (i < 0) {
       i += n;
     }
@@ -268,7 +268,8 @@ void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
   auto truth = [](C v) { return static_cast<AccType<C>>(v) != AccType<C>(0); };
   if (in[0].shape == os && in[1].shape == os && in[2].shape == os) {
     ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) Assign(o + i, r, truth(c[i]) ? x[i] : y[i]);
+      for (int64_t i = s; i < e; ++i)
+        Assign(o + i, r, truth(c[i]) ? x[i] : y[i]);
     });
     return;
   }
@@ -278,9 +279,9 @@ void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
   ParallelFor(n, kGrain / 4, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
       const bool pick = truth(c[BroadcastOffset(i, os, sc)]);
-      Assign(o + i, r,
-             pick ? x[BroadcastOffset(i, os, sx)]
-                  : y[BroadcastOffset(i, os, sy)]);
+      Assign(
+          o + i, r,
+          pick ? x[BroadcastOffset(i, os, sx)] : y[BroadcastOffset(i, os, sy)]);
     }
   });
 }
@@ -299,9 +300,8 @@ MX_REGISTER_OP(where)
                                   const std::vector<TBlob>& out) {
       if (out[0].Size() == 0 || req[0] == OpReqType::kNullOp) return;
       MX_DTYPE_SWITCH(in[0].dtype, C, {
-        MX_DTYPE_SWITCH(out[0].dtype, T, {
-          WhereKernel<C, T>(in, req[0], out[0]);
-        });
+        MX_DTYPE_SWITCH(out[0].dtype, T,
+                        { WhereKernel<C, T>(in, req[0], out[0]); });
       });
     });
 

@@ -113,14 +113,17 @@ TEST(Take, RaiseModeThrowsInvalidArgumentFromTheKernel) {
 TEST(Take, BadArgumentsAreErrors) {
   NDArray a = RandomArray({3, 2});
   NDArray idx = ArrayOf({2}, {0, 1}, DType::kInt32);
-  ExpectError<ShapeError>([&] { nd::take(a, idx, 2); }, {"op \"take\"", "(3,2)"});
+  ExpectError<ShapeError>([&] { nd::take(a, idx, 2); },
+                          {"op \"take\"", "(3,2)"});
   ExpectError<InvalidArgument>([&] { nd::take(a, idx, 0, "nearest"); },
                                {"op \"take\"", "mode"});
-  ExpectError<DTypeError>(
-      [&] { nd::take(a, ArrayOf({1}, {1}, DType::kBool)); },
-      {"op \"take\"", "indices", "bool"});
+  ExpectError<DTypeError>([&] { nd::take(a, ArrayOf({1}, {1}, DType::kBool)); },
+                          {"op \"take\"", "indices", "bool"});
   ExpectError<InvalidArgument>(
-      [&] { nd::take(ArrayOf({0, 2}, {}), idx); }, {"op \"take\"", "(0,2)"});
+      [&] {
+        nd::take(ArrayOf({0, 2}, {}), idx);
+      },
+      {"op \"take\"", "(0,2)"});
   EXPECT_EQ(nd::take(ArrayOf({0, 2}, {}), ArrayOf({0}, {})).shape(),
             TShape({0, 2}));
 }
@@ -130,8 +133,8 @@ TEST(Take, BadArgumentsAreErrors) {
 TEST(OneHot, MatchesReference) {
   for (DType out_dt : {DType::kFloat32, DType::kInt32, DType::kFloat16,
                        DType::kUInt8, DType::kBool}) {
-    for (const TShape& is : {TShape::Scalar(), TShape{0}, TShape{5},
-                             TShape{2, 3}}) {
+    for (const TShape& is :
+         {TShape::Scalar(), TShape{0}, TShape{5}, TShape{2, 3}}) {
       NDArray idx = RandomArray(is, DType::kInt64, -2, 6, 9);
       const int64_t depth = 5;
       NDArray y = nd::one_hot(idx, depth, 3, 1, out_dt);

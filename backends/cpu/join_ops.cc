@@ -80,10 +80,10 @@ void ConcatShape(const NodeAttrs& attrs, std::vector<TShape>* in,
     if (s.ndim_known() && s.ndim() == nd) s[dim] = -1;
     if (!MergeShape(&common, s)) {
       const std::string other =
-          first >= 0 ? absl::StrCat("input ", first, " (arg", first,
-                                    ") has shape ", (*in)[first].ToString())
-                     : absl::StrCat("the output has shape ",
-                                    (*out)[0].ToString());
+          first >= 0
+              ? absl::StrCat("input ", first, " (arg", first, ") has shape ",
+                             (*in)[first].ToString())
+              : absl::StrCat("the output has shape ", (*out)[0].ToString());
       throw ShapeError(absl::StrCat(OpLabel(attrs), ": input ", i, " (arg", i,
                                     ") has shape ", (*in)[i].ToString(),
                                     " but ", other,
@@ -209,7 +209,8 @@ void StackShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   const TShape& o = (*out)[0];
   if (!common.ndim_known() && o.ndim_known() && o.ndim() > 0) {
     // Recover the input shape from the output.
-    const int a = StackAxis(attrs, o.ndim() - 1, TShape::Filled(o.ndim() - 1, -1));
+    const int a =
+        StackAxis(attrs, o.ndim() - 1, TShape::Filled(o.ndim() - 1, -1));
     std::vector<int64_t> dims(o.begin(), o.end());
     dims.erase(dims.begin() + a);
     common = TShape(dims);
@@ -296,9 +297,11 @@ void SplitShape(const NodeAttrs& attrs, std::vector<TShape>* in,
     }
     if (p.squeeze_axis && len != p.num_outputs) {
       throw ShapeError(absl::StrCat(
-          label, ": squeeze_axis needs pieces of length 1 but input 0 (data) "
-          "of shape ", s.ToString(), " splits into ", p.num_outputs,
-          " pieces of length ", len / p.num_outputs, " on axis ", a));
+          label,
+          ": squeeze_axis needs pieces of length 1 but input 0 (data) "
+          "of shape ",
+          s.ToString(), " splits into ", p.num_outputs, " pieces of length ",
+          len / p.num_outputs, " on axis ", a));
     }
     dims[a] = len / p.num_outputs;
   }

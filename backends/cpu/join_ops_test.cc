@@ -57,8 +57,8 @@ std::vector<double> RefConcat(const std::vector<NDArray>& xs, int dim,
 
 TEST(Concat, MatchesReferenceOnEveryAxis) {
   const std::vector<TShape> bases = {{5}, {2, 3}, {2, 3, 4, 2}, {0, 3}};
-  for (DType dt : {DType::kFloat32, DType::kInt8, DType::kFloat16,
-                   DType::kBool}) {
+  for (DType dt :
+       {DType::kFloat32, DType::kInt8, DType::kFloat16, DType::kBool}) {
     for (const TShape& base : bases) {
       for (int dim = -base.ndim(); dim < base.ndim(); ++dim) {
         const int d = dim < 0 ? dim + base.ndim() : dim;
@@ -87,17 +87,30 @@ TEST(Concat, SingleInputAndAlias) {
 
 TEST(Concat, MismatchedShapesAreShapeErrors) {
   NDArray a = RandomArray({2, 3}), b = RandomArray({3, 4});
-  ExpectError<ShapeError>([&] { nd::concat({a, b}, 1); },
-                          {"op \"Concat\"", "arg1", "(3,4)", "(2,3)"});
-  ExpectError<ShapeError>([&] { nd::concat({a, RandomArray({2, 3, 1})}, 0); },
-                          {"op \"Concat\"", "(2,3,1)"});
-  ExpectError<ShapeError>([&] { nd::concat({a, a}, 2); },
-                          {"op \"Concat\"", "(2,3)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::concat({a, b}, 1);
+      },
+      {"op \"Concat\"", "arg1", "(3,4)", "(2,3)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::concat({a, RandomArray({2, 3, 1})}, 0);
+      },
+      {"op \"Concat\"", "(2,3,1)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::concat({a, a}, 2);
+      },
+      {"op \"Concat\"", "(2,3)"});
   ExpectError<DTypeError>(
-      [&] { nd::concat({a, RandomArray({2, 3}, DType::kInt32)}); },
+      [&] {
+        nd::concat({a, RandomArray({2, 3}, DType::kInt32)});
+      },
       {"op \"Concat\""});
   ExpectError<InvalidArgument>(
-      [&] { nd::Call("Concat", {a, a}, {{"num_args", "3"}}); },
+      [&] {
+        nd::Call("Concat", {a, a}, {{"num_args", "3"}});
+      },
       {"op \"Concat\"", "3 input(s)"});
   EXPECT_THROW(nd::Call("Concat", {}, {{"num_args", "0"}}), InvalidArgument);
 }
@@ -121,7 +134,8 @@ TEST(Stack, MatchesReferenceOnEveryAxis) {
   for (DType dt : {DType::kFloat64, DType::kInt32, DType::kUInt8}) {
     for (const TShape& s : shapes) {
       std::vector<NDArray> xs;
-      for (uint32_t k = 0; k < 3; ++k) xs.push_back(RandomArray(s, dt, 0, 9, k));
+      for (uint32_t k = 0; k < 3; ++k)
+        xs.push_back(RandomArray(s, dt, 0, 9, k));
       for (int axis = -s.ndim() - 1; axis <= s.ndim(); ++axis) {
         const int a = axis < 0 ? axis + s.ndim() + 1 : axis;
         NDArray y = nd::stack(xs, axis);
@@ -144,10 +158,16 @@ TEST(Stack, MatchesReferenceOnEveryAxis) {
 
 TEST(Stack, MismatchedShapesOrBadAxisAreShapeErrors) {
   NDArray a = RandomArray({2, 3});
-  ExpectError<ShapeError>([&] { nd::stack({a, RandomArray({3, 2})}); },
-                          {"op \"stack\"", "arg1", "(3,2)", "(2,3)"});
-  ExpectError<ShapeError>([&] { nd::stack({a, a}, 3); },
-                          {"op \"stack\"", "(2,3)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::stack({a, RandomArray({3, 2})});
+      },
+      {"op \"stack\"", "arg1", "(3,2)", "(2,3)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::stack({a, a}, 3);
+      },
+      {"op \"stack\"", "(2,3)"});
 }
 
 // ---- SliceChannel / split. ----
@@ -159,9 +179,9 @@ TEST(Split, MatchesReference) {
     bool squeeze;
   };
   const std::vector<Case> cases = {
-      {{6}, 3, 0, false},          {{2, 6}, 2, 1, false},
-      {{2, 6, 3}, 3, -2, false},   {{4, 3}, 4, 0, true},
-      {{2, 3, 2, 2}, 3, 1, true},  {{0, 4}, 2, 1, false},
+      {{6}, 3, 0, false},         {{2, 6}, 2, 1, false},
+      {{2, 6, 3}, 3, -2, false},  {{4, 3}, 4, 0, true},
+      {{2, 3, 2, 2}, 3, 1, true}, {{0, 4}, 2, 1, false},
       {{2, 4}, 1, -1, false},
   };
   for (DType dt : {DType::kFloat32, DType::kInt64, DType::kFloat16}) {
@@ -193,8 +213,11 @@ TEST(Split, UnevenOrBadSqueezeIsShapeError) {
   NDArray x = RandomArray({2, 5});
   ExpectError<ShapeError>([&] { nd::split(x, 2, 1); },
                           {"op \"SliceChannel\"", "(2,5)", "5"});
-  ExpectError<ShapeError>([&] { nd::split(RandomArray({4, 2}), 2, 0, true); },
-                          {"op \"SliceChannel\"", "squeeze_axis", "(4,2)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::split(RandomArray({4, 2}), 2, 0, true);
+      },
+      {"op \"SliceChannel\"", "squeeze_axis", "(4,2)"});
   ExpectError<ShapeError>([&] { nd::split(x, 2, 2); },
                           {"op \"SliceChannel\"", "(2,5)"});
   EXPECT_THROW(nd::CallMulti("split", {x}, {{"num_outputs", "0"}}),
@@ -209,7 +232,8 @@ TEST(AddN, SumsSameShapeInputs) {
                    DType::kInt32, DType::kInt8, DType::kInt64}) {
     for (const TShape& s : {TShape::Scalar(), TShape{0}, TShape{2, 3, 4}}) {
       std::vector<NDArray> xs;
-      for (uint32_t k = 0; k < 4; ++k) xs.push_back(RandomArray(s, dt, -9, 9, k));
+      for (uint32_t k = 0; k < 4; ++k)
+        xs.push_back(RandomArray(s, dt, -9, 9, k));
       std::vector<double> expected(s.Size(), 0);
       for (const NDArray& x : xs) {
         std::vector<double> v = ToDouble(x);
@@ -228,9 +252,9 @@ TEST(AddN, SumsSameShapeInputs) {
   EXPECT_EQ(nd::add_n({b, c}).ToVector<bool>(),
             (std::vector<bool>{false, true, true}));
   NDArray one = ArrayOf({2}, {1, 2});
-  EXPECT_TRUE(AllClose(
-      ToDouble(nd::Call("ElementWiseSum", {one, one, one}, {{"num_args", "3"}})),
-      {3, 6}));
+  EXPECT_TRUE(AllClose(ToDouble(nd::Call("ElementWiseSum", {one, one, one},
+                                         {{"num_args", "3"}})),
+                       {3, 6}));
 }
 
 TEST(AddN, WritesInPlaceIntoTheFirstInput) {
@@ -241,10 +265,15 @@ TEST(AddN, WritesInPlaceIntoTheFirstInput) {
 
 TEST(AddN, MismatchedShapesOrDTypesAreErrors) {
   NDArray a = RandomArray({2, 3});
-  ExpectError<ShapeError>([&] { nd::add_n({a, RandomArray({3, 2})}); },
-                          {"op \"add_n\"", "(3,2)", "(2,3)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::add_n({a, RandomArray({3, 2})});
+      },
+      {"op \"add_n\"", "(3,2)", "(2,3)"});
   ExpectError<DTypeError>(
-      [&] { nd::add_n({a, RandomArray({2, 3}, DType::kFloat64)}); },
+      [&] {
+        nd::add_n({a, RandomArray({2, 3}, DType::kFloat64)});
+      },
       {"op \"add_n\"", "float64", "float32"});
 }
 

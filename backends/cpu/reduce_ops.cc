@@ -123,10 +123,9 @@ std::vector<bool> ReducedAxes(const NodeAttrs& attrs, const TShape& in,
   for (int64_t a : *axis) {
     const int d = in.CheckAxis(static_cast<int>(a), label.c_str());
     if (reduced[d]) {
-      throw InvalidArgument(absl::StrCat(label, ": axis=", axis->ToString(),
-                                         " lists axis ", d,
-                                         " more than once (input shape ",
-                                         in.ToString(), ")"));
+      throw InvalidArgument(
+          absl::StrCat(label, ": axis=", axis->ToString(), " lists axis ", d,
+                       " more than once (input shape ", in.ToString(), ")"));
     }
     reduced[d] = true;
   }
@@ -150,8 +149,8 @@ TShape ReducedShape(const TShape& in, const std::vector<bool>& reduced,
 void ThrowEmptyReduction(const NodeAttrs& attrs, const TShape& in,
                          const std::string& axis) {
   throw InvalidArgument(absl::StrCat(
-      OpLabel(attrs), ": cannot reduce input 0 (data) of shape ",
-      in.ToString(), " over zero-length ", axis, "; the op has no identity"));
+      OpLabel(attrs), ": cannot reduce input 0 (data) of shape ", in.ToString(),
+      " over zero-length ", axis, "; the op has no identity"));
 }
 
 void ReduceShape(ReduceKind kind, const NodeAttrs& attrs,
@@ -180,8 +179,8 @@ DType ReduceOutType(ReduceKind kind, DType in) {
   return in;
 }
 
-void ReduceType(ReduceKind kind, const NodeAttrs& attrs,
-                std::vector<DType>* in, std::vector<DType>* out) {
+void ReduceType(ReduceKind kind, const NodeAttrs& attrs, std::vector<DType>* in,
+                std::vector<DType>* out) {
   if ((*in)[0] == DType::kUnknown) {
     // The output determines the input unless a bool input could explain it
     // (sum -> int64, mean -> float32).
@@ -235,26 +234,26 @@ void MaxMinKernel(bool is_max, const TBlob& in, OpReqType req, const TBlob& out,
   using A = AccType<T>;
   const T* x = in.data<T>();
   T* y = out.data<T>();
-  ParallelFor(
-      plan.out_size, std::max<int64_t>(1, kGrain / (plan.red_size + 1)),
-      [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) {
-          const T* base = x + KeptOffset(o, plan);
-          A acc = static_cast<A>(base[0]);
-          ForEachReduced(base, plan, [&](T t) {
-            const A v = static_cast<A>(t);
-            if constexpr (std::is_floating_point_v<A>) {
-              if (std::isnan(acc)) return;  // NaN propagates, as in NumPy.
-              if (std::isnan(v)) {
-                acc = v;
-                return;
-              }
-            }
-            if (is_max ? v > acc : v < acc) acc = v;
-          });
-          Assign(y + o, req, acc);
-        }
-      });
+  ParallelFor(plan.out_size, std::max<int64_t>(1, kGrain / (plan.red_size + 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o) {
+                  const T* base = x + KeptOffset(o, plan);
+                  A acc = static_cast<A>(base[0]);
+                  ForEachReduced(base, plan, [&](T t) {
+                    const A v = static_cast<A>(t);
+                    if constexpr (std::is_floating_point_v<A>) {
+                      if (std::isnan(acc))
+                        return;  // NaN propagates, as in NumPy.
+                      if (std::isnan(v)) {
+                        acc = v;
+                        return;
+                      }
+                    }
+                    if (is_max ? v > acc : v < acc) acc = v;
+                  });
+                  Assign(y + o, req, acc);
+                }
+              });
 }
 
 void ReduceCompute(ReduceKind kind, const NodeAttrs& attrs,

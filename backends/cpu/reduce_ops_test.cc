@@ -126,10 +126,9 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
       {{2, 3, 4, 5}, {{}, {0}, {1}, {-1}, {1, 3}, {0, -1}, {-3, 2}, {0, 1, 2}}},
       {{4, 1, 3}, {{1}, {0, 1}, {2}}},
   };
-  const std::vector<DType> dtypes = {DType::kFloat32, DType::kFloat64,
-                                     DType::kFloat16, DType::kInt32,
-                                     DType::kInt8,    DType::kUInt8,
-                                     DType::kInt64};
+  const std::vector<DType> dtypes = {
+      DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt32,
+      DType::kInt8,    DType::kUInt8,   DType::kInt64};
   for (Kind k : {Kind::kSum, Kind::kMean, Kind::kMax, Kind::kMin}) {
     for (DType dt : dtypes) {
       const bool integer = IsInteger(dt);
@@ -161,8 +160,8 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
               if (empty && k == Kind::kMean) continue;  // Tested apart.
               std::vector<int64_t> axv(ax.begin(), ax.end());
               NDArray y = RunReduce(k, x, TShape(axv), keepdims, exclude);
-              Ref ref = RefReduce(k, xv, c.shape, axes, keepdims, exclude,
-                                  integer);
+              Ref ref =
+                  RefReduce(k, xv, c.shape, axes, keepdims, exclude, integer);
               if (k == Kind::kSum && integer) {
                 for (double& v : ref.values) v = WrapTo(dt, v);
               }
@@ -173,7 +172,8 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
               EXPECT_EQ(y.shape(), ref.shape) << what.str();
               EXPECT_EQ(y.dtype(), dt) << what.str();
               const double tol = dt == DType::kFloat16 ? 2e-3 : 1e-6;
-              EXPECT_TRUE(AllClose(ToDouble(y), ref.values, tol, tol)) << what.str();
+              EXPECT_TRUE(AllClose(ToDouble(y), ref.values, tol, tol))
+                  << what.str();
             }
           }
         }
@@ -198,7 +198,8 @@ TEST(Reduce, SumAndMeanOverEmptyAxes) {
   ASSERT_EQ(m.size(), 2u);
   EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
   NDArray xi = ArrayOf({2, 0}, {}, DType::kInt32);
-  EXPECT_EQ(nd::mean(xi, {1}).ToVector<int32_t>(), (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(nd::mean(xi, {1}).ToVector<int32_t>(),
+            (std::vector<int32_t>{0, 0}));
 }
 
 TEST(Reduce, MaxMinOverEmptyAxisIsInvalidArgument) {
@@ -261,8 +262,8 @@ TEST(Reduce, FloatSumsAccumulateInWideType) {
   const int n = 1 << 20;
   NDArray x = ArrayOf({n}, std::vector<double>(n, 0.1), DType::kFloat32);
   // Sequential float accumulation drifts by about 1% here.
-  EXPECT_TRUE(AllClose(ToDouble(nd::sum(x)), {0.1f * static_cast<double>(n)},
-                       1e-6, 0));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::sum(x)), {0.1f * static_cast<double>(n)}, 1e-6, 0));
   NDArray h = ArrayOf({4096}, std::vector<double>(4096, 1), DType::kFloat16);
   // A float16 accumulator would stop at 2048.
   EXPECT_TRUE(AllClose(ToDouble(nd::sum(h)), {4096}, 0, 0));
@@ -294,8 +295,8 @@ TEST(Reduce, NaNPropagatesThroughMaxAndMin) {
 
 TEST(Reduce, AliasesAndAddToRequest) {
   NDArray x = ArrayOf({2, 2}, {1, 2, 3, 4});
-  EXPECT_TRUE(AllClose(ToDouble(nd::Call("sum_axis", {x}, {{"axis", "0"}})),
-                       {4, 6}));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::Call("sum_axis", {x}, {{"axis", "0"}})), {4, 6}));
   const Op& op = OpRegistry::Get()->Lookup("sum");
   std::vector<NDArray> out{ArrayOf({2}, {10, 20})};
   imperative::InvokeOptions opts;
@@ -386,8 +387,7 @@ TEST(Argmax, WithoutAxisSearchesTheFlattenedArray) {
 TEST(Argmax, NaNCountsAsTheMaximum) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   NDArray x = ArrayOf({2, 4}, {1, nan, 9, nan, 3, 2, 3, 1});
-  EXPECT_EQ(nd::argmax(x, 1).ToVector<int64_t>(),
-            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(nd::argmax(x, 1).ToVector<int64_t>(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(nd::argmax(x).ToVector<int64_t>(), (std::vector<int64_t>{1}));
 }
 

@@ -60,10 +60,9 @@ std::vector<bool> AxisSet(const NodeAttrs& attrs, const TShape& shape,
   for (int64_t a : axes) {
     const int d = shape.CheckAxis(static_cast<int>(a), label.c_str());
     if (seen[d]) {
-      throw InvalidArgument(absl::StrCat(label, ": ", key, "=",
-                                         axes.ToString(), " repeats axis ", d,
-                                         " (input shape ", shape.ToString(),
-                                         ")"));
+      throw InvalidArgument(absl::StrCat(label, ": ", key, "=", axes.ToString(),
+                                         " repeats axis ", d, " (input shape ",
+                                         shape.ToString(), ")"));
     }
     seen[d] = true;
   }
@@ -130,8 +129,8 @@ std::vector<int64_t> ApplyReshapeCodes(const std::vector<int64_t>& codes,
       if (d0 == -1) d0 = dim % d1 == 0 ? dim / d1 : -1;
       if (d1 == -1) d1 = dim % d0 == 0 ? dim / d0 : -1;
       if (d0 < 0 || d1 < 0 || d0 * d1 != dim) {
-        fail(absl::StrCat("-4 cannot split dim ", dim, " into (",
-                          codes[i - 1], ",", codes[i], ")"));
+        fail(absl::StrCat("-4 cannot split dim ", dim, " into (", codes[i - 1],
+                          ",", codes[i], ")"));
       }
       out.push_back(d0);
       out.push_back(d1);
@@ -162,11 +161,10 @@ std::vector<int64_t> ApplyReshapeCodes(const std::vector<int64_t>& codes,
 TShape ReshapeTarget(const NodeAttrs& attrs, const TShape& ishape) {
   const ReshapeParam& p = attrs.get<ReshapeParam>();
   auto fail = [&](const std::string& why) {
-    throw ShapeError(absl::StrCat(OpLabel(attrs), ": cannot reshape input 0 ",
-                                  "(data) of shape ", ishape.ToString(),
-                                  " to shape=", p.shape.ToString(),
-                                  p.reverse ? " with reverse=True" : "", ": ",
-                                  why));
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": cannot reshape input 0 ", "(data) of shape ",
+        ishape.ToString(), " to shape=", p.shape.ToString(),
+        p.reverse ? " with reverse=True" : "", ": ", why));
   };
   if (!p.shape.ndim_known()) fail("the target is unknown");
   std::vector<int64_t> codes(p.shape.begin(), p.shape.end());
@@ -292,10 +290,10 @@ MX_REGISTER_OP(squeeze)
         drop = AxisSet(attrs, s, *axis, "axis");
         for (int d = 0; d < s.ndim(); ++d) {
           if (drop[d] && s[d] != 1 && s[d] >= 0) {
-            throw ShapeError(absl::StrCat(
-                OpLabel(attrs), ": cannot squeeze axis ", d, " of length ",
-                s[d], " (input 0 (data) has shape ", s.ToString(),
-                ", axis=", axis->ToString(), ")"));
+            throw ShapeError(
+                absl::StrCat(OpLabel(attrs), ": cannot squeeze axis ", d,
+                             " of length ", s[d], " (input 0 (data) has shape ",
+                             s.ToString(), ", axis=", axis->ToString(), ")"));
           }
         }
       } else {
@@ -368,8 +366,9 @@ void CastCompute(const OpContext& ctx, const NodeAttrs& attrs,
 }
 
 MX_REGISTER_OP(Cast)
-    .Describe("Converts to another dtype (to bool: x != 0; float to int: "
-              "truncates, saturates, NaN gives 0).")
+    .Describe(
+        "Converts to another dtype (to bool: x != 0; float to int: "
+        "truncates, saturates, NaN gives 0).")
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetParams<CastParam>()

@@ -103,9 +103,10 @@ TEST(Reshape, BadTargetsAreShapeErrorsNamingOpInputAndTarget) {
       {{0, 0, 0}, false},    // 0 with no input dim left.
       {{-3, -3}, false},     // -3 with one dim left.
       {{-4, 4, -1}, false},  // 2 cannot split as (4, ?).
-      {{-4, -1, -1}, false}, {{-4, 2}, false},  // -4 needs two values.
-      {{-5, 6}, false},                         // Unknown code.
-      {{-2, -4, 1, 3}, false},                  // -2 used everything.
+      {{-4, -1, -1}, false},
+      {{-4, 2}, false},         // -4 needs two values.
+      {{-5, 6}, false},         // Unknown code.
+      {{-2, -4, 1, 3}, false},  // -2 used everything.
       {{0, 0, 0}, true},
   };
   for (const auto& [codes, reverse] : bad) {
@@ -113,17 +114,22 @@ TEST(Reshape, BadTargetsAreShapeErrorsNamingOpInputAndTarget) {
         [&] { nd::reshape(x, codes, reverse); },
         {"op \"Reshape\"", "(2,3)", "shape=" + codes.ToString()});
   }
-  ExpectError<ShapeError>([&] { nd::reshape(ArrayOf({0, 3}, {}), {0, -1}); },
-                          {"op \"Reshape\"", "(0,3)", "-1"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::reshape(ArrayOf({0, 3}, {}), {0, -1});
+      },
+      {"op \"Reshape\"", "(0,3)", "-1"});
   EXPECT_THROW(nd::Call("Reshape", {x}, {}), InvalidArgument);
 }
 
 // ---- Flatten, expand_dims, squeeze. ----
 
 TEST(Flatten, CollapsesTrailingAxes) {
-  const std::vector<std::pair<TShape, TShape>> cases = {
-      {{2, 3, 4}, {2, 12}}, {{5}, {5, 1}}, {{0, 3}, {0, 3}},
-      {{3, 0, 2}, {3, 0}},  {{2, 1, 2, 2}, {2, 4}}};
+  const std::vector<std::pair<TShape, TShape>> cases = {{{2, 3, 4}, {2, 12}},
+                                                        {{5}, {5, 1}},
+                                                        {{0, 3}, {0, 3}},
+                                                        {{3, 0, 2}, {3, 0}},
+                                                        {{2, 1, 2, 2}, {2, 4}}};
   for (DType dt : {DType::kFloat32, DType::kInt8, DType::kFloat16}) {
     for (const auto& [in, out] : cases) {
       NDArray x = RandomArray(in, dt, -3, 3);
@@ -134,9 +140,8 @@ TEST(Flatten, CollapsesTrailingAxes) {
     }
   }
   EXPECT_EQ(nd::Call("flatten", {RandomArray({2, 2})}).shape(), TShape({2, 2}));
-  ExpectError<ShapeError>(
-      [] { nd::flatten(RandomArray(TShape::Scalar())); },
-      {"op \"Flatten\"", "()"});
+  ExpectError<ShapeError>([] { nd::flatten(RandomArray(TShape::Scalar())); },
+                          {"op \"Flatten\"", "()"});
 }
 
 TEST(ExpandDims, EveryPositionIncludingNegative) {

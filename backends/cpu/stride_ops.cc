@@ -37,7 +37,8 @@ void StridedGather(const T* in, int64_t base,
     int64_t i = b;
     while (i < e) {
       const int64_t run = std::min(inner - idx[nd - 1], e - i);
-      for (int64_t k = 0; k < run; ++k) Assign(out + i + k, req, in[off + k * s]);
+      for (int64_t k = 0; k < run; ++k)
+        Assign(out + i + k, req, in[off + k * s]);
       i += run;
       off += run * s;
       idx[nd - 1] += run;
@@ -91,20 +92,18 @@ std::vector<int> Permutation(const NodeAttrs& attrs, const TShape& shape) {
     return perm;
   }
   if (axes->ndim() != nd) {
-    throw ShapeError(absl::StrCat(OpLabel(attrs), ": axes=", axes->ToString(),
-                                  " has ", axes->ndim(),
-                                  " entries but input 0 (data) has shape ",
-                                  shape.ToString()));
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": axes=", axes->ToString(), " has ", axes->ndim(),
+        " entries but input 0 (data) has shape ", shape.ToString()));
   }
   const std::string label = OpLabel(attrs);
   std::vector<bool> seen(nd, false);
   for (int i = 0; i < nd; ++i) {
     perm[i] = shape.CheckAxis(static_cast<int>((*axes)[i]), label.c_str());
     if (seen[perm[i]]) {
-      throw InvalidArgument(absl::StrCat(label, ": axes=", axes->ToString(),
-                                         " repeats axis ", perm[i],
-                                         " (input 0 (data) has shape ",
-                                         shape.ToString(), ")"));
+      throw InvalidArgument(absl::StrCat(
+          label, ": axes=", axes->ToString(), " repeats axis ", perm[i],
+          " (input 0 (data) has shape ", shape.ToString(), ")"));
     }
     seen[perm[i]] = true;
   }
@@ -130,19 +129,18 @@ MX_REGISTER_OP(transpose)
       AssignShape(attrs, in, 0, i, false);
     })
     .SetInferType(SameType)
-    .SetCompute(Context::kCPU,
-                [](const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-                  const std::vector<int> perm = Permutation(attrs, in[0].shape);
-                  const std::vector<int64_t> is = Strides(in[0].shape);
-                  std::vector<int64_t> strides(perm.size());
-                  for (size_t d = 0; d < perm.size(); ++d) {
-                    strides[d] = is[perm[d]];
-                  }
-                  GatherCompute(in[0], 0, strides, req[0], out[0]);
-                });
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      const std::vector<int> perm = Permutation(attrs, in[0].shape);
+      const std::vector<int64_t> is = Strides(in[0].shape);
+      std::vector<int64_t> strides(perm.size());
+      for (size_t d = 0; d < perm.size(); ++d) {
+        strides[d] = is[perm[d]];
+      }
+      GatherCompute(in[0], 0, strides, req[0], out[0]);
+    });
 
 // ---- slice, slice_axis. ----
 
@@ -210,9 +208,8 @@ std::vector<AxisRange> SliceRanges(const NodeAttrs& attrs, const TShape& s) {
           " has a zero step for axis ", d, " (input shape ", s.ToString(),
           ")"));
     }
-    ranges.push_back(
-        given ? ResolveRange(s[d], p.begin[d], p.end[d], step)
-              : ResolveRange(s[d], std::nullopt, std::nullopt, 1));
+    ranges.push_back(given ? ResolveRange(s[d], p.begin[d], p.end[d], step)
+                           : ResolveRange(s[d], std::nullopt, std::nullopt, 1));
   }
   return ranges;
 }
@@ -248,14 +245,12 @@ MX_REGISTER_OP(slice)
       });
     })
     .SetInferType(SameType)
-    .SetCompute(Context::kCPU,
-                [](const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-                  SliceGather(SliceRanges(attrs, in[0].shape), in[0], req[0],
-                              out[0]);
-                });
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceGather(SliceRanges(attrs, in[0].shape), in[0], req[0], out[0]);
+    });
 
 struct SliceAxisParam {
   int axis = 0;
@@ -294,14 +289,12 @@ MX_REGISTER_OP(slice_axis)
       });
     })
     .SetInferType(SameType)
-    .SetCompute(Context::kCPU,
-                [](const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-                  SliceGather(SliceAxisRanges(attrs, in[0].shape), in[0],
-                              req[0], out[0]);
-                });
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceGather(SliceAxisRanges(attrs, in[0].shape), in[0], req[0], out[0]);
+    });
 
 }  // namespace
 }  // namespace cpu

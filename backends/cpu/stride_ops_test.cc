@@ -83,12 +83,21 @@ TEST(Transpose, MatchesReference) {
 
 TEST(Transpose, BadAxesAreErrors) {
   NDArray x = RandomArray({2, 3, 4});
-  ExpectError<ShapeError>([&] { nd::transpose(x, {1, 0}); },
-                          {"op \"transpose\"", "(1,0)", "(2,3,4)"});
-  ExpectError<InvalidArgument>([&] { nd::transpose(x, {0, 1, -2}); },
-                               {"op \"transpose\"", "(2,3,4)"});
-  ExpectError<ShapeError>([&] { nd::transpose(x, {0, 1, 3}); },
-                          {"op \"transpose\"", "(2,3,4)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::transpose(x, {1, 0});
+      },
+      {"op \"transpose\"", "(1,0)", "(2,3,4)"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        nd::transpose(x, {0, 1, -2});
+      },
+      {"op \"transpose\"", "(2,3,4)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::transpose(x, {0, 1, 3});
+      },
+      {"op \"transpose\"", "(2,3,4)"});
 }
 
 TEST(Transpose, InfersTheInputShapeFromTheOutput) {
@@ -144,9 +153,9 @@ std::vector<double> RefSlice(const std::vector<double>& x, const TShape& in,
 
 TEST(Slice, MatchesPythonSlicingOverNoneNegativeAndSteps) {
   const std::vector<Spec> axis_specs = {
-      {}, {1, 4, {}}, {-3, {}, {}}, {{}, -1, {}}, {{}, {}, -1},
-      {5, 1, -2}, {-1, -8, -3}, {0, 100, 2}, {-100, 2, {}}, {2, 2, {}},
-      {4, 1, {}}, {1, 5, 3}, {{}, {}, 7}, {100, {}, -1}, {3, {}, -2}};
+      {},         {1, 4, {}},   {-3, {}, {}}, {{}, -1, {}},  {{}, {}, -1},
+      {5, 1, -2}, {-1, -8, -3}, {0, 100, 2},  {-100, 2, {}}, {2, 2, {}},
+      {4, 1, {}}, {1, 5, 3},    {{}, {}, 7},  {100, {}, -1}, {3, {}, -2}};
   const TShape in{6, 5, 3};
   for (DType dt : {DType::kFloat64, DType::kInt32, DType::kFloat16}) {
     NDArray x = RandomArray(in, dt, -50, 50, 8);
@@ -167,8 +176,8 @@ TEST(Slice, MatchesPythonSlicingOverNoneNegativeAndSteps) {
           if (!any_step) step.clear();  // Also covers a missing step.
           NDArray y = nd::slice(x, begin, end, step);
           TShape expected_shape;
-          std::vector<double> expected = RefSlice(xv, in, specs,
-                                                  &expected_shape);
+          std::vector<double> expected =
+              RefSlice(xv, in, specs, &expected_shape);
           const std::string what =
               nd::Attr(begin) + nd::Attr(end) + nd::Attr(step);
           EXPECT_EQ(y.shape(), expected_shape) << what;
@@ -209,12 +218,21 @@ TEST(Slice, BadArgumentsAreErrors) {
   NDArray x = RandomArray({3, 4});
   ExpectError<InvalidArgument>([&] { nd::slice(x, {0}, {2}, {0}); },
                                {"op \"slice\"", "step", "(3,4)"});
-  ExpectError<ShapeError>([&] { nd::slice(x, {0, 0, 0}, {1, 1, 1}); },
-                          {"op \"slice\"", "(3,4)"});
-  ExpectError<ShapeError>([&] { nd::slice(x, {0, 0}, {1}); },
-                          {"op \"slice\"", "(3,4)"});
-  ExpectError<ShapeError>([&] { nd::slice(x, {0, 0}, {1, 1}, {1}); },
-                          {"op \"slice\"", "(3,4)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::slice(x, {0, 0, 0}, {1, 1, 1});
+      },
+      {"op \"slice\"", "(3,4)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::slice(x, {0, 0}, {1});
+      },
+      {"op \"slice\"", "(3,4)"});
+  ExpectError<ShapeError>(
+      [&] {
+        nd::slice(x, {0, 0}, {1, 1}, {1});
+      },
+      {"op \"slice\"", "(3,4)"});
   EXPECT_THROW(nd::Call("slice", {x}, {{"begin", "(0,)"}}), InvalidArgument);
 }
 
@@ -242,7 +260,9 @@ TEST(SliceAxis, MatchesSliceOnOneAxis) {
 
 TEST(SliceAxis, BadAxisIsShapeError) {
   ExpectError<ShapeError>(
-      [] { nd::slice_axis(RandomArray({2, 3}), 2, 0, 1); },
+      [] {
+        nd::slice_axis(RandomArray({2, 3}), 2, 0, 1);
+      },
       {"op \"slice_axis\"", "(2,3)"});
 }
 
