@@ -237,5 +237,21 @@ TEST(Where, MismatchedShapesOrDTypesAreErrors) {
       {"op \"where\"", "float64", "float32"});
 }
 
+// Large enough to be split into chunks when MX_CPU_KERNEL_NTHREADS > 1.
+TEST(IndexingOps, LargeInputsMatchReference) {
+  NDArray a = RandomArray({100, 40, 3}, DType::kFloat32, -1, 1, 4);
+  NDArray idx = RandomArray({300}, DType::kInt64, -60, 60, 5);
+  TShape shape;
+  std::vector<double> expected = RefTake(a, idx, 0, "wrap", &shape);
+  EXPECT_EQ(ToDouble(nd::take(a, idx, 0, "wrap")), expected);
+  NDArray c = RandomArray({100, 40, 1}, DType::kBool, 0, 1, 6);
+  NDArray y = RandomArray({3}, DType::kFloat32, -1, 1, 7);
+  const auto av = ToDouble(a), cv = ToDouble(c), yv = ToDouble(y);
+  std::vector<double> wexp;
+  for (size_t i = 0; i < av.size(); ++i) {
+    wexp.push_back(cv[i / 3] != 0 ? av[i] : yv[i % 3]);
+  }
+  EXPECT_EQ(ToDouble(nd::where(c, a, y)), wexp);
+}
 }  // namespace
 }  // namespace mx

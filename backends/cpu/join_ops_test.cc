@@ -277,5 +277,21 @@ TEST(AddN, MismatchedShapesOrDTypesAreErrors) {
       {"op \"add_n\"", "float64", "float32"});
 }
 
+// Large enough to be split into chunks when MX_CPU_KERNEL_NTHREADS > 1.
+TEST(JoinOps, LargeInputsMatchReference) {
+  std::vector<NDArray> xs = {RandomArray({20000, 2}, DType::kInt32, -9, 9, 1),
+                             RandomArray({20000, 3}, DType::kInt32, -9, 9, 2)};
+  TShape shape;
+  std::vector<double> expected = RefConcat(xs, 1, &shape);
+  NDArray y = nd::concat(xs, 1);
+  EXPECT_EQ(ToDouble(y), expected);
+  std::vector<NDArray> parts = nd::split(y, 5, 1);
+  for (int j = 0; j < 5; ++j) {
+    EXPECT_EQ(ToDouble(parts[j]), ToDouble(nd::slice_axis(y, 1, j, j + 1)));
+  }
+  NDArray s = nd::stack({parts[0], parts[4]}, 1);
+  EXPECT_EQ(ToDouble(nd::slice_axis(s, 1, 1, 2)), ToDouble(parts[4]));
+  EXPECT_EQ(ToDouble(nd::add_n(parts)), ToDouble(nd::sum(y, {1}, true)));
+}
 }  // namespace
 }  // namespace mx

@@ -408,5 +408,21 @@ TEST(Argmax, EmptyOrBadAxisIsAnError) {
   }
 }
 
+// Large enough to be split into chunks when MX_CPU_KERNEL_NTHREADS > 1.
+TEST(Reduce, LargeInputsMatchReference) {
+  const TShape in{6000, 3, 4};
+  NDArray x = RandomArray(in, DType::kFloat64, -1, 1, 21);
+  const std::vector<double> xv = ToDouble(x);
+  for (const std::set<int>& axes : {std::set<int>{1, 2}, std::set<int>{0}}) {
+    std::vector<int64_t> ax(axes.begin(), axes.end());
+    Ref ref = RefReduce(Kind::kSum, xv, in, axes, false, false, false);
+    EXPECT_TRUE(AllClose(ToDouble(nd::sum(x, TShape(ax))), ref.values));
+    ref = RefReduce(Kind::kMax, xv, in, axes, false, false, false);
+    EXPECT_TRUE(AllClose(ToDouble(nd::max(x, TShape(ax))), ref.values));
+  }
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::argmax(nd::reshape(x, {-1, 12}), 1)),
+               RefArgmax(ToDouble(nd::reshape(x, {-1, 12})), {6000, 12}, 1)));
+}
 }  // namespace
 }  // namespace mx

@@ -266,5 +266,21 @@ TEST(SliceAxis, BadAxisIsShapeError) {
       {"op \"slice_axis\"", "(2,3)"});
 }
 
+// Large enough to be split into chunks when MX_CPU_KERNEL_NTHREADS > 1;
+// chunks then start in the middle of rows.
+TEST(StrideOps, LargeInputsMatchReference) {
+  const TShape in{3, 150, 81};
+  NDArray x = RandomArray(in, DType::kFloat32, -1, 1, 12);
+  const std::vector<double> xv = ToDouble(x);
+  TShape tshape;
+  std::vector<double> texp = RefTranspose(xv, in, {2, 0, 1}, &tshape);
+  EXPECT_EQ(ToDouble(nd::transpose(x, {2, 0, 1})), texp);
+  const std::vector<Spec> specs = {{{}, {}, -1}, {140, 3, -1}, {1, {}, 1}};
+  TShape sshape;
+  std::vector<double> sexp = RefSlice(xv, in, specs, &sshape);
+  NDArray y = nd::slice(x, {{}, 140, 1}, {{}, 3, {}}, {-1, -1, 1});
+  EXPECT_EQ(y.shape(), sshape);
+  EXPECT_EQ(ToDouble(y), sexp);
+}
 }  // namespace
 }  // namespace mx
