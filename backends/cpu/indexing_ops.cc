@@ -1,0 +1,310 @@
+// Ops selecting by index or condition: take, one_hot and where.
+//
+// Index inputs may have any numeric dtype; they are converted to int64
+// (floats truncate toward zero, saturating; NaN becomes 0).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;
+
+// ---- Helpers. ----
+
+template <typename T>
+inline int64_t ToIndex(T v) {
+  using A = AccType<T>;
+  const A a = static_cast<A>(v);
+  if constexpr (std::is_floating_point_v<A>) {
+    if (std::isnan(a)) return 0;
+    const double d = static_cast<double>(a);
+    if (d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+    if (d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+    return static_cast<int64_t>(d);
+  } else {
+    return static_cast<int64_t>(a);
+  }
+}
+
+// The indices of `b` as int64, in order.
+std::vector<int64_t> ReadIndices(const TBlob& b) {
+  std::vector<int64_t> out(static_cast<size_t>(b.Size()));
+  MX_DTYPE_SWITCH(b.dtype, T, {
+    const T* p = b.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = ToIndex(p[i]);
+  });
+  return out;
+}
+
+// A double attribute value as T (to bool: != 0; to integers: truncated and
+// saturated).
+template <typename T>
+inline T FromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    constexpr T kMin = std::numeric_limits<T>::min();
+    constexpr T kMax = std::numeric_limits<T>::max();
+    if (v <= static_cast<double>(kMin)) return kMin;
+    if (v >= static_cast<double>(kMax)) return kMax;
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(static_cast<AccType<T>>(v));
+  }
+}
+
+void RequireIndexType(const NodeAttrs& attrs, DType t, int input,
+                      const char* name) {
+  if (t == DType::kBool) {
+    throw DTypeError(absl::StrCat(OpLabel(attrs), ": input ", input, " (", name,
+                                  ") has dtype bool but a numeric "
+                                  "dtype is required for indices"));
+  }
+}
+
+// ---- take. ----
+
+struct TakeParam {
+  int axis = 0;
+  std::string mode = "clip";
+  static void Declare(ParamSchema<TakeParam>* s) {
+    s->Field("axis", &TakeParam::axis).Describe("axis of `a` to index");
+    s->Field("mode", &TakeParam::mode)
+        .Choices({"clip", "wrap", "raise"})
+        .Describe(
+            "out-of-range indices: clip to [0, n-1], wrap modulo n, or raise "
+            "(indices in [-n, n) count from the end when negative)");
+  }
+};
+
+void TakeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+               std::vector<TShape>* out) {
+  const TShape &a = (*in)[0], &idx = (*in)[1];
+  if (!a.ndim_known() || !idx.ndim_known()) return;
+  const int axis =
+      a.CheckAxis(attrs.get<TakeParam>().axis, OpLabel(attrs).c_str());
+  if (a[axis] == 0 && idx.Size() > 0) {
+    throw InvalidArgument(absl::StrCat(
+        OpLabel(attrs), ": cannot take indices of shape ", idx.ToString(),
+        " from axis ", axis, " of length 0 (input 0 (a) has shape ",
+        a.ToString(), ")"));
+  }
+  std::vector<int64_t> dims(a.begin(), a.begin() + axis);
+  dims.insert(dims.end(), idx.begin(), idx.end());
+  dims.insert(dims.end(), a.begin() + axis + 1, a.end());
+  AssignShape(attrs, out, 0, TShape(dims), true);
+}
+
+void TakeCompute(const OpContext&, const NodeAttrs& attrs,
+                 const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req,
+                 const std::vector<TBlob>& out) {
+  const TakeParam& p = attrs.get<TakeParam>();
+  const TShape& as = in[0].shape;
+  const int axis = as.CheckAxis(p.axis, OpLabel(attrs).c_str());
+  const int64_t n = as[axis];
+  const int64_t outer = as.ProdDims(0, axis);
+  const int64_t inner = as.ProdDims(axis + 1, as.ndim());
+  std::vector<int64_t> idx = ReadIndices(in[1]);
+  const int64_t m = static_cast<int64_t>(idx.size());
+  for (int64_t j = 0; j < m; ++j) {
+    int64_t& i = idx[j];
+    if (p.mode == "clip") {
+      i = std::clamp<int64_t>(i, 0, n - 1);
+    } else if (p.mode == "wrap") {
+      i = ((i % n) + n) % n;
+    } else if (i < -n || i >= n) {
+      throw InvalidArgument(
+          absl::StrCat(OpLabel(attrs), ": index ", i, " at position ", j,
+                       " of input 1 (indices) is out of range for axis ", axis,
+                       " of length ", n, " (input 0 (a) has shape ",
+                       as.ToString(), ", mode=raise)"));
+    } else if (i < 0) {
+      i += n;
+    }
+  }
+  if (out[0].Size() == 0 || req[0] == OpReqType::kNullOp) return;
+  const OpReqType r = req[0];
+  MX_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    ParallelFor(outer * m, std::max<int64_t>(1, kGrain / inner),
+                [&](int64_t s, int64_t e) {
+                  for (int64_t k = s; k < e; ++k) {
+                    const T* src = x + ((k / m) * n + idx[k % m]) * inner;
+                    T* dst = y + k * inner;
+                    for (int64_t t = 0; t < inner; ++t) {
+                      Assign(dst + t, r, src[t]);
+                    }
+                  }
+                });
+  });
+}
+
+MX_REGISTER_OP(take)
+    .Describe("Elements of `a` at `indices` along an axis.")
+    .SetNumInputs(2)
+    .SetInputNames({"a", "indices"})
+    .SetParams<TakeParam>()
+    .SetInferShape(TakeShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      if ((*in)[1] != DType::kUnknown) {
+        RequireIndexType(attrs, (*in)[1], 1, "indices");
+      }
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, TakeCompute);
+
+// ---- one_hot. ----
+
+struct OneHotParam {
+  int64_t depth = 0;
+  double on_value = 1;
+  double off_value = 0;
+  DType dtype = DType::kFloat32;
+  static void Declare(ParamSchema<OneHotParam>* s) {
+    s->Field("depth", &OneHotParam::depth)
+        .Required()
+        .Describe("length of the new last axis");
+    s->Field("on_value", &OneHotParam::on_value);
+    s->Field("off_value", &OneHotParam::off_value);
+    s->Field("dtype", &OneHotParam::dtype).Describe("output dtype");
+  }
+};
+
+MX_REGISTER_OP(one_hot)
+    .Describe(
+        "indices.shape + (depth,): on_value at each index, off_value "
+        "elsewhere; out-of-range indices give a row of off_value.")
+    .SetNumInputs(1)
+    .SetInputNames({"indices"})
+    .SetParams<OneHotParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const int64_t depth = attrs.get<OneHotParam>().depth;
+      if (depth < 0) {
+        throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": depth=", depth,
+                                           " must not be negative"));
+      }
+      const TShape& s = (*in)[0];
+      if (!s.ndim_known()) return;
+      std::vector<int64_t> dims(s.begin(), s.end());
+      dims.push_back(depth);
+      AssignShape(attrs, out, 0, TShape(dims), true);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      if ((*in)[0] != DType::kUnknown) {
+        RequireIndexType(attrs, (*in)[0], 0, "indices");
+      }
+      OutputTypeIs(attrs.get<OneHotParam>().dtype, attrs, in, out);
+    })
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      const OneHotParam& p = attrs.get<OneHotParam>();
+      const std::vector<int64_t> idx = ReadIndices(in[0]);
+      const int64_t depth = p.depth;
+      const OpReqType r = req[0];
+      if (out[0].Size() == 0 || r == OpReqType::kNullOp) return;
+      MX_DTYPE_SWITCH(out[0].dtype, T, {
+        const T on = FromDouble<T>(p.on_value);
+        const T off = FromDouble<T>(p.off_value);
+        T* y = out[0].data<T>();
+        ParallelFor(static_cast<int64_t>(idx.size()),
+                    std::max<int64_t>(1, kGrain / depth),
+                    [&](int64_t s, int64_t e) {
+                      for (int64_t k = s; k < e; ++k) {
+                        T* row = y + k * depth;
+                        for (int64_t c = 0; c < depth; ++c) {
+                          Assign(row + c, r, c == idx[k] ? on : off);
+                        }
+                      }
+                    });
+      });
+    });
+
+// ---- where. ----
+
+void WhereShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                std::vector<TShape>* out) {
+  for (const TShape& s : *in) {
+    if (!s.is_known()) return;
+  }
+  const TShape cx = BroadcastShape(attrs, (*in)[0], (*in)[1]);
+  AssignShape(attrs, out, 0, BroadcastShape(attrs, cx, (*in)[2]), true);
+}
+
+void WhereType(const NodeAttrs& attrs, std::vector<DType>* in,
+               std::vector<DType>* out) {
+  // x, y and the output share one dtype; the condition may have any.
+  DType t = (*in)[1];
+  if (t == DType::kUnknown) t = (*in)[2];
+  if (t == DType::kUnknown) t = (*out)[0];
+  AssignType(attrs, in, 1, t, false);
+  AssignType(attrs, in, 2, t, false);
+  AssignType(attrs, out, 0, t, true);
+}
+
+template <typename C, typename T>
+void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
+  const C* c = in[0].data<C>();
+  const T* x = in[1].data<T>();
+  const T* y = in[2].data<T>();
+  T* o = out.data<T>();
+  const TShape& os = out.shape;
+  const int64_t n = os.Size();
+  auto truth = [](C v) { return static_cast<AccType<C>>(v) != AccType<C>(0); };
+  if (in[0].shape == os && in[1].shape == os && in[2].shape == os) {
+    ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i)
+        Assign(o + i, r, truth(c[i]) ? x[i] : y[i]);
+    });
+    return;
+  }
+  const auto sc = BroadcastStrides(in[0].shape, os);
+  const auto sx = BroadcastStrides(in[1].shape, os);
+  const auto sy = BroadcastStrides(in[2].shape, os);
+  ParallelFor(n, kGrain / 4, [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) {
+      const bool pick = truth(c[BroadcastOffset(i, os, sc)]);
+      Assign(
+          o + i, r,
+          pick ? x[BroadcastOffset(i, os, sx)] : y[BroadcastOffset(i, os, sy)]);
+    }
+  });
+}
+
+MX_REGISTER_OP(where)
+    .Describe(
+        "condition ? x : y elementwise, with NumPy broadcasting of all three; "
+        "the condition is true where non-zero.")
+    .SetNumInputs(3)
+    .SetInputNames({"condition", "x", "y"})
+    .SetInferShape(WhereShape)
+    .SetInferType(WhereType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs&,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      if (out[0].Size() == 0 || req[0] == OpReqType::kNullOp) return;
+      MX_DTYPE_SWITCH(in[0].dtype, C, {
+        MX_DTYPE_SWITCH(out[0].dtype, T,
+                        { WhereKernel<C, T>(in, req[0], out[0]); });
+      });
+    });
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

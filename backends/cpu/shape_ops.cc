@@ -1,0 +1,386 @@
+// Ops that keep the data and change the shape: Reshape (with MXNet's special
+// codes), Flatten, expand_dims and squeeze; and Cast, which keeps the shape
+// and changes the dtype.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;
+
+// ---- Kernels shared by the ops of this file. ----
+
+// out = in, element for element (same size, same dtype).
+void CopyCompute(const OpContext&, const NodeAttrs&,
+                 const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req,
+                 const std::vector<TBlob>& out) {
+  const int64_t n = out[0].Size();
+  const OpReqType r = req[0];
+  if (n == 0 || r == OpReqType::kNullOp) return;
+  if (r == OpReqType::kWriteInplace && in[0].dptr == out[0].dptr) return;
+  MX_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    if (r == OpReqType::kAddTo) {
+      ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) Assign(y + i, r, x[i]);
+      });
+    } else {
+      std::memmove(y, x, static_cast<size_t>(n) * sizeof(T));
+    }
+  });
+}
+
+std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
+  return {{0, 0}};
+}
+
+// Output shape from a known input shape through `fn`; partial inputs are
+// left for later.
+template <typename F>
+void ShapeFromKnownInput(const NodeAttrs& attrs, std::vector<TShape>* in,
+                         std::vector<TShape>* out, F fn) {
+  if ((*in)[0].is_known()) AssignShape(attrs, out, 0, fn((*in)[0]), true);
+}
+
+std::vector<bool> AxisSet(const NodeAttrs& attrs, const TShape& shape,
+                          const TShape& axes, const char* key) {
+  std::vector<bool> seen(shape.ndim(), false);
+  const std::string label = OpLabel(attrs);
+  for (int64_t a : axes) {
+    const int d = shape.CheckAxis(static_cast<int>(a), label.c_str());
+    if (seen[d]) {
+      throw InvalidArgument(absl::StrCat(label, ": ", key, "=", axes.ToString(),
+                                         " repeats axis ", d, " (input shape ",
+                                         shape.ToString(), ")"));
+    }
+    seen[d] = true;
+  }
+  return seen;
+}
+
+// ---- Reshape. ----
+
+struct ReshapeParam {
+  TShape shape;
+  bool reverse = false;
+  static void Declare(ParamSchema<ReshapeParam>* s) {
+    s->Field("shape", &ReshapeParam::shape)
+        .Required()
+        .Describe(
+            "target; 0 copies a dim, -1 infers one, -2 copies the rest, -3 "
+            "merges two, -4 splits one into the next two values");
+    s->Field("reverse", &ReshapeParam::reverse)
+        .Describe("apply the codes from the right");
+  }
+};
+
+// Applies the codes left to right to `in`. `fail` throws with a reason.
+template <typename Fail>
+std::vector<int64_t> ApplyReshapeCodes(const std::vector<int64_t>& codes,
+                                       const std::vector<int64_t>& in,
+                                       Fail fail) {
+  std::vector<int64_t> out;
+  const size_t nd = in.size();
+  size_t src = 0;
+  int infer_at = -1;
+  auto take = [&](const char* code) {
+    if (src >= nd) {
+      fail(absl::StrCat("code ", code, " has no input dim left to use"));
+    }
+    return in[src++];
+  };
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const int64_t c = codes[i];
+    if (c > 0) {
+      out.push_back(c);
+      ++src;
+    } else if (c == 0) {
+      out.push_back(take("0"));
+    } else if (c == -1) {
+      if (infer_at >= 0) fail("more than one -1");
+      infer_at = static_cast<int>(out.size());
+      out.push_back(1);
+      ++src;
+    } else if (c == -2) {
+      while (src < nd) out.push_back(in[src++]);
+    } else if (c == -3) {
+      const int64_t a = take("-3");
+      out.push_back(a * take("-3"));
+    } else if (c == -4) {
+      if (i + 2 >= codes.size()) fail("-4 must be followed by two values");
+      int64_t d0 = codes[i + 1], d1 = codes[i + 2];
+      i += 2;
+      const int64_t dim = take("-4");
+      if (d0 == -1 && d1 == -1) fail("-4 is followed by two -1");
+      if (d0 < -1 || d0 == 0 || d1 < -1 || d1 == 0) {
+        fail("-4 must be followed by positive values or one -1");
+      }
+      if (d0 == -1) d0 = dim % d1 == 0 ? dim / d1 : -1;
+      if (d1 == -1) d1 = dim % d0 == 0 ? dim / d0 : -1;
+      if (d0 < 0 || d1 < 0 || d0 * d1 != dim) {
+        fail(absl::StrCat("-4 cannot split dim ", dim, " into (", codes[i - 1],
+                          ",", codes[i], ")"));
+      }
+      out.push_back(d0);
+      out.push_back(d1);
+    } else {
+      fail(absl::StrCat("unknown code ", c));
+    }
+  }
+  int64_t total = 1;
+  for (int64_t d : in) total *= d;
+  if (infer_at >= 0) {
+    int64_t known = 1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (static_cast<int>(i) != infer_at) known *= out[i];
+    }
+    if (known == 0 || total % known != 0) {
+      fail(absl::StrCat("cannot infer -1 from ", total, " elements"));
+    }
+    out[infer_at] = total / known;
+  }
+  int64_t size = 1;
+  for (int64_t d : out) size *= d;
+  if (size != total) {
+    fail(absl::StrCat("the sizes differ (", total, " vs ", size, ")"));
+  }
+  return out;
+}
+
+TShape ReshapeTarget(const NodeAttrs& attrs, const TShape& ishape) {
+  const ReshapeParam& p = attrs.get<ReshapeParam>();
+  auto fail = [&](const std::string& why) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": cannot reshape input 0 ", "(data) of shape ",
+        ishape.ToString(), " to shape=", p.shape.ToString(),
+        p.reverse ? " with reverse=True" : "", ": ", why));
+  };
+  if (!p.shape.ndim_known()) fail("the target is unknown");
+  std::vector<int64_t> codes(p.shape.begin(), p.shape.end());
+  std::vector<int64_t> in(ishape.begin(), ishape.end());
+  if (!p.reverse) return TShape(ApplyReshapeCodes(codes, in, fail));
+  // Right to left: reverse the dims and the codes, keeping each "-4 a b"
+  // group together (its values swapped, since the result is reversed back).
+  std::vector<std::vector<int64_t>> groups;
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i] == -4 && i + 2 < codes.size()) {
+      groups.push_back({-4, codes[i + 2], codes[i + 1]});
+      i += 2;
+    } else {
+      groups.push_back({codes[i]});
+    }
+  }
+  std::vector<int64_t> rcodes;
+  for (auto g = groups.rbegin(); g != groups.rend(); ++g) {
+    rcodes.insert(rcodes.end(), g->begin(), g->end());
+  }
+  std::reverse(in.begin(), in.end());
+  std::vector<int64_t> out = ApplyReshapeCodes(rcodes, in, fail);
+  std::reverse(out.begin(), out.end());
+  return TShape(out);
+}
+
+MX_REGISTER_OP(Reshape)
+    .Describe("Same data, new shape (MXNet's codes 0, -1, -2, -3, -4).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<ReshapeParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      ShapeFromKnownInput(attrs, in, out, [&](const TShape& s) {
+        return ReshapeTarget(attrs, s);
+      });
+    })
+    .SetInferType(SameType)
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute)
+    .AddAlias("reshape");
+
+// ---- Flatten, expand_dims, squeeze. ----
+
+MX_REGISTER_OP(Flatten)
+    .Describe("Collapses all but the first axis: (N, prod(rest)).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape& s = (*in)[0];
+      if (!s.ndim_known()) return;
+      if (s.ndim() == 0) {
+        throw ShapeError(absl::StrCat(OpLabel(attrs),
+                                      ": input 0 (data) has shape () but at "
+                                      "least 1 dim is required"));
+      }
+      int64_t rest = 1;
+      for (int d = 1; d < s.ndim(); ++d) rest = s[d] < 0 ? -1 : rest * s[d];
+      AssignShape(attrs, out, 0, TShape{s[0], rest}, true);
+    })
+    .SetInferType(SameType)
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute)
+    .AddAlias("flatten");
+
+struct ExpandDimsParam {
+  int axis = 0;
+  static void Declare(ParamSchema<ExpandDimsParam>* s) {
+    s->Field("axis", &ExpandDimsParam::axis)
+        .Required()
+        .Describe("position of the new axis, in [-ndim-1, ndim]");
+  }
+};
+
+MX_REGISTER_OP(expand_dims)
+    .Describe("Inserts an axis of length 1.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<ExpandDimsParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape& s = (*in)[0];
+      if (!s.ndim_known()) return;
+      const int axis = attrs.get<ExpandDimsParam>().axis;
+      const int nd = s.ndim();
+      const int a = axis < 0 ? axis + nd + 1 : axis;
+      if (a < 0 || a > nd) {
+        throw ShapeError(absl::StrCat(OpLabel(attrs), ": axis=", axis,
+                                      " is out of range for input 0 (data) "
+                                      "of shape ",
+                                      s.ToString(), "; allowed: [", -nd - 1,
+                                      ", ", nd, "]"));
+      }
+      std::vector<int64_t> dims(s.begin(), s.end());
+      dims.insert(dims.begin() + a, 1);
+      AssignShape(attrs, out, 0, TShape(dims), true);
+    })
+    .SetInferType(SameType)
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
+struct SqueezeParam {
+  std::optional<TShape> axis;
+  static void Declare(ParamSchema<SqueezeParam>* s) {
+    s->Field("axis", &SqueezeParam::axis)
+        .Describe("axes of length 1 to drop; none drops every such axis");
+  }
+};
+
+MX_REGISTER_OP(squeeze)
+    .Describe("Drops axes of length 1.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SqueezeParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape& s = (*in)[0];
+      if (!s.ndim_known()) return;
+      const std::optional<TShape>& axis = attrs.get<SqueezeParam>().axis;
+      std::vector<bool> drop(s.ndim(), false);
+      if (axis && axis->ndim() > 0) {
+        drop = AxisSet(attrs, s, *axis, "axis");
+        for (int d = 0; d < s.ndim(); ++d) {
+          if (drop[d] && s[d] != 1 && s[d] >= 0) {
+            throw ShapeError(
+                absl::StrCat(OpLabel(attrs), ": cannot squeeze axis ", d,
+                             " of length ", s[d], " (input 0 (data) has shape ",
+                             s.ToString(), ", axis=", axis->ToString(), ")"));
+          }
+        }
+      } else {
+        for (int d = 0; d < s.ndim(); ++d) {
+          if (s[d] < 0) return;  // Cannot tell yet whether it is dropped.
+          drop[d] = s[d] == 1;
+        }
+      }
+      std::vector<int64_t> dims;
+      for (int d = 0; d < s.ndim(); ++d) {
+        if (!drop[d]) dims.push_back(s[d]);
+      }
+      AssignShape(attrs, out, 0, TShape(dims), true);
+    })
+    .SetInferType(SameType)
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
+// ---- Cast. ----
+
+struct CastParam {
+  DType dtype = DType::kFloat32;
+  static void Declare(ParamSchema<CastParam>* s) {
+    s->Field("dtype", &CastParam::dtype).Required().Describe("output dtype");
+  }
+};
+
+// One element converted: to bool is x != 0; float to integer truncates
+// toward zero, saturates at the integer's range and maps NaN to 0 (so no
+// conversion is undefined behaviour).
+template <typename To, typename From>
+inline To ConvertValue(From v) {
+  using A = AccType<From>;
+  const A a = static_cast<A>(v);
+  if constexpr (std::is_same_v<To, bool>) {
+    return a != A(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<A>) {
+    if (std::isnan(a)) return To(0);
+    const double d = static_cast<double>(a);
+    constexpr To kMin = std::numeric_limits<To>::min();
+    constexpr To kMax = std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(kMin)) return kMin;
+    if (d >= static_cast<double>(kMax)) return kMax;
+    return static_cast<To>(d);
+  } else if constexpr (std::is_same_v<To, float16>) {
+    return float16(static_cast<float>(a));
+  } else {
+    return static_cast<To>(a);
+  }
+}
+
+void CastCompute(const OpContext& ctx, const NodeAttrs& attrs,
+                 const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req,
+                 const std::vector<TBlob>& out) {
+  if (in[0].dtype == out[0].dtype) return CopyCompute(ctx, attrs, in, req, out);
+  const OpReqType r = req[0];
+  if (r == OpReqType::kNullOp) return;
+  MX_DTYPE_SWITCH(in[0].dtype, From, {
+    MX_DTYPE_SWITCH(out[0].dtype, To, {
+      const From* x = in[0].data<From>();
+      To* y = out[0].data<To>();
+      ParallelFor(out[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          Assign(y + i, r, ConvertValue<To>(x[i]));
+        }
+      });
+    });
+  });
+}
+
+MX_REGISTER_OP(Cast)
+    .Describe(
+        "Converts to another dtype (to bool: x != 0; float to int: "
+        "truncates, saturates, NaN gives 0).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<CastParam>()
+    .SetInferShape(SameShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      OutputTypeIs(attrs.get<CastParam>().dtype, attrs, in, out);
+    })
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CastCompute)
+    .AddAlias("cast");
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

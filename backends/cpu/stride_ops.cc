@@ -1,0 +1,301 @@
+// Ops that gather through per-dim strides: transpose, slice (NumPy rules,
+// negative steps included) and slice_axis.
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 14;
+
+// out[i] = in[base + sum_d idx_d(i) * strides[d]] over out's row-major
+// indices; `strides` has one entry per output dim.
+template <typename T>
+void StridedGather(const T* in, int64_t base,
+                   const std::vector<int64_t>& strides, const TShape& oshape,
+                   T* out, OpReqType req) {
+  const int nd = oshape.ndim();
+  const int64_t n = oshape.Size();
+  if (nd == 0) {
+    if (n > 0) Assign(out, req, in[base]);
+    return;
+  }
+  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(nd);
+    int64_t off = base, rem = b;
+    for (int d = nd - 1; d >= 0; --d) {
+      idx[d] = rem % oshape[d];
+      rem /= oshape[d];
+      off += idx[d] * strides[d];
+    }
+    const int64_t inner = oshape[nd - 1], s = strides[nd - 1];
+    int64_t i = b;
+    while (i < e) {
+      const int64_t run = std::min(inner - idx[nd - 1], e - i);
+      for (int64_t k = 0; k < run; ++k)
+        Assign(out + i + k, req, in[off + k * s]);
+      i += run;
+      off += run * s;
+      idx[nd - 1] += run;
+      if (idx[nd - 1] < inner) break;  // Only at the end of the chunk.
+      off -= inner * s;
+      idx[nd - 1] = 0;
+      for (int d = nd - 2; d >= 0; --d) {
+        off += strides[d];
+        if (++idx[d] < oshape[d]) break;
+        off -= oshape[d] * strides[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+void GatherCompute(const TBlob& in, int64_t base,
+                   const std::vector<int64_t>& strides, OpReqType req,
+                   const TBlob& out) {
+  if (req == OpReqType::kNullOp || out.Size() == 0) return;
+  MX_DTYPE_SWITCH(in.dtype, T, {
+    StridedGather(in.data<T>(), base, strides, out.shape, out.data<T>(), req);
+  });
+}
+
+// Output shape from a known input shape through `fn`; partial inputs are
+// left for later.
+template <typename F>
+void ShapeFromKnownInput(const NodeAttrs& attrs, std::vector<TShape>* in,
+                         std::vector<TShape>* out, F fn) {
+  if ((*in)[0].is_known()) AssignShape(attrs, out, 0, fn((*in)[0]), true);
+}
+
+// ---- transpose. ----
+
+struct TransposeParam {
+  std::optional<TShape> axes;
+  static void Declare(ParamSchema<TransposeParam>* s) {
+    s->Field("axes", &TransposeParam::axes)
+        .Describe("permutation of the axes; none or () reverses them");
+  }
+};
+
+// The permutation for an input of rank nd; throws unless it is one.
+std::vector<int> Permutation(const NodeAttrs& attrs, const TShape& shape) {
+  const std::optional<TShape>& axes = attrs.get<TransposeParam>().axes;
+  const int nd = shape.ndim();
+  std::vector<int> perm(nd);
+  if (!axes || axes->ndim() <= 0) {
+    for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+    return perm;
+  }
+  if (axes->ndim() != nd) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": axes=", axes->ToString(), " has ", axes->ndim(),
+        " entries but input 0 (data) has shape ", shape.ToString()));
+  }
+  const std::string label = OpLabel(attrs);
+  std::vector<bool> seen(nd, false);
+  for (int i = 0; i < nd; ++i) {
+    perm[i] = shape.CheckAxis(static_cast<int>((*axes)[i]), label.c_str());
+    if (seen[perm[i]]) {
+      throw InvalidArgument(absl::StrCat(
+          label, ": axes=", axes->ToString(), " repeats axis ", perm[i],
+          " (input 0 (data) has shape ", shape.ToString(), ")"));
+    }
+    seen[perm[i]] = true;
+  }
+  return perm;
+}
+
+MX_REGISTER_OP(transpose)
+    .Describe("Permutes the axes (reverses them by default).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<TransposeParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape& s = (*in)[0].ndim_known() ? (*in)[0] : (*out)[0];
+      if (!s.ndim_known()) return;
+      const std::vector<int> perm = Permutation(attrs, s);
+      TShape o = TShape::Filled(s.ndim(), -1), i = o;
+      for (int d = 0; d < s.ndim(); ++d) {
+        o[d] = (*in)[0].ndim_known() ? (*in)[0][perm[d]] : -1;
+        if ((*out)[0].ndim_known()) i[perm[d]] = (*out)[0][d];
+      }
+      AssignShape(attrs, out, 0, o, true);
+      AssignShape(attrs, in, 0, i, false);
+    })
+    .SetInferType(SameType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      const std::vector<int> perm = Permutation(attrs, in[0].shape);
+      const std::vector<int64_t> is = Strides(in[0].shape);
+      std::vector<int64_t> strides(perm.size());
+      for (size_t d = 0; d < perm.size(); ++d) {
+        strides[d] = is[perm[d]];
+      }
+      GatherCompute(in[0], 0, strides, req[0], out[0]);
+    });
+
+// ---- slice, slice_axis. ----
+
+// One axis of a slice: the first input index, the step, and the length.
+struct AxisRange {
+  int64_t begin = 0, step = 1, length = 0;
+};
+
+// NumPy's rules: negative indices count from the end, then clamp.
+AxisRange ResolveRange(int64_t n, std::optional<int64_t> b,
+                       std::optional<int64_t> e, int64_t step) {
+  AxisRange r;
+  r.step = step;
+  auto wrap = [n](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v += n;
+    return std::clamp(v, lo, hi);
+  };
+  if (step > 0) {
+    r.begin = b ? wrap(*b, 0, n) : 0;
+    const int64_t end = e ? wrap(*e, 0, n) : n;
+    r.length = end > r.begin ? (end - r.begin + step - 1) / step : 0;
+  } else {
+    r.begin = b ? wrap(*b, -1, n - 1) : n - 1;
+    const int64_t end = e ? wrap(*e, -1, n - 1) : -1;
+    r.length = r.begin > end ? (r.begin - end - step - 1) / -step : 0;
+  }
+  return r;
+}
+
+struct SliceParam {
+  OptionalIntTuple begin, end, step;
+  static void Declare(ParamSchema<SliceParam>* s) {
+    s->Field("begin", &SliceParam::begin)
+        .Required()
+        .Describe("first index per axis (None: from the start)");
+    s->Field("end", &SliceParam::end)
+        .Required()
+        .Describe("end index per axis, excluded (None: to the end)");
+    s->Field("step", &SliceParam::step)
+        .Describe("step per axis (None or missing: 1)");
+  }
+};
+
+std::vector<AxisRange> SliceRanges(const NodeAttrs& attrs, const TShape& s) {
+  const SliceParam& p = attrs.get<SliceParam>();
+  auto fail = [&](const std::string& why) -> void {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": begin=", param_internal::PrintValue(p.begin),
+        " end=", param_internal::PrintValue(p.end),
+        " step=", param_internal::PrintValue(p.step),
+        " for input 0 (data) of shape ", s.ToString(), ": ", why));
+  };
+  if (p.begin.size() != p.end.size()) fail("begin and end differ in length");
+  if (!p.step.empty() && p.step.size() != p.begin.size()) {
+    fail("step and begin differ in length");
+  }
+  if (static_cast<int>(p.begin.size()) > s.ndim()) fail("too many axes");
+  std::vector<AxisRange> ranges;
+  for (int d = 0; d < s.ndim(); ++d) {
+    const bool given = d < static_cast<int>(p.begin.size());
+    const int64_t step = given && !p.step.empty() && p.step[d] ? *p.step[d] : 1;
+    if (step == 0) {
+      throw InvalidArgument(absl::StrCat(
+          OpLabel(attrs), ": step=", param_internal::PrintValue(p.step),
+          " has a zero step for axis ", d, " (input shape ", s.ToString(),
+          ")"));
+    }
+    ranges.push_back(given ? ResolveRange(s[d], p.begin[d], p.end[d], step)
+                           : ResolveRange(s[d], std::nullopt, std::nullopt, 1));
+  }
+  return ranges;
+}
+
+// Output shape of a slice, and the gather that computes it.
+TShape RangesShape(const std::vector<AxisRange>& ranges) {
+  std::vector<int64_t> dims;
+  for (const AxisRange& r : ranges) dims.push_back(r.length);
+  return TShape(dims);
+}
+
+void SliceGather(const std::vector<AxisRange>& ranges, const TBlob& in,
+                 OpReqType req, const TBlob& out) {
+  const std::vector<int64_t> is = Strides(in.shape);
+  int64_t base = 0;
+  std::vector<int64_t> strides(ranges.size());
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    base += ranges[d].begin * is[d];
+    strides[d] = ranges[d].step * is[d];
+  }
+  GatherCompute(in, base, strides, req, out);
+}
+
+MX_REGISTER_OP(slice)
+    .Describe("NumPy basic slicing: begin, end and step per leading axis.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SliceParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      ShapeFromKnownInput(attrs, in, out, [&](const TShape& s) {
+        return RangesShape(SliceRanges(attrs, s));
+      });
+    })
+    .SetInferType(SameType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceGather(SliceRanges(attrs, in[0].shape), in[0], req[0], out[0]);
+    });
+
+struct SliceAxisParam {
+  int axis = 0;
+  int64_t begin = 0;
+  std::optional<int64_t> end;
+  static void Declare(ParamSchema<SliceAxisParam>* s) {
+    s->Field("axis", &SliceAxisParam::axis).Required();
+    s->Field("begin", &SliceAxisParam::begin).Required();
+    s->Field("end", &SliceAxisParam::end)
+        .Required()
+        .Describe("excluded; None means the end of the axis");
+  }
+};
+
+std::vector<AxisRange> SliceAxisRanges(const NodeAttrs& attrs,
+                                       const TShape& s) {
+  const SliceAxisParam& p = attrs.get<SliceAxisParam>();
+  const int axis = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
+  std::vector<AxisRange> ranges;
+  for (int d = 0; d < s.ndim(); ++d) {
+    ranges.push_back(d == axis ? ResolveRange(s[d], p.begin, p.end, 1)
+                               : ResolveRange(s[d], 0, std::nullopt, 1));
+  }
+  return ranges;
+}
+
+MX_REGISTER_OP(slice_axis)
+    .Describe("[begin, end) along one axis (NumPy index rules).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SliceAxisParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      ShapeFromKnownInput(attrs, in, out, [&](const TShape& s) {
+        return RangesShape(SliceAxisRanges(attrs, s));
+      });
+    })
+    .SetInferType(SameType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceGather(SliceAxisRanges(attrs, in[0].shape), in[0], req[0], out[0]);
+    });
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx
