@@ -6,6 +6,7 @@
 #include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/imperative.h"
 #include "imperative/nd.h"
 
 namespace mx {
@@ -91,6 +92,31 @@ TEST(Convolution, MatchesDirectReference) {
           << "case c=" << p.c << " h=" << p.h << " groups=" << p.groups << " "
           << DTypeName(dt);
     }
+  }
+}
+
+TEST(Convolution, AddToRequestAccumulates) {
+  const ConvCase p{2, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2, false};
+  for (DType dt : {DType::kFloat64, DType::kFloat16}) {
+    NDArray x = RandomArray({p.n, p.c, p.h, p.w}, dt, -1, 1, 5);
+    NDArray w = RandomArray({p.f, p.c / p.groups, p.kh, p.kw}, dt, -1, 1, 6);
+    NDArray b = RandomArray({p.f}, dt, -1, 1, 7);
+    NDArray y = RandomArray({p.n, p.f, 5, 5}, dt, -1, 1, 8);
+    std::vector<double> expected =
+        RefConv(p, ToDouble(x), ToDouble(w), ToDouble(b), 5, 5);
+    const std::vector<double> before = ToDouble(y);
+    for (size_t i = 0; i < expected.size(); ++i) expected[i] += before[i];
+    std::vector<NDArray> outputs{y};
+    imperative::InvokeOptions options;
+    options.req = {OpReqType::kAddTo};
+    imperative::Invoke(MakeAttrs(OpRegistry::Get()->Lookup("Convolution"),
+                                 {{"kernel", "(3,3)"},
+                                  {"pad", "(1,1)"},
+                                  {"num_filter", "4"},
+                                  {"num_group", "2"}}),
+                       {x, w, b}, &outputs, options);
+    const double tol = dt == DType::kFloat16 ? 2e-2 : 1e-6;
+    EXPECT_TRUE(AllClose(ToDouble(y), expected, tol, tol)) << DTypeName(dt);
   }
 }
 

@@ -4,6 +4,7 @@
 #include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/imperative.h"
 #include "imperative/nd.h"
 
 namespace mx {
@@ -323,6 +324,44 @@ TEST(FullyConnected, BadAttributesAndArityAreInvalidArgument) {
                                   RandomArray({3, 6}, DType::kInt32), NDArray(),
                                   3, true),
                DTypeError);
+}
+
+// Runs `op` with kAddTo into `out`, which already holds values.
+void InvokeAddTo(const std::string& op, const AttrDict& attrs,
+                 const std::vector<NDArray>& inputs, const NDArray& out) {
+  std::vector<NDArray> outputs{out};
+  imperative::InvokeOptions options;
+  options.req = {OpReqType::kAddTo};
+  imperative::Invoke(MakeAttrs(OpRegistry::Get()->Lookup(op), attrs), inputs,
+                     &outputs, options);
+}
+
+TEST(FullyConnected, AddToRequestAccumulates) {
+  for (DType dt : {DType::kFloat64, DType::kFloat32, DType::kFloat16}) {
+    NDArray x = RandomArray({3, 4}, dt, -1, 1, 18);
+    NDArray w = RandomArray({2, 4}, dt, -1, 1, 19);
+    NDArray b = RandomArray({2}, dt, -1, 1, 20);
+    NDArray y = RandomArray({3, 2}, dt, -1, 1, 21);
+    std::vector<double> expected =
+        RefDense(ToDouble(x), ToDouble(w), ToDouble(b), 3, 2, 4);
+    const std::vector<double> before = ToDouble(y);
+    for (size_t i = 0; i < expected.size(); ++i) expected[i] += before[i];
+    InvokeAddTo("FullyConnected", {{"num_hidden", "2"}}, {x, w, b}, y);
+    EXPECT_TRUE(AllClose(ToDouble(y), expected, Tol(dt), Tol(dt)))
+        << DTypeName(dt);
+  }
+}
+
+TEST(Dot, AddToRequestAccumulates) {
+  NDArray a = RandomArray({2, 3}, DType::kFloat64, -1, 1, 22);
+  NDArray b = RandomArray({3, 4}, DType::kFloat64, -1, 1, 23);
+  NDArray y = RandomArray({2, 4}, DType::kFloat64, -1, 1, 24);
+  std::vector<double> expected =
+      RefMatmul(ToDouble(a), ToDouble(b), 2, 4, 3, false, false);
+  const std::vector<double> before = ToDouble(y);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] += before[i];
+  InvokeAddTo("dot", {}, {a, b}, y);
+  EXPECT_TRUE(AllClose(ToDouble(y), expected));
 }
 
 }  // namespace
