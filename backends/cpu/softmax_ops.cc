@@ -1,0 +1,201 @@
+// softmax, log_softmax and softmax_cross_entropy, all stabilized by
+// subtracting the maximum before exponentiating.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/kernel_util.h"
+#include "base/error.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+struct SoftmaxParam {
+  int axis = -1;
+  std::optional<double> temperature;
+  static void Declare(ParamSchema<SoftmaxParam>* s) {
+    s->Field("axis", &SoftmaxParam::axis);
+    s->Field("temperature", &SoftmaxParam::temperature)
+        .Describe("Divides the input first; default 1.");
+  }
+};
+
+void SoftmaxShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                  std::vector<TShape>* out) {
+  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
+  if (p.temperature &&
+      !(*p.temperature != 0 && std::isfinite(*p.temperature))) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
+                                       ": temperature=", *p.temperature,
+                                       " must be finite and non-zero"));
+  }
+  SameShape(attrs, in, out);
+  if ((*in)[0].ndim_known()) {
+    (*in)[0].CheckAxis(p.axis, OpLabel(attrs).c_str());
+  }
+}
+
+void FloatType(const NodeAttrs& attrs, std::vector<DType>* in,
+               std::vector<DType>* out) {
+  AssignType(attrs, in, 0, (*out)[0], false);
+  if ((*in)[0] == DType::kUnknown) return;
+  RequireFloat(attrs, (*in)[0]);
+  AssignType(attrs, out, 0, (*in)[0], true);
+}
+
+// Softmax (or its log) of `len` values `stride` apart, computed in A.
+template <bool kLog, typename T>
+void SoftmaxLine(const T* x, T* y, int64_t len, int64_t stride, double inv_t,
+                 OpReqType req) {
+  using A = AccType<T>;
+  const A scale = static_cast<A>(inv_t);
+  A mx = -std::numeric_limits<A>::infinity();
+  for (int64_t i = 0; i < len; ++i) {
+    mx = std::max(mx, static_cast<A>(x[i * stride]) * scale);
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    sum += std::exp(static_cast<A>(x[i * stride]) * scale - mx);
+  }
+  const A log_sum = static_cast<A>(std::log(sum));
+  const A inv_sum = static_cast<A>(1.0 / sum);
+  for (int64_t i = 0; i < len; ++i) {
+    const A z = static_cast<A>(x[i * stride]) * scale - mx;
+    Assign(y + i * stride, req, kLog ? z - log_sum : std::exp(z) * inv_sum);
+  }
+}
+
+template <bool kLog>
+void SoftmaxCompute(const OpContext&, const NodeAttrs& attrs,
+                    const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req,
+                    const std::vector<TBlob>& out) {
+  if (req[0] == OpReqType::kNullOp) return;
+  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
+  const TShape& s = in[0].shape;
+  const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
+  const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
+  const int64_t lines = s.ProdDims(0, ax) * inner;
+  const double inv_t = 1.0 / p.temperature.value_or(1.0);
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t l = b; l < e; ++l) {
+                    const int64_t base = (l / inner) * len * inner + l % inner;
+                    SoftmaxLine<kLog>(x + base, y + base, len, inner, inv_t,
+                                      req[0]);
+                  }
+                });
+  });
+}
+
+MX_REGISTER_OP(softmax)
+    .Describe("exp(x/t) / sum(exp(x/t)) along `axis`.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SoftmaxParam>()
+    .SetInferShape(SoftmaxShape)
+    .SetInferType(FloatType)
+    .SetInplaceOption([](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    })
+    .SetCompute(Context::kCPU, SoftmaxCompute<false>);
+
+MX_REGISTER_OP(log_softmax)
+    .Describe("log(softmax(x/t)) along `axis`.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SoftmaxParam>()
+    .SetInferShape(SoftmaxShape)
+    .SetInferType(FloatType)
+    .SetInplaceOption([](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    })
+    .SetCompute(Context::kCPU, SoftmaxCompute<true>);
+
+// ---- softmax_cross_entropy. ----
+
+void CrossEntropyShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                       std::vector<TShape>* out) {
+  const TShape& d = (*in)[0];
+  if (d.ndim_known() && d.ndim() != 2) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
+                                  d.ToString(),
+                                  " but a 2-D shape (batch, classes) is "
+                                  "required"));
+  }
+  AssignShape(attrs, in, 1, TShape{d.ndim_known() ? d[0] : -1}, false);
+  AssignShape(attrs, in, 0, TShape{(*in)[1][0], -1}, false);
+  AssignShape(attrs, out, 0, TShape{1}, true);
+}
+
+void CrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in,
+                      std::vector<DType>* out) {
+  AssignType(attrs, in, 0, (*out)[0], false);
+  if ((*in)[1] != DType::kUnknown) RequireNumeric(attrs, (*in)[1]);
+  if ((*in)[0] == DType::kUnknown) return;
+  RequireFloat(attrs, (*in)[0]);
+  AssignType(attrs, out, 0, (*in)[0], true);
+}
+
+template <typename T, typename L>
+double CrossEntropySum(const NodeAttrs& attrs, const T* x, const L* label,
+                       int64_t n, int64_t c) {
+  using A = AccType<T>;
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double lv = static_cast<double>(label[i]);
+    if (!(lv >= 0 && lv < static_cast<double>(c))) {
+      throw InvalidArgument(absl::StrCat(
+          OpLabel(attrs), ": input 1 (label) holds ", lv, " at row ", i,
+          ", outside the ", c, " classes [0, ", c, ") of data"));
+    }
+    const T* row = x + i * c;
+    A mx = -std::numeric_limits<A>::infinity();
+    for (int64_t j = 0; j < c; ++j) mx = std::max(mx, static_cast<A>(row[j]));
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j) {
+      sum += std::exp(static_cast<double>(static_cast<A>(row[j]) - mx));
+    }
+    const int64_t target = static_cast<int64_t>(lv);
+    total -=
+        static_cast<double>(static_cast<A>(row[target]) - mx) - std::log(sum);
+  }
+  return total;
+}
+
+void CrossEntropyCompute(const OpContext&, const NodeAttrs& attrs,
+                         const std::vector<TBlob>& in,
+                         const std::vector<OpReqType>& req,
+                         const std::vector<TBlob>& out) {
+  const int64_t n = in[0].shape[0], c = in[0].shape[1];
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    double total = 0;
+    MX_DTYPE_SWITCH(in[1].dtype, L, {
+      total = CrossEntropySum(attrs, in[0].data<T>(), in[1].data<L>(), n, c);
+    });
+    Assign(out[0].data<T>(), req[0], static_cast<AccType<T>>(total));
+  });
+}
+
+MX_REGISTER_OP(softmax_cross_entropy)
+    .Describe(
+        "Sum over the batch of -log(softmax(data)[label]); data (N, C), "
+        "label (N,) of class indices; output shape (1,).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "label"})
+    .SetParams<NoParams>()
+    .SetInferShape(CrossEntropyShape)
+    .SetInferType(CrossEntropyType)
+    .SetCompute(Context::kCPU, CrossEntropyCompute);
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

@@ -1,0 +1,173 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "imperative/nd.h"
+
+namespace mx {
+namespace {
+
+using testing::AllClose;
+using testing::ArrayOf;
+using testing::RandomArray;
+using testing::Ravel;
+using testing::ToDouble;
+using testing::Unravel;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// softmax(x / t) (or its log) along `axis`, straight from the definition.
+std::vector<double> RefSoftmax(const std::vector<double>& x, const TShape& s,
+                               int axis, double t, bool log) {
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+    std::vector<int64_t> idx = Unravel(i, s);
+    double sum = 0;
+    for (int64_t k = 0; k < s[axis]; ++k) {
+      std::vector<int64_t> j = idx;
+      j[axis] = k;
+      sum += std::exp(x[Ravel(j, s)] / t);
+    }
+    const double p = std::exp(x[i] / t) / sum;
+    y[i] = log ? std::log(p) : p;
+  }
+  return y;
+}
+
+TEST(Softmax, EveryAxisAndTemperatureMatchesReference) {
+  const TShape shape{2, 3, 4};
+  for (DType dt : {DType::kFloat64, DType::kFloat32, DType::kFloat16}) {
+    for (int axis : {0, 1, 2, -1}) {
+      for (double t : {1.0, 2.5, -0.5}) {
+        NDArray x = RandomArray(shape, dt, -3, 3, 1);
+        const int ax = axis < 0 ? axis + 3 : axis;
+        const double tol = dt == DType::kFloat16 ? 3e-3 : 1e-6;
+        NDArray y = nd::softmax(x, axis, t);
+        EXPECT_EQ(y.dtype(), dt);
+        EXPECT_TRUE(AllClose(ToDouble(y),
+                             RefSoftmax(ToDouble(x), shape, ax, t, false), tol,
+                             tol))
+            << "softmax axis=" << axis << " t=" << t << " " << DTypeName(dt);
+        NDArray ly = nd::Call(
+            "log_softmax", {x},
+            {{"axis", std::to_string(axis)}, {"temperature", nd::Attr(t)}});
+        EXPECT_TRUE(AllClose(ToDouble(ly),
+                             RefSoftmax(ToDouble(x), shape, ax, t, true), tol,
+                             tol))
+            << "log_softmax axis=" << axis << " t=" << t << " "
+            << DTypeName(dt);
+      }
+    }
+  }
+}
+
+TEST(Softmax, LargeInputsStayFinite) {
+  NDArray x = ArrayOf({2, 3}, {1000, 1001, 1002, -1000, -1001, -1002});
+  const std::vector<double> e =
+      RefSoftmax({0, 1, 2, 0, -1, -2}, {2, 3}, 1, 1, false);
+  EXPECT_TRUE(AllClose(ToDouble(nd::softmax(x)), e));
+  const std::vector<double> le =
+      RefSoftmax({0, 1, 2, 0, -1, -2}, {2, 3}, 1, 1, true);
+  EXPECT_TRUE(AllClose(ToDouble(nd::log_softmax(x)), le, 1e-5, 1e-5));
+}
+
+TEST(Softmax, ZeroSizeAndDefaults) {
+  EXPECT_EQ(nd::softmax(RandomArray({0, 5})).shape(), (TShape{0, 5}));
+  NDArray x = ArrayOf({3}, {0, 0, 0}, DType::kFloat64);
+  EXPECT_TRUE(AllClose(ToDouble(nd::softmax(x)), {1.0 / 3, 1.0 / 3, 1.0 / 3}));
+}
+
+TEST(Softmax, BadInputsAreTypedErrors) {
+  NDArray x = RandomArray({2, 3});
+  try {
+    nd::softmax(x, 2);
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_TRUE(Contains(e.what(), "op \"softmax\"")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), "(2,3)")) << e.what();
+  }
+  EXPECT_THROW(nd::log_softmax(x, -3), ShapeError);
+  EXPECT_THROW(nd::softmax(x, -1, 0.0), InvalidArgument);
+  EXPECT_THROW(nd::softmax(RandomArray({3}, DType::kInt32)), DTypeError);
+}
+
+double RefCrossEntropy(const std::vector<double>& x,
+                       const std::vector<double>& label, int64_t c) {
+  double total = 0;
+  for (size_t i = 0; i < label.size(); ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j) sum += std::exp(x[i * c + j]);
+    total -=
+        std::log(std::exp(x[i * c + static_cast<int64_t>(label[i])]) / sum);
+  }
+  return total;
+}
+
+TEST(SoftmaxCrossEntropy, MatchesReferenceForFloatAndIntegerLabels) {
+  for (int64_t n : {1, 5}) {
+    for (DType dt : {DType::kFloat64, DType::kFloat32, DType::kFloat16}) {
+      for (DType lt : {DType::kFloat32, DType::kInt32, DType::kInt64}) {
+        const int64_t c = 4;
+        NDArray x = RandomArray({n, c}, dt, -3, 3, 2);
+        NDArray label = ArrayOf(
+            {n}, ToDouble(RandomArray({n}, DType::kInt32, 0, c - 1, 3)), lt);
+        NDArray y = nd::softmax_cross_entropy(x, label);
+        ASSERT_EQ(y.shape(), TShape{1});
+        EXPECT_EQ(y.dtype(), dt);
+        const double tol = dt == DType::kFloat16 ? 5e-3 : 1e-6;
+        EXPECT_TRUE(AllClose(ToDouble(y),
+                             {RefCrossEntropy(ToDouble(x), ToDouble(label), c)},
+                             tol, tol))
+            << "n=" << n << " " << DTypeName(dt) << " labels " << DTypeName(lt);
+      }
+    }
+  }
+}
+
+TEST(SoftmaxCrossEntropy, EmptyBatchGivesZero) {
+  NDArray y = nd::softmax_cross_entropy(RandomArray({0, 3}),
+                                        RandomArray({0}, DType::kInt32));
+  EXPECT_TRUE(AllClose(ToDouble(y), {0}));
+}
+
+TEST(SoftmaxCrossEntropy, LabelOutOfRangeFailsInTheKernel) {
+  NDArray x = RandomArray({2, 3});
+  for (double bad : {3.0, -1.0}) {
+    NDArray y = nd::softmax_cross_entropy(x, ArrayOf({2}, {0, bad}));
+    try {
+      y.WaitToRead();
+      FAIL() << bad;
+    } catch (const InvalidArgument& e) {
+      EXPECT_TRUE(Contains(e.what(), "op \"softmax_cross_entropy\""))
+          << e.what();
+      EXPECT_TRUE(Contains(e.what(), "label")) << e.what();
+      EXPECT_TRUE(Contains(e.what(), bad < 0 ? "-1" : "3")) << e.what();
+    }
+  }
+}
+
+TEST(SoftmaxCrossEntropy, BadShapesAndTypes) {
+  NDArray x = RandomArray({2, 3});
+  EXPECT_THROW(nd::softmax_cross_entropy(RandomArray({6}), RandomArray({6})),
+               ShapeError);
+  try {
+    nd::softmax_cross_entropy(x, RandomArray({3}));
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_TRUE(Contains(e.what(), "label")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), "(3,)")) << e.what();
+  }
+  EXPECT_THROW(nd::softmax_cross_entropy(RandomArray({2, 3}, DType::kInt32),
+                                         ArrayOf({2}, {0, 1})),
+               DTypeError);
+  EXPECT_THROW(nd::softmax_cross_entropy(x, ArrayOf({2}, {0, 1}, DType::kBool)),
+               DTypeError);
+}
+
+}  // namespace
+}  // namespace mx
