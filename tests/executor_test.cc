@@ -51,7 +51,8 @@ TEST(Executor, BindMatchesImperative) {
 
 TEST(Executor, MemoryPlanReusesBuffers) {
   auto exec = Executor::SimpleBind(SmallNet(), Context::CPU(),
-                                   {{"x", {100}}, {"w", {100}}});
+                                   {{"x", {100}}, {"w", {100}}}, {},
+                                   OpReqType::kNullOp);
   // Six ops of 400 bytes; the plan needs far fewer distinct blocks.
   EXPECT_EQ(exec->bytes_without_reuse(), 6u * 400);
   EXPECT_LT(exec->planned_bytes(), exec->bytes_without_reuse());
