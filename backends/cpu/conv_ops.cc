@@ -11,30 +11,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
 namespace mx {
 namespace cpu {
 namespace {
-
-template <typename A>
-using RowMajor =
-    Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// c (m x n) = a (m x k) * b (k x n), or += when `accumulate`; row-major.
-template <typename A>
-void Gemm(const A* a, const A* b, A* c, int64_t m, int64_t n, int64_t k,
-          bool accumulate) {
-  Eigen::Map<RowMajor<A>> cm(c, m, n);
-  Eigen::Map<const RowMajor<A>> am(a, m, k);
-  Eigen::Map<const RowMajor<A>> bm(b, k, n);
-  if (accumulate) {
-    cm.noalias() += am * bm;
-  } else {
-    cm.noalias() = am * bm;
-  }
-}
 
 void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
                    std::vector<DType>* out) {
@@ -265,8 +248,8 @@ void ConvolutionImpl(const OpContext& ctx, const ConvolutionParam& p,
       } else {
         dst = yg;
       }
-      Gemm(weight + grp * fg * k, col, dst, fg, plane, k,
-           !kHalf && req == OpReqType::kAddTo);
+      Gemm(weight + grp * fg * k, col, dst, fg, plane, k, /*ta=*/false,
+           /*tb=*/false, !kHalf && req == OpReqType::kAddTo);
       if (bias != nullptr) {
         for (int64_t fi = 0; fi < fg; ++fi) {
           const A b = static_cast<A>(bias[grp * fg + fi]);

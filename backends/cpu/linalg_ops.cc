@@ -7,42 +7,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
 namespace mx {
 namespace cpu {
 namespace {
-
-template <typename A>
-using RowMajor =
-    Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// c (m x n) = op(a) * op(b), or += when `accumulate`. a holds (m x k)
-// row-major, (k x m) when `ta`; b holds (k x n), (n x k) when `tb`.
-template <typename A>
-void Gemm(const A* a, const A* b, A* c, int64_t m, int64_t n, int64_t k,
-          bool ta, bool tb, bool accumulate) {
-  Eigen::Map<RowMajor<A>> cm(c, m, n);
-  Eigen::Map<const RowMajor<A>> am(a, ta ? k : m, ta ? m : k);
-  Eigen::Map<const RowMajor<A>> bm(b, tb ? n : k, tb ? k : n);
-  auto run = [&](const auto& lhs, const auto& rhs) {
-    if (accumulate) {
-      cm.noalias() += lhs * rhs;
-    } else {
-      cm.noalias() = lhs * rhs;
-    }
-  };
-  if (ta && tb) {
-    run(am.transpose(), bm.transpose());
-  } else if (ta) {
-    run(am.transpose(), bm);
-  } else if (tb) {
-    run(am, bm.transpose());
-  } else {
-    run(am, bm);
-  }
-}
 
 template <typename T>
 std::vector<float> ToFloat(const T* p, int64_t n) {

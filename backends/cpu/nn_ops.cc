@@ -340,6 +340,10 @@ MX_REGISTER_OP(BatchNorm)
     .SetNumInputs(5)
     .SetInputNames({"data", "gamma", "beta", "moving_mean", "moving_var"})
     .SetNumOutputs(3)
+    // Composed symbols expose the saved statistics only on request.
+    .SetNumVisibleOutputs([](const NodeAttrs& attrs) {
+      return attrs.get<BatchNormParam>().output_mean_var ? 3 : 1;
+    })
     .SetOutputNames({"output", "mean", "var"})
     .SetParams<BatchNormParam>()
     .SetInferShape(BatchNormShape)
@@ -443,6 +447,7 @@ MX_REGISTER_OP(Dropout)
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetNumOutputs(2)
+    .SetNumVisibleOutputs([](const NodeAttrs&) { return 1; })
     .SetOutputNames({"output", "mask"})
     .SetParams<DropoutParam>()
     .SetInferShape(DropoutShape)
