@@ -142,12 +142,13 @@ void EngineBase::Push(OprHandle op, Context ctx, int priority) {
   Submit(block);
 }
 
-void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
-                           VarSpan mutable_vars, FnProperty prop, int priority,
-                           std::string_view name) {
-  if (!fn) {
+OprBlock* EngineBase::NewOneShotBlock(bool has_fn, Context ctx,
+                                      VarSpan const_vars, VarSpan mutable_vars,
+                                      FnProperty prop, int priority,
+                                      std::string_view name) const {
+  if (!has_fn) {
     throw InvalidArgument(
-        absl::StrCat(OpLabel("Engine::PushAsync", name), ": empty function"));
+        absl::StrCat(OpLabel("Engine::Push", name), ": empty function"));
   }
   OprBlock* block = NewBlock(ctx, priority);
   try {
@@ -156,6 +157,14 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
     FreeBlock(block);
     throw;
   }
+  return block;
+}
+
+void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
+                           VarSpan mutable_vars, FnProperty prop, int priority,
+                           std::string_view name) {
+  OprBlock* block = NewOneShotBlock(static_cast<bool>(fn), ctx, const_vars,
+                                    mutable_vars, prop, priority, name);
   block->opr->fn = std::move(fn);
   Submit(block);
 }
@@ -163,17 +172,8 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarSpan const_vars,
 void EngineBase::PushSync(SyncFn fn, Context ctx, VarSpan const_vars,
                           VarSpan mutable_vars, FnProperty prop, int priority,
                           std::string_view name) {
-  if (!fn) {
-    throw InvalidArgument(
-        absl::StrCat(OpLabel("Engine::PushSync", name), ": empty function"));
-  }
-  OprBlock* block = NewBlock(ctx, priority);
-  try {
-    FillOpr(block->opr, const_vars, mutable_vars, prop, name);
-  } catch (...) {
-    FreeBlock(block);
-    throw;
-  }
+  OprBlock* block = NewOneShotBlock(static_cast<bool>(fn), ctx, const_vars,
+                                    mutable_vars, prop, priority, name);
   block->opr->sync_fn = std::move(fn);
   Submit(block);
 }

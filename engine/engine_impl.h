@@ -160,6 +160,11 @@ class EngineBase : public Engine {
   }
 
  private:
+  // A block for a PushAsync/PushSync op with validated vars; the caller
+  // sets the function. Throws (and frees the block) on bad input.
+  OprBlock* NewOneShotBlock(bool has_fn, Context ctx, VarSpan const_vars,
+                            VarSpan mutable_vars, FnProperty prop, int priority,
+                            std::string_view name) const;
   // Validates and de-duplicates the var lists into `opr`.
   void FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
                FnProperty prop, std::string_view name) const;

@@ -9,24 +9,11 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::ExpectError;
 using testing::RandomArray;
 using testing::Ravel;
 using testing::ToDouble;
 using testing::Unravel;
-
-template <typename E, typename F>
-void ExpectError(F fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) {
-      EXPECT_NE(msg.find(p), std::string::npos)
-          << "\"" << p << "\" not in: " << msg;
-    }
-  }
-}
 
 TShape WithDim(TShape s, int d, int64_t v) {
   s[d] = v;

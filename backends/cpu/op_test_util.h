@@ -30,6 +30,22 @@ int64_t Ravel(const std::vector<int64_t>& idx, const TShape& shape);
                                     const std::vector<double>& expected,
                                     double rtol = 1e-5, double atol = 1e-6);
 
+// Runs `fn` and expects an exception of type E whose message contains
+// every string in `parts`.
+template <typename E, typename F>
+void ExpectError(F fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts) {
+      EXPECT_NE(msg.find(p), std::string::npos)
+          << "\"" << p << "\" not in: " << msg;
+    }
+  }
+}
+
 }  // namespace testing
 }  // namespace mx
 

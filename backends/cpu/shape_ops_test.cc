@@ -12,6 +12,7 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::ExpectError;
 using testing::RandomArray;
 using testing::ToDouble;
 
@@ -20,20 +21,6 @@ const std::vector<DType> kAllDTypes = {
     DType::kInt32,   DType::kInt8,    DType::kInt64,   DType::kBool};
 
 // Expects `fn` to throw E whose message contains every one of `parts`.
-template <typename E, typename F>
-void ExpectError(F fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) {
-      EXPECT_NE(msg.find(p), std::string::npos)
-          << "\"" << p << "\" not in: " << msg;
-    }
-  }
-}
-
 // ---- Reshape. ----
 
 struct ReshapeCase {
