@@ -86,9 +86,8 @@ class Graph {
     attrs_[key] = std::make_shared<const std::any>(std::move(value));
   }
   bool HasAttr(const std::string& key) const { return attrs_.contains(key); }
-  void EraseAttr(const std::string& key) { attrs_.erase(key); }
-  // Throws NotFound naming the attribute when missing, DTypeError-free:
-  // a wrong T is an InvalidArgument.
+  // Throws NotFound naming the attribute when it is missing, and
+  // InvalidArgument when it holds another type than T.
   template <typename T>
   const T& GetAttr(const std::string& key) const {
     auto it = attrs_.find(key);
@@ -105,11 +104,6 @@ class Graph {
 
   // Built on first use and cached; REQUIRES: outputs not changed after.
   const IndexedGraph& indexed_graph() const;
-  Symbol AsSymbol() const {
-    Symbol s;
-    s.outputs = outputs;
-    return s;
-  }
 
  private:
   absl::flat_hash_map<std::string, std::shared_ptr<const std::any>> attrs_;

@@ -15,17 +15,8 @@ namespace {
 using imperative::Invoke;
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::ErrorOf;
 using testing::ToDouble;
-
-template <typename E>
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error of the expected type)";
-}
 
 TEST(Invoke, WrongArityNamesOpAndInputs) {
   NDArray a = ArrayOf({2}, {1, 2});

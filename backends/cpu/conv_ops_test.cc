@@ -14,12 +14,9 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::Contains;
 using testing::RandomArray;
 using testing::ToDouble;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 struct ConvCase {
   int64_t n, c, h, w, f, kh, kw, sh, sw, ph, pw, dh, dw, groups;

@@ -14,12 +14,9 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::Contains;
 using testing::RandomArray;
 using testing::ToDouble;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 std::vector<double> Map(const std::vector<double>& x,
                         const std::function<double(double)>& f) {

@@ -30,6 +30,24 @@ int64_t Ravel(const std::vector<int64_t>& idx, const TShape& shape);
                                     const std::vector<double>& expected,
                                     double rtol = 1e-5, double atol = 1e-6);
 
+// Whether `part` occurs in `s`.
+inline bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Runs `fn` and returns the message of the E it throws; anything else
+// (no exception, or another type escaping) fails the test.
+template <typename E, typename F>
+std::string ErrorOf(F fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no exception of the expected type";
+  return "";
+}
+
 // Runs `fn` and expects an exception of type E whose message contains
 // every string in `parts`.
 template <typename E, typename F>

@@ -13,6 +13,7 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::ErrorOf;
 using testing::RandomArray;
 using testing::ToDouble;
 
@@ -214,17 +215,6 @@ TEST(OptimizerUpdates, WithoutAnOutputWeightIsKept) {
   NDArray out2 =
       nd::Call("sgd_update", {w, g}, {{"lr", "0.1"}, {"lazy_update", "True"}});
   EXPECT_TRUE(AllClose(ToDouble(out2), {0, 0}));
-}
-
-template <typename E, typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception of the expected type";
-  return "";
 }
 
 TEST(OptimizerUpdates, BadInputsAreTypedErrors) {

@@ -12,14 +12,11 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::Contains;
 using testing::RandomArray;
 using testing::Ravel;
 using testing::ToDouble;
 using testing::Unravel;
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // softmax(x / t) (or its log) along `axis`, straight from the definition.
 std::vector<double> RefSoftmax(const std::vector<double>& x, const TShape& s,
