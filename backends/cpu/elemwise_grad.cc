@@ -7,50 +7,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/elemwise.h"
+#include "backends/cpu/grad_util.h"
 #include "graph/node.h"
 
 namespace mx {
 namespace cpu {
 namespace {
 
-NodeEntry Output(const NodePtr& n) { return NodeEntry{n, 0, 0}; }
-
-// Builds gradient nodes named after the forward node.
-struct GradBuilder {
-  const NodePtr& n;
-  int count = 0;
-  NodeEntry Op(const std::string& op, std::vector<NodeEntry> in,
-               AttrDict attrs = {}) {
-    return MakeNode(op, std::move(in), std::move(attrs),
-                    n->name() + "_backward" + std::to_string(count++));
-  }
-  NodeEntry Mul(NodeEntry a, NodeEntry b) { return Op("elemwise_mul", {a, b}); }
-  NodeEntry Scale(NodeEntry a, double s) {
-    return Op("_mul_scalar", {a}, {{"scalar", absl::StrCat(s)}});
-  }
-  NodeEntry x(int i = 0) const { return n->inputs[i]; }
-  NodeEntry y() const { return Output(n); }
-};
-
 using UnaryGrad = std::function<NodeEntry(GradBuilder&, const NodeEntry& g)>;
 
 void SetUnaryGrad(const std::string& op, UnaryGrad grad) {
-  OpRegistry::Get()->Mutable(op).SetAttr<FGradient>(
-      "FGradient", [grad](const NodePtr& n, const std::vector<NodeEntry>& og) {
-        GradBuilder b{n};
-        return std::vector<NodeEntry>{grad(b, og[0])};
-      });
+  SetGradient(op, [grad](GradBuilder& b, const std::vector<NodeEntry>& og) {
+    return std::vector<NodeEntry>{grad(b, og[0])};
+  });
 }
 
 void SetBinaryGrad(
     const std::string& op,
     std::function<std::vector<NodeEntry>(GradBuilder&, const NodeEntry&)>
         grad) {
-  OpRegistry::Get()->Mutable(op).SetAttr<FGradient>(
-      "FGradient", [grad](const NodePtr& n, const std::vector<NodeEntry>& og) {
-        GradBuilder b{n};
-        return grad(b, og[0]);
-      });
+  SetGradient(op, [grad](GradBuilder& b, const std::vector<NodeEntry>& og) {
+    return grad(b, og[0]);
+  });
 }
 
 double ScalarOf(const NodePtr& n) { return n->attrs.get<ScalarParam>().scalar; }

@@ -1,0 +1,128 @@
+#include "backends/cpu/grad_check.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+
+#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
+#include "graph/symbol.h"
+#include "imperative/executor.h"
+#include "imperative/imperative.h"
+
+namespace mx {
+namespace testing {
+namespace {
+
+NDArray AsFloat64(const NDArray& a) {
+  if (!IsFloat(a.dtype())) return a.Copy(a.ctx());
+  NDArray out(a.shape(), a.ctx(), DType::kFloat64);
+  CopyFromTo(a, out);
+  return out;
+}
+
+double Loss(Executor* exec, const std::vector<std::vector<double>>& head,
+            const GradCheckOptions& o) {
+  random::Seed(o.seed);
+  exec->Forward(o.is_train);
+  double loss = 0;
+  for (size_t k = 0; k < head.size(); ++k) {
+    const std::vector<double> y = ToDouble(exec->outputs()[k]);
+    for (size_t j = 0; j < y.size(); ++j) loss += head[k][j] * y[j];
+  }
+  return loss;
+}
+
+}  // namespace
+
+::testing::AssertionResult CheckGradient(const std::string& op,
+                                         const AttrDict& attrs,
+                                         const std::vector<NDArray>& inputs,
+                                         const GradCheckOptions& o) {
+  std::vector<Symbol> vars;
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    vars.push_back(Symbol::Variable(name));
+    position[name] = i;
+  }
+  const Symbol sym = Symbol::Create(op, vars, attrs, "checked");
+  std::vector<NDArray> values;
+  for (const NDArray& a : inputs) values.push_back(AsFloat64(a));
+
+  std::vector<NDArray> args, grads, aux;
+  std::vector<OpReqType> reqs;
+  std::vector<size_t> checked;  // Input positions, parallel to grads.
+  for (const std::string& name : sym.ListArguments()) {
+    const size_t i = position.at(name);
+    args.push_back(values[i]);
+    const bool skip = !IsFloat(values[i].dtype()) ||
+                      std::count(o.skip.begin(), o.skip.end(), i) > 0;
+    reqs.push_back(skip ? OpReqType::kNullOp : OpReqType::kWriteTo);
+    grads.push_back(
+        skip ? NDArray()
+             : NDArray(values[i].shape(), values[i].ctx(), DType::kFloat64));
+    if (!skip) checked.push_back(i);
+  }
+  for (const std::string& name : sym.ListAuxiliaryStates()) {
+    aux.push_back(values[position.at(name)]);
+  }
+  if (checked.empty()) {
+    return ::testing::AssertionFailure() << op << ": no input to check";
+  }
+  auto exec = Executor::Bind(sym, Context::CPU(), args, grads, reqs, aux);
+
+  // Random head gradients, one per visible output.
+  random::Seed(o.seed);
+  exec->Forward(o.is_train);
+  std::mt19937 gen(1234);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<std::vector<double>> head;
+  std::vector<NDArray> head_arrays;
+  for (const NDArray& y : exec->outputs()) {
+    std::vector<double> h(static_cast<size_t>(y.size()));
+    for (double& v : h) v = dist(gen);
+    head.push_back(h);
+    head_arrays.push_back(NDArray::FromVector<double>(y.shape(), h));
+  }
+  try {
+    exec->Backward(head_arrays);
+  } catch (const Error& e) {
+    return ::testing::AssertionFailure()
+           << op << ": backward failed: " << e.what();
+  }
+  std::vector<std::vector<double>> analytic;
+  for (const NDArray& g : grads) {
+    if (!g.is_none()) analytic.push_back(ToDouble(g));
+  }
+
+  for (size_t c = 0; c < checked.size(); ++c) {
+    NDArray x = values[checked[c]];
+    std::vector<double> data = ToDouble(x);
+    std::vector<double> numeric(data.size());
+    for (size_t j = 0; j < data.size(); ++j) {
+      const double saved = data[j];
+      data[j] = saved + o.eps;
+      x.SyncCopyFromCPU(data.data(), data.size());
+      const double plus = Loss(exec.get(), head, o);
+      data[j] = saved - o.eps;
+      x.SyncCopyFromCPU(data.data(), data.size());
+      const double minus = Loss(exec.get(), head, o);
+      data[j] = saved;
+      x.SyncCopyFromCPU(data.data(), data.size());
+      numeric[j] = (plus - minus) / (2 * o.eps);
+    }
+    ::testing::AssertionResult close =
+        AllClose(analytic[c], numeric, o.rtol, o.atol);
+    if (!close) {
+      return ::testing::AssertionFailure()
+             << op << ": gradient of input " << checked[c]
+             << " (analytic vs numeric): " << close.message();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace testing
+}  // namespace mx

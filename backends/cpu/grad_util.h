@@ -1,0 +1,56 @@
+// Helpers for writing op gradients (FGradient) as graphs of forward ops.
+//
+//   SetGradient("sin", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
+//     return std::vector<NodeEntry>{b.Mul(g[0], b.Op("cos", {b.x()}))};
+//   });
+#ifndef MXCORE_BACKENDS_CPU_GRAD_UTIL_H_
+#define MXCORE_BACKENDS_CPU_GRAD_UTIL_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/node.h"
+
+namespace mx {
+namespace cpu {
+
+// Builds gradient nodes for forward node `n`, named "<n>_backward<k>".
+struct GradBuilder {
+  const NodePtr& n;
+  int count = 0;
+
+  NodeEntry Op(const std::string& op, std::vector<NodeEntry> in,
+               AttrDict attrs = {}) {
+    return MakeNode(op, std::move(in), std::move(attrs),
+                    n->name() + "_backward" + std::to_string(count++));
+  }
+  NodeEntry Mul(NodeEntry a, NodeEntry b) { return Op("elemwise_mul", {a, b}); }
+  NodeEntry Scale(NodeEntry a, double s) {
+    return Op("_mul_scalar", {a}, {{"scalar", absl::StrCat(s)}});
+  }
+  // Input i and output i of the forward node.
+  NodeEntry x(int i = 0) const { return n->inputs[i]; }
+  NodeEntry y(int i = 0) const {
+    return NodeEntry{n, static_cast<uint32_t>(i), 0};
+  }
+};
+
+using GradFn = std::function<std::vector<NodeEntry>(
+    GradBuilder& b, const std::vector<NodeEntry>& out_grads)>;
+
+// Registers `grad` as op `op`'s FGradient.
+inline void SetGradient(const std::string& op, GradFn grad) {
+  OpRegistry::Get()->Mutable(op).SetAttr<FGradient>(
+      "FGradient", [grad](const NodePtr& n, const std::vector<NodeEntry>& og) {
+        GradBuilder b{n};
+        return grad(b, og);
+      });
+}
+
+}  // namespace cpu
+}  // namespace mx
+
+#endif  // MXCORE_BACKENDS_CPU_GRAD_UTIL_H_
