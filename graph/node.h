@@ -47,6 +47,9 @@ struct Node {
   std::vector<NodeEntry> inputs;
   // Nodes that must run before this one without passing data.
   std::vector<NodePtr> control_deps;
+  // State of the layer that recorded the node (autograd keeps the values
+  // its gradient needs here); empty in symbolic graphs.
+  std::any info;
 
   bool is_variable() const { return attrs.op == nullptr; }
   const Op* op() const { return attrs.op; }

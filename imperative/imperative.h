@@ -17,6 +17,7 @@
 #define MXCORE_IMPERATIVE_IMPERATIVE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,36 @@ std::vector<NDArray> Invoke(const std::string& op_name,
                             const std::vector<NDArray>& inputs,
                             const AttrDict& attrs = {},
                             const InvokeOptions& options = {});
+
+// ---- Extension points for the layers above. ----
+
+// Op attribute "FInvoke": the op runs on the calling thread by invoking
+// other ops (a CachedOp call, a user-defined autograd function) instead of
+// as one engine kernel. Invoke calls it after checking arity; it fills
+// `outputs` (none entries are to be created).
+using FInvoke = std::function<void(const NodeAttrs& attrs,
+                                   const std::vector<NDArray>& inputs,
+                                   std::vector<NDArray>* outputs)>;
+
+// Installed by //autograd and //imperative:deferred_compute at start-up.
+struct InvokeHooks {
+  // While recording, before anything runs: may reject the call (an
+  // in-place write into a recorded graph).
+  void (*check_record)(const NodeAttrs& attrs,
+                       const std::vector<NDArray>& inputs,
+                       const std::vector<NDArray>& outputs) = nullptr;
+  // While recording, after the op was pushed: records it.
+  void (*record)(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                 std::vector<NDArray>* outputs) = nullptr;
+  // In deferred-compute mode, instead of running the op: records it. Shapes
+  // and dtypes are inferred (unknown shapes for dynamic-shape ops).
+  void (*defer)(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                std::vector<NDArray>* outputs,
+                const std::vector<TShape>& out_shapes,
+                const std::vector<DType>& out_types) = nullptr;
+};
+// Sets the non-null members of `hooks`.
+void InstallInvokeHooks(const InvokeHooks& hooks);
 
 }  // namespace imperative
 

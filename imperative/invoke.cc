@@ -124,12 +124,24 @@ void InferTypes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
 }
 
+InvokeHooks& Hooks() {
+  static InvokeHooks hooks;
+  return hooks;
+}
+
 bool SameView(const NDArray& a, const NDArray& b) {
   return a.SharesChunkWith(b) && a.byte_offset() == b.byte_offset() &&
          a.shape() == b.shape() && a.dtype() == b.dtype();
 }
 
 }  // namespace
+
+void InstallInvokeHooks(const InvokeHooks& hooks) {
+  InvokeHooks& h = Hooks();
+  if (hooks.check_record != nullptr) h.check_record = hooks.check_record;
+  if (hooks.record != nullptr) h.record = hooks.record;
+  if (hooks.defer != nullptr) h.defer = hooks.defer;
+}
 
 void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
             std::vector<NDArray>* outputs, const InvokeOptions& options) {
@@ -156,9 +168,28 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                                        " output(s) but ", outputs->size(),
                                        " were given"));
   }
+  const bool deferred = IsDeferredCompute();
+  const bool recording = IsRecording();
+  if (deferred && recording) {
+    throw StateError(Label(attrs) +
+                     ": autograd recording is not supported in deferred-"
+                     "compute mode");
+  }
+  if (deferred && Hooks().defer == nullptr) {
+    throw StateError(Label(attrs) +
+                     ": deferred-compute mode is on but "
+                     "//imperative:deferred_compute is not linked");
+  }
+  if (recording) {
+    if (Hooks().check_record == nullptr) {
+      throw StateError(Label(attrs) +
+                       ": recording is on but //autograd is not linked");
+    }
+    Hooks().check_record(attrs, inputs, *outputs);
+  }
   const Context ctx = n_in > 0 ? inputs[0].ctx() : options.ctx;
   for (size_t i = 0; i < n_in; ++i) {
-    if (!inputs[i].is_written()) {
+    if (!deferred && !inputs[i].is_written()) {
       inputs[i].CheckReadable(input_label(i).c_str());
     }
     if (inputs[i].ctx() != ctx) {
@@ -174,6 +205,16 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                        (*outputs)[i].ctx().ToString(), " but the op runs on ",
                        ctx.ToString()));
     }
+  }
+
+  if (const FInvoke* f = op.GetAttr<FInvoke>("FInvoke"); f != nullptr) {
+    if (deferred) {
+      throw NotImplemented(Label(attrs) +
+                           " cannot be traced in deferred-compute mode");
+    }
+    (*f)(attrs, inputs, outputs);
+    if (recording) Hooks().record(attrs, inputs, outputs);
+    return;
   }
 
   auto launch = std::make_shared<Launch>();
@@ -194,6 +235,11 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   std::vector<DType> in_types(n_in, DType::kUnknown),
       out_types(n_out, DType::kUnknown);
   InferTypes(attrs, inputs, *outputs, &in_types, &out_types);
+
+  if (deferred) {
+    Hooks().defer(attrs, inputs, outputs, out_shapes, out_types);
+    return;
+  }
 
   std::vector<OpReqType> req = options.req;
   if (req.empty()) req.assign(n_out, OpReqType::kWriteTo);
@@ -298,6 +344,7 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
       if (out.SharesChunkWith(temp)) out = user_out;
     }
   }
+  if (recording) Hooks().record(attrs, inputs, outputs);
 }
 
 std::vector<NDArray> Invoke(const std::string& op_name,

@@ -125,6 +125,7 @@ void NDArray::CheckNotNone(const char* who) const {
 
 const TShape& NDArray::shape() const {
   if (ptr_ != nullptr && ptr_->dynamic && !shape_.is_known()) {
+    ComputeDeferred();
     WaitToRead();
     std::lock_guard<std::mutex> lock(ptr_->mu);
     if (!shape_.is_known()) shape_ = ptr_->computed_shape;
@@ -215,10 +216,37 @@ NDArray NDArray::ViewAs(const TShape& shape, DType dtype) const {
   return view;
 }
 
-NDArray NDArray::Detach() const { return *this; }
+NDArray NDArray::Detach() const {
+  NDArray out = *this;
+  out.autograd_entry_ = {};
+  out.deferred_entry_ = {};
+  out.grad_.reset();
+  return out;
+}
+
+NDArray NDArray::grad() const { return grad_ ? *grad_ : NDArray(); }
+
+void NDArray::set_grad(const NDArray& grad) {
+  grad_ = grad.is_none() ? nullptr : std::make_shared<NDArray>(grad.Detach());
+}
+
+namespace {
+std::atomic<NDArray::DeferredComputeFn> deferred_compute_hook{nullptr};
+}  // namespace
+
+void NDArray::SetDeferredComputeHook(DeferredComputeFn fn) {
+  deferred_compute_hook.store(fn);
+}
+
+void NDArray::ComputeDeferred() const {
+  if (deferred_entry_.empty() || ptr_ == nullptr || is_written()) return;
+  DeferredComputeFn fn = deferred_compute_hook.load();
+  if (fn != nullptr) fn(*this);
+}
 
 void NDArray::WaitToRead() const {
   CheckNotNone("NDArray::WaitToRead");
+  ComputeDeferred();
   ptr_->engine->WaitForVar(ptr_->var);
 }
 
@@ -245,6 +273,7 @@ void NDArray::MarkWritten() const {
 
 void NDArray::CheckReadable(const char* who) const {
   CheckNotNone(who);
+  ComputeDeferred();
   if (!is_written()) {
     throw StateError(absl::StrCat(
         who, ": array ", shape_.ToString(), " ", DTypeName(dtype_), " on ",

@@ -30,6 +30,17 @@
 
 namespace mx {
 
+struct Node;  // graph/node.h; arrays only point at nodes.
+
+// Where an array came from in a recorded computation: output `index` of
+// `node`. Autograd and deferred compute (layers above) keep one each; the
+// array only carries it.
+struct ArrayHistory {
+  std::shared_ptr<Node> node;
+  uint32_t index = 0;
+  bool empty() const { return node == nullptr; }
+};
+
 // A typed view of raw memory, what kernels see.
 struct TBlob {
   void* dptr = nullptr;
@@ -89,8 +100,24 @@ class NDArray {
   // must fit in the chunk. Used by executors to place values in planned
   // storage blocks.
   NDArray ViewAs(const TShape& shape, DType dtype) const;
-  // Same data, without autograd or deferred-compute history.
+  // Same data, without autograd or deferred-compute history and without
+  // an attached gradient.
   NDArray Detach() const;
+
+  // Histories, set by autograd (recording) and deferred compute (tracing).
+  const ArrayHistory& autograd_entry() const { return autograd_entry_; }
+  void set_autograd_entry(ArrayHistory h) { autograd_entry_ = std::move(h); }
+  const ArrayHistory& deferred_entry() const { return deferred_entry_; }
+  void set_deferred_entry(ArrayHistory h) { deferred_entry_ = std::move(h); }
+  // The gradient buffer attached by autograd::AttachGrad (none otherwise).
+  NDArray grad() const;
+  void set_grad(const NDArray& grad);
+
+  // Deferred compute installs the function that computes an array's
+  // recorded history; reads of a traced array that nothing wrote yet (wait,
+  // copy, print, shape of a dynamic-shape output) call it first.
+  using DeferredComputeFn = void (*)(const NDArray&);
+  static void SetDeferredComputeHook(DeferredComputeFn fn);
   // True when both are views of the same chunk.
   bool SharesChunkWith(const NDArray& other) const {
     return ptr_ != nullptr && ptr_ == other.ptr_;
@@ -143,11 +170,16 @@ class NDArray {
   struct Chunk;
   void ThrowDTypeMismatch(DType requested) const;
   void CheckNotNone(const char* who) const;
+  // Computes a traced array's history if it is still pending.
+  void ComputeDeferred() const;
 
   std::shared_ptr<Chunk> ptr_;
   mutable TShape shape_;
   DType dtype_ = DType::kFloat32;
   size_t byte_offset_ = 0;
+  ArrayHistory autograd_entry_;
+  ArrayHistory deferred_entry_;
+  std::shared_ptr<NDArray> grad_;
 };
 
 // Copies `from` into `to` (same shape; the dtype is converted) through the

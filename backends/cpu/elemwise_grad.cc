@@ -38,6 +38,7 @@ double ScalarOf(const NodePtr& n) { return n->attrs.get<ScalarParam>().scalar; }
 void RegisterElemwiseGradients() {
   using B = GradBuilder;
   using E = NodeEntry;
+  SetUnaryGrad("_copy", [](B&, const E& g) { return g; });
   SetUnaryGrad("negative",
                [](B& b, const E& g) { return b.Op("negative", {g}); });
   SetUnaryGrad(

@@ -75,6 +75,9 @@ A Sign(A x) {
 [[maybe_unused]] const bool kUnaryRegistered = [] {
   using D = UnaryDomain;
   RegisterUnary(
+      "_copy", D::kNumeric, [](auto x) { return x; }, "x (a copy)")
+      .AddAlias("identity");
+  RegisterUnary(
       "negative", D::kNumeric, [](auto x) { return -x; }, "-x");
   RegisterUnary(
       "abs", D::kNumeric, [](auto x) { return x < 0 ? -x : x; }, "|x|");

@@ -1,0 +1,258 @@
+// Variables, Backward and Grad: build the gradient graph of the recorded
+// nodes and run it op by op.
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "autograd/autograd.h"
+#include "autograd/record.h"
+#include "base/error.h"
+#include "graph/graph.h"
+#include "graph/pass.h"
+
+namespace mx {
+namespace autograd {
+
+using internal::AGInfo;
+using internal::InfoOf;
+
+void MarkVariables(const std::vector<NDArray*>& variables,
+                   const std::vector<NDArray>& gradients,
+                   const std::vector<OpReqType>& reqs) {
+  if (variables.size() != gradients.size() || variables.size() != reqs.size()) {
+    throw InvalidArgument(absl::StrCat(
+        "MarkVariables: ", variables.size(), " variables, ", gradients.size(),
+        " gradients and ", reqs.size(), " requests; they must match"));
+  }
+  for (size_t i = 0; i < variables.size(); ++i) {
+    NDArray* x = variables[i];
+    const NDArray& g = gradients[i];
+    if (x == nullptr || x->is_none()) {
+      throw InvalidArgument(
+          absl::StrCat("MarkVariables: variable ", i, " is none"));
+    }
+    if (reqs[i] != OpReqType::kNullOp &&
+        (g.is_none() || g.shape() != x->shape() || g.dtype() != x->dtype())) {
+      throw ShapeError(absl::StrCat(
+          "MarkVariables: the gradient of variable ", i, " must be ",
+          x->shape().ToString(), " ", DTypeName(x->dtype()), "; got ",
+          g.is_none() ? std::string("none")
+                      : g.shape().ToString() + " " + DTypeName(g.dtype())));
+    }
+    NodeAttrs attrs;
+    attrs.name = absl::StrCat("var", i);
+    auto node = std::make_shared<Node>();
+    node->attrs = std::move(attrs);
+    auto info = std::make_shared<AGInfo>();
+    info->values = {x->Detach()};
+    info->marked = true;
+    info->grad = g.Detach();
+    info->grad_req = reqs[i];
+    node->info = std::move(info);
+    x->set_autograd_entry(ArrayHistory{node, 0});
+    x->set_grad(g);
+  }
+}
+
+void AttachGrad(NDArray* x, OpReqType req) {
+  if (x == nullptr || x->is_none()) {
+    throw InvalidArgument("AttachGrad: the array is none");
+  }
+  imperative::RecordingScope pause(false);
+  NDArray g = imperative::Invoke("zeros_like", {*x})[0];
+  MarkVariables({x}, {g}, {req});
+}
+
+namespace {
+
+struct Plan {
+  std::vector<NodeEntry> ys;
+  std::vector<NodePtr> recorded;  // Op nodes of the recorded graph.
+};
+
+Plan CollectHeads(const std::vector<NDArray>& heads, const char* who) {
+  Plan plan;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const ArrayHistory& h = heads[i].autograd_entry();
+    if (h.empty()) {
+      throw StateError(absl::StrCat(
+          who, ": head ", i,
+          " is not part of a recorded graph (compute it inside a RecordScope "
+          "from an array with AttachGrad)"));
+    }
+    plan.ys.push_back(NodeEntry{h.node, h.index, 0});
+  }
+  DFSVisit(plan.ys, [&](const NodePtr& n) {
+    const AGInfo* info = InfoOf(*n);
+    if (n->is_variable() || info == nullptr) return;
+    if (info->freed) {
+      throw StateError(absl::StrCat(
+          who, ": the recorded graph (op \"", n->op()->name(),
+          "\") was freed by an earlier backward; pass retain_graph=true to "
+          "differentiate it again"));
+    }
+    plan.recorded.push_back(n);
+  });
+  return plan;
+}
+
+// Runs the gradient graph of `plan.ys` with respect to `xs`; returns one
+// gradient per x.
+std::vector<NDArray> Differentiate(const Plan& plan,
+                                   const std::vector<NDArray>& heads,
+                                   const std::vector<NDArray>& head_grads,
+                                   const std::vector<NodeEntry>& xs,
+                                   bool create_graph, bool train_mode,
+                                   const char* who) {
+  if (!head_grads.empty() && head_grads.size() != heads.size()) {
+    throw InvalidArgument(absl::StrCat(who, ": ", head_grads.size(),
+                                       " head gradients for ", heads.size(),
+                                       " heads"));
+  }
+  // Head gradients enter the gradient graph as placeholder variables.
+  absl::flat_hash_map<const Node*, std::vector<NDArray>> values;
+  std::vector<NodeEntry> head_entries;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    NDArray g = head_grads.empty() ? NDArray() : head_grads[i];
+    if (g.is_none()) {
+      imperative::RecordingScope pause(false);
+      g = imperative::Invoke("ones_like", {heads[i]})[0];
+    } else if (g.shape() != heads[i].shape()) {
+      throw ShapeError(absl::StrCat(who, ": head gradient ", i, " has shape ",
+                                    g.shape().ToString(), " but the head has ",
+                                    heads[i].shape().ToString()));
+    }
+    NodePtr placeholder = Node::Variable(absl::StrCat("head_grad", i));
+    values[placeholder.get()] = {g};
+    head_entries.push_back(NodeEntry{placeholder, 0, 0});
+  }
+  Graph g;
+  g.SetAttr("grad_ys", plan.ys);
+  g.SetAttr("grad_ys_out_grad", head_entries);
+  g.SetAttr("grad_xs", xs);
+  g = ApplyPass(std::move(g), "Gradient");
+
+  // Topological order, and how many consumers each node has left, so
+  // intermediate gradients are released as soon as they are used.
+  std::vector<NodePtr> order;
+  absl::flat_hash_map<const Node*, int> uses;
+  DFSVisit(g.outputs, [&](const NodePtr& n) {
+    order.push_back(n);
+    for (const NodeEntry& e : n->inputs) ++uses[e.node.get()];
+  });
+  for (const NodeEntry& e : g.outputs) ++uses[e.node.get()];
+
+  auto value_of = [&](const NodeEntry& e) -> NDArray {
+    auto it = values.find(e.node.get());
+    if (it != values.end()) return it->second[e.index];
+    const AGInfo* info = InfoOf(*e.node);
+    if (info == nullptr || e.index >= info->values.size() ||
+        info->values[e.index].is_none()) {
+      throw StateError(absl::StrCat(who, ": the value of \"", e.node->name(),
+                                    "\" output ", e.index,
+                                    " was not kept for the gradient"));
+    }
+    NDArray v = info->values[e.index];
+    // Higher order: gradient ops read forward values as recorded arrays.
+    if (create_graph) v.set_autograd_entry(ArrayHistory{e.node, e.index});
+    return v;
+  };
+
+  imperative::RecordingScope record(create_graph);
+  imperative::TrainingScope train(train_mode);
+  for (const NodePtr& n : order) {
+    if (n->is_variable() || InfoOf(*n) != nullptr) continue;  // Forward.
+    std::vector<NDArray> in;
+    for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
+    std::vector<NDArray> out;
+    imperative::Invoke(n->attrs, in, &out);
+    values[n.get()] = std::move(out);
+    for (const NodeEntry& e : n->inputs) {
+      if (--uses[e.node.get()] == 0) values.erase(e.node.get());
+    }
+  }
+  std::vector<NDArray> grads;
+  for (const NodeEntry& e : g.outputs) grads.push_back(value_of(e));
+  return grads;
+}
+
+void Release(const Plan& plan) {
+  for (const NodePtr& n : plan.recorded) {
+    AGInfo* info = InfoOf(*n);
+    for (NDArray& v : info->values) v = NDArray();
+    info->freed = true;
+    // Constants feeding the graph keep values too.
+    for (const NodeEntry& e : n->inputs) {
+      AGInfo* in = InfoOf(*e.node);
+      if (in != nullptr && e.node->is_variable() && !in->marked) {
+        for (NDArray& v : in->values) v = NDArray();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void Backward(const std::vector<NDArray>& heads,
+              const std::vector<NDArray>& head_grads,
+              const BackwardOptions& options) {
+  const Plan plan = CollectHeads(heads, "Backward");
+  std::vector<NodeEntry> xs;
+  std::vector<AGInfo*> targets;
+  DFSVisit(plan.ys, [&](const NodePtr& n) {
+    AGInfo* info = InfoOf(*n);
+    if (info != nullptr && info->marked &&
+        info->grad_req != OpReqType::kNullOp) {
+      xs.push_back(NodeEntry{n, 0, 0});
+      targets.push_back(info);
+    }
+  });
+  if (xs.empty()) {
+    throw StateError(
+        "Backward: no variable with a gradient request is reachable from the "
+        "heads (mark inputs with AttachGrad before recording)");
+  }
+  const std::vector<NDArray> grads =
+      Differentiate(plan, heads, head_grads, xs, /*create_graph=*/false,
+                    options.train_mode, "Backward");
+  imperative::RecordingScope pause(false);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    imperative::InvokeOptions write;
+    write.req = {targets[i]->grad_req};
+    std::vector<NDArray> out = {targets[i]->grad};
+    imperative::Invoke(MakeAttrs(OpRegistry::Get()->Lookup("_copy"), {}),
+                       {grads[i]}, &out, write);
+  }
+  if (!options.retain_graph) Release(plan);
+}
+
+std::vector<NDArray> Grad(const std::vector<NDArray>& heads,
+                          const std::vector<NDArray>& variables,
+                          const std::vector<NDArray>& head_grads,
+                          const GradOptions& options) {
+  const Plan plan = CollectHeads(heads, "Grad");
+  std::vector<NodeEntry> xs;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const ArrayHistory& h = variables[i].autograd_entry();
+    const AGInfo* info = h.empty() ? nullptr : InfoOf(*h.node);
+    if (info == nullptr || !info->marked) {
+      throw InvalidArgument(absl::StrCat(
+          "Grad: variable ", i,
+          " was not marked (call AttachGrad or MarkVariables before "
+          "recording)"));
+    }
+    xs.push_back(NodeEntry{h.node, 0, 0});
+  }
+  std::vector<NDArray> grads =
+      Differentiate(plan, heads, head_grads, xs, options.create_graph,
+                    options.train_mode, "Grad");
+  if (!options.create_graph) {
+    for (NDArray& g : grads) g = g.Detach();
+    if (!options.retain_graph) Release(plan);
+  }
+  return grads;
+}
+
+}  // namespace autograd
+}  // namespace mx

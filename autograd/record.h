@@ -1,0 +1,41 @@
+// Internal to //autograd: what a recorded node keeps, and recording.
+#ifndef MXCORE_AUTOGRAD_RECORD_H_
+#define MXCORE_AUTOGRAD_RECORD_H_
+
+#include <memory>
+#include <vector>
+
+#include "graph/node.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace autograd {
+namespace internal {
+
+// Stored in Node::info of every node autograd creates.
+struct AGInfo {
+  // Output values the gradients of consumers need (detached, so a node
+  // never owns itself); none where nothing needs them.
+  std::vector<NDArray> values;
+  // Marked variables: the gradient buffer and its request.
+  bool marked = false;
+  NDArray grad;
+  OpReqType grad_req = OpReqType::kNullOp;
+  // Set when a backward without retain_graph released the values.
+  bool freed = false;
+};
+
+// The node's AGInfo, or null for nodes autograd did not create.
+AGInfo* InfoOf(const Node& node);
+
+// Records `attrs` applied to `inputs` giving `outputs` (sets the outputs'
+// autograd entries) when any input has a history. `save_values` false
+// keeps nothing for the gradient (user-defined functions keep their own).
+void RecordOp(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+              std::vector<NDArray>* outputs, bool save_values = true);
+
+}  // namespace internal
+}  // namespace autograd
+}  // namespace mx
+
+#endif  // MXCORE_AUTOGRAD_RECORD_H_
