@@ -97,6 +97,28 @@ Plan CollectHeads(const std::vector<NDArray>& heads, const char* who) {
   return plan;
 }
 
+// zeros_like(output) of a forward output whose value was not kept (an
+// output with no gradient flowing in): zeros from the recorded shape.
+const NDArray* ZerosFromMetadata(
+    const Node& n,
+    const absl::flat_hash_map<const Node*, std::vector<NDArray>>& values) {
+  thread_local NDArray zeros;
+  if (n.op()->name() != "zeros_like") return nullptr;
+  const NodeEntry& e = n.inputs[0];
+  const AGInfo* info = InfoOf(*e.node);
+  if (info == nullptr || values.contains(e.node.get()) ||
+      e.index >= info->shapes.size() || !info->values[e.index].is_none()) {
+    return nullptr;
+  }
+  imperative::InvokeOptions on;
+  on.ctx = info->ctx;
+  zeros = imperative::Invoke("_zeros", {},
+                             {{"shape", info->shapes[e.index].ToString()},
+                              {"dtype", DTypeName(info->types[e.index])}},
+                             on)[0];
+  return &zeros;
+}
+
 // Runs the gradient graph of `plan.ys` with respect to `xs`; returns one
 // gradient per x.
 std::vector<NDArray> Differentiate(const Plan& plan,
@@ -163,10 +185,23 @@ std::vector<NDArray> Differentiate(const Plan& plan,
   imperative::TrainingScope train(train_mode);
   for (const NodePtr& n : order) {
     if (n->is_variable() || InfoOf(*n) != nullptr) continue;  // Forward.
-    std::vector<NDArray> in;
-    for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
+    // Such ops (a recorded CachedOp's backward) read values autograd does
+    // not see, so their results could not be differentiated again.
+    if (create_graph && n->op()->GetAttr<imperative::FInvoke>("FInvoke") &&
+        !n->op()->GetAttr<FGradient>("FGradient")) {
+      throw NotImplemented(absl::StrCat(
+          who, ": create_graph needs the gradient of op \"", n->op()->name(),
+          "\", which has no gradient (higher order is not supported through "
+          "it)"));
+    }
     std::vector<NDArray> out;
-    imperative::Invoke(n->attrs, in, &out);
+    if (const NDArray* zeros = ZerosFromMetadata(*n, values)) {
+      out = {*zeros};
+    } else {
+      std::vector<NDArray> in;
+      for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
+      imperative::Invoke(n->attrs, in, &out);
+    }
     values[n.get()] = std::move(out);
     for (const NodeEntry& e : n->inputs) {
       if (--uses[e.node.get()] == 0) values.erase(e.node.get());

@@ -119,6 +119,12 @@ void RecordOp(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     node->inputs.push_back(NodeEntry{h.node, h.index, 0});
   }
 
+  AGInfo* info = InfoOf(*node);
+  for (const NDArray& out : *outputs) {
+    info->shapes.push_back(out.shape());
+    info->types.push_back(out.dtype());
+    info->ctx = out.ctx();
+  }
   if (save_values) {
     const Needs& needs = NeedsOf(node);
     for (size_t i = 0; i < outputs->size(); ++i) {

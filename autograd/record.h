@@ -17,6 +17,11 @@ struct AGInfo {
   // Output values the gradients of consumers need (detached, so a node
   // never owns itself); none where nothing needs them.
   std::vector<NDArray> values;
+  // Every output's shape and dtype, for zero gradients of outputs nothing
+  // saved (Gradient gives unused outputs zeros_like(output)).
+  std::vector<TShape> shapes;
+  std::vector<DType> types;
+  Context ctx;
   // Marked variables: the gradient buffer and its request.
   bool marked = false;
   NDArray grad;

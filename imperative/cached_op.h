@@ -12,8 +12,12 @@
 //   CachedOp op(symbol, {.static_alloc = true});
 //   std::vector<NDArray> y = op.Forward({x, w});   // inputs in
 //                                                  // ListInputNames() order
-// Ops see imperative::IsTraining(). Recording a call as one autograd node
-// arrives with the autograd issue.
+// Ops see imperative::IsTraining(). While autograd records and some input
+// has a history, a call is recorded as one node ("_CachedOp"): the call
+// runs the forward part of a plan that also holds the gradients with
+// respect to the recorded inputs, keeps its intermediate values, and the
+// node's gradient runs the backward part on them. Differentiating that
+// gradient again (higher order) is not supported.
 #ifndef MXCORE_IMPERATIVE_CACHED_OP_H_
 #define MXCORE_IMPERATIVE_CACHED_OP_H_
 
@@ -44,15 +48,23 @@ class CachedOp {
 
   const Symbol& symbol() const { return symbol_; }
   const std::vector<std::string>& input_names() const { return input_names_; }
-  // Plans made so far (one per distinct input signature).
+  // Plans made so far (one per distinct input signature; calls recorded
+  // by autograd have plans of their own).
   size_t num_plans() const;
 
+  struct TrainingPlan;  // Internal.
+
  private:
+  std::string Signature(const std::vector<NDArray>& inputs) const;
+  std::vector<NDArray> RecordedForward(const std::vector<NDArray>& inputs,
+                                       std::string signature);
+
   const Symbol symbol_;
   const Options options_;
   const std::vector<std::string> input_names_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<GraphRunner>> plans_;
+  std::map<std::string, std::shared_ptr<const TrainingPlan>> training_plans_;
 };
 
 }  // namespace mx

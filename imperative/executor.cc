@@ -161,24 +161,16 @@ void Executor::Init() {
     const auto& shapes = inferred.GetAttr<std::vector<TShape>>("shape");
     const auto& types = inferred.GetAttr<std::vector<DType>>("dtype");
     const IndexedGraph& fidx = inferred.indexed_graph();
-    std::vector<NodeEntry> heads, xs;
     const std::vector<NodePtr> arg_nodes =
         symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs);
     for (size_t i = 0; i < symbol_.outputs.size(); ++i) {
-      const std::string name = absl::StrCat("__head_grad", i, "__");
-      heads.push_back(Symbol::Variable(name).outputs[0]);
       const uint32_t eid = fidx.entry_id(symbol_.outputs[i]);
       head_grads_.emplace_back(shapes[eid], ctx_, types[eid]);
-      bound[name] = head_grads_.back();
+      bound[HeadGradName(i)] = head_grads_.back();
     }
-    for (int a : grad_args_) xs.push_back(NodeEntry{arg_nodes[a], 0, 0});
-    Graph g(symbol_);
-    g.SetAttr("grad_ys", symbol_.outputs);
-    g.SetAttr("grad_ys_out_grad", heads);
-    g.SetAttr("grad_xs", xs);
-    Graph grads = ApplyPass(g, "Gradient");
-    plan.outputs.insert(plan.outputs.end(), grads.outputs.begin(),
-                        grads.outputs.end());
+    std::vector<NodePtr> xs;
+    for (int a : grad_args_) xs.push_back(arg_nodes[a]);
+    plan = WithGradients(symbol_, xs);
   }
   const Graph combined(plan);
   in_shapes.clear();
@@ -195,9 +187,10 @@ void Executor::Init() {
 
 void Executor::Forward(bool is_train) {
   // Planned outputs are reused: outputs() stays the same arrays.
-  runner_->Prepare(inputs_, /*fresh_blocks=*/false, /*fresh_outputs=*/false);
-  runner_->RunNodes(0, num_forward_nodes_, is_train);
-  std::vector<NDArray> all = runner_->Outputs();
+  state_ = runner_->Prepare(inputs_, /*fresh_blocks=*/false,
+                            /*fresh_outputs=*/false);
+  runner_->RunNodes(&state_, 0, num_forward_nodes_, is_train);
+  std::vector<NDArray> all = runner_->Outputs(state_);
   outputs_.assign(all.begin(), all.begin() + symbol_.outputs.size());
   forward_ran_ = true;
 }
@@ -221,11 +214,9 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
       CopyFromTo(head_grads[i], head_grads_[i]);
     }
   }
-  runner_->RunNodes(
-      num_forward_nodes_,
-      static_cast<uint32_t>(runner_->graph().indexed_graph().num_nodes()),
-      /*is_train=*/true);
-  const std::vector<NDArray> all = runner_->Outputs();
+  runner_->RunNodes(&state_, num_forward_nodes_, runner_->num_nodes(),
+                    /*is_train=*/true);
+  const std::vector<NDArray> all = runner_->Outputs(state_);
   for (size_t k = 0; k < grad_args_.size(); ++k) {
     const int a = grad_args_[k];
     const NDArray& result = all[symbol_.outputs.size() + k];

@@ -77,6 +77,7 @@ class Executor {
   std::vector<OpReqType> grad_reqs_;
   std::vector<NDArray> inputs_;  // Bound arrays in input-node order.
   std::unique_ptr<GraphRunner> runner_;
+  GraphRunner::State state_;
   std::vector<NDArray> outputs_;
   // Backward: head-gradient inputs, and where the forward part ends.
   std::vector<NDArray> head_grads_;

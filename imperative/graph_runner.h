@@ -22,23 +22,35 @@ class GraphRunner {
               const std::vector<TShape>& in_shapes,
               const std::vector<DType>& in_types, const std::string& who);
 
+  // The arrays of one run: one per node entry.
+  struct State {
+    std::vector<NDArray> entries;
+  };
+
   // Runs every op: Prepare, RunNodes over all nodes, Outputs.
   std::vector<NDArray> Run(const std::vector<NDArray>& inputs, bool is_train,
-                           bool fresh_blocks, bool fresh_outputs);
+                           bool fresh_blocks, bool fresh_outputs) const;
 
-  // Places `inputs` (input_nodes() order) and one array per op output. With
-  // `fresh_blocks`, intermediate storage is allocated for this run (from
-  // the pool) instead of reusing the runner's blocks; with `fresh_outputs`,
-  // graph outputs get new arrays rather than planned ones, so earlier
-  // results survive the next run.
-  void Prepare(const std::vector<NDArray>& inputs, bool fresh_blocks,
-               bool fresh_outputs);
+  // Places `inputs` (input_nodes() order; none entries may be set later
+  // with SetInput) and one array per op output. With `fresh_blocks`,
+  // intermediate storage is allocated for this run (from the pool) instead
+  // of reusing the runner's blocks; with `fresh_outputs`, graph outputs get
+  // new arrays rather than planned ones, so earlier results survive the
+  // next run.
+  State Prepare(const std::vector<NDArray>& inputs, bool fresh_blocks,
+                bool fresh_outputs) const;
+  void SetInput(State* state, size_t i, const NDArray& value) const;
   // Pushes the ops among nodes [begin, end) in topological order. Nodes
-  // may run in several calls (forward, then backward) on one Prepare.
-  void RunNodes(uint32_t begin, uint32_t end, bool is_train);
-  std::vector<NDArray> Outputs() const;
+  // may run in several calls (forward, then backward) on one state.
+  // Autograd does not record them.
+  void RunNodes(State* state, uint32_t begin, uint32_t end,
+                bool is_train) const;
+  std::vector<NDArray> Outputs(const State& state) const;
 
   const Graph& graph() const { return graph_; }
+  uint32_t num_nodes() const {
+    return static_cast<uint32_t>(graph_.indexed_graph().num_nodes());
+  }
   size_t planned_bytes() const;
   size_t bytes_without_reuse() const;
 
@@ -48,8 +60,15 @@ class GraphRunner {
   Context ctx_;
   Graph graph_;
   std::vector<NDArray> blocks_;
-  std::vector<NDArray> entries_;  // One array per entry, set by Prepare.
 };
+
+// `symbol`'s outputs followed by the gradients of all of them with respect
+// to `xs` (input nodes of `symbol`). Head gradient i is a new variable
+// named HeadGradName(i); the symbol's own nodes come first in topological
+// order, so running the first Graph(symbol) node count of nodes is the
+// forward pass.
+Symbol WithGradients(const Symbol& symbol, const std::vector<NodePtr>& xs);
+std::string HeadGradName(size_t i);
 
 }  // namespace mx
 

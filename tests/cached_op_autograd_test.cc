@@ -1,0 +1,110 @@
+// A CachedOp call under autograd is one recorded node whose gradient equals
+// that of the same computation recorded op by op.
+#include "autograd/autograd.h"
+#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
+#include "graph/symbol.h"
+#include "gtest/gtest.h"
+#include "imperative/cached_op.h"
+#include "imperative/nd.h"
+
+namespace mx {
+namespace {
+
+using testing::AllClose;
+using testing::ExpectError;
+using testing::RandomArray;
+using testing::ToDouble;
+
+// f(x, w) = (tanh(x * w) + exp(x), sin(w))
+Symbol Net() {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  Symbol t = Symbol::Create("tanh", {Symbol::Create("elemwise_mul", {x, w})});
+  Symbol y = Symbol::Create("elemwise_add", {t, Symbol::Create("exp", {x})});
+  return Symbol::Group({y, Symbol::Create("sin", {w})});
+}
+
+std::vector<NDArray> Imperative(const NDArray& x, const NDArray& w) {
+  auto op = [](const std::string& name, std::vector<NDArray> in) {
+    return imperative::Invoke(name, in)[0];
+  };
+  NDArray t = op("tanh", {op("elemwise_mul", {x, w})});
+  return {op("elemwise_add", {t, op("exp", {x})}), op("sin", {w})};
+}
+
+struct Grads {
+  std::vector<double> x, w;
+};
+
+// Gradients of sum(2 * out0 + out1) with both inputs marked, computed with
+// `f` called twice on different inputs inside one recorded graph.
+Grads Differentiate(
+    const std::function<std::vector<NDArray>(NDArray, NDArray)>& f) {
+  NDArray x = RandomArray({3, 4}, DType::kFloat64, -1, 1, 1);
+  NDArray w = RandomArray({3, 4}, DType::kFloat64, -1, 1, 2);
+  autograd::AttachGrad(&x);
+  autograd::AttachGrad(&w);
+  NDArray loss;
+  {
+    autograd::RecordScope record;
+    std::vector<NDArray> a = f(x, w);
+    std::vector<NDArray> b = f(imperative::Invoke("square", {x})[0], w);
+    loss = imperative::Invoke(
+        "elemwise_add",
+        {imperative::Invoke("_mul_scalar", {a[0]}, {{"scalar", "2"}})[0],
+         imperative::Invoke("elemwise_add", {a[1], b[0]})[0]})[0];
+  }
+  autograd::Backward({loss});
+  return {ToDouble(x.grad()), ToDouble(w.grad())};
+}
+
+TEST(CachedOpAutograd, GradientsMatchImperative) {
+  CachedOp op(Net());
+  const Grads expected = Differentiate(Imperative);
+  const Grads actual = Differentiate([&](NDArray x, NDArray w) {
+    return op.Forward({x, w});
+  });
+  EXPECT_TRUE(AllClose(actual.x, expected.x));
+  EXPECT_TRUE(AllClose(actual.w, expected.w));
+}
+
+TEST(CachedOpAutograd, OnlyRecordedInputsGetGradients) {
+  CachedOp op(Net());
+  NDArray x = RandomArray({2}, DType::kFloat64, -1, 1, 1);
+  NDArray w = RandomArray({2}, DType::kFloat64, -1, 1, 2);
+  autograd::AttachGrad(&w);
+  std::vector<NDArray> y;
+  {
+    autograd::RecordScope record;
+    y = op.Forward({x, w});
+  }
+  EXPECT_FALSE(y[0].autograd_entry().empty());
+  EXPECT_EQ(y[0].autograd_entry().node->op()->name(), "_CachedOp");
+  autograd::Backward({y[0]});
+  // d/dw tanh(x w) = x (1 - tanh^2(x w))
+  std::vector<double> xv = ToDouble(x), wv = ToDouble(w), expected;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const double t = std::tanh(xv[i] * wv[i]);
+    expected.push_back(xv[i] * (1 - t * t));
+  }
+  EXPECT_TRUE(AllClose(ToDouble(w.grad()), expected));
+  // Unrecorded calls are not recorded.
+  EXPECT_TRUE(op.Forward({x, w})[0].autograd_entry().empty());
+}
+
+TEST(CachedOpAutograd, HigherOrderIsAClearError) {
+  CachedOp op(Net());
+  NDArray x = RandomArray({2}, DType::kFloat64);
+  NDArray w = RandomArray({2}, DType::kFloat64);
+  autograd::AttachGrad(&x);
+  autograd::RecordScope record;
+  std::vector<NDArray> y = op.Forward({x, w});
+  autograd::GradOptions create;
+  create.create_graph = true;
+  ExpectError<NotImplemented>(
+      [&] { autograd::Grad({y[0]}, {x}, {}, create); },
+      {"create_graph", "_CachedOp_backward", "has no gradient"});
+}
+
+}  // namespace
+}  // namespace mx
