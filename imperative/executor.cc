@@ -200,6 +200,7 @@ void Executor::Forward(bool is_train) {
   std::vector<NDArray> all = runner_->Outputs();
   outputs_.assign(all.begin(), all.begin() + symbol_.outputs.size());
   forward_ran_ = true;
+  forward_is_train_ = is_train;
 }
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
@@ -224,7 +225,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
   runner_->RunNodes(
       num_forward_nodes_,
       static_cast<uint32_t>(runner_->graph().indexed_graph().num_nodes()),
-      /*is_train=*/true);
+      forward_is_train_);
   const std::vector<NDArray> all = runner_->Outputs();
   for (size_t k = 0; k < grad_args_.size(); ++k) {
     const int a = grad_args_[k];
