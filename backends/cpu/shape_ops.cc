@@ -1,6 +1,7 @@
 // Ops that keep the data and change the shape: Reshape (with MXNet's special
-// codes), Flatten, expand_dims and squeeze; and Cast, which keeps the shape
-// and changes the dtype.
+// codes), Flatten, expand_dims, squeeze and reshape_like; and Cast, which
+// keeps the shape and changes the dtype (_cast_like: to another array's).
+// The gradients are the inverse reshape or cast, of the gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -312,6 +314,30 @@ MX_REGISTER_OP(squeeze)
     .SetInplaceOption(InplaceFirst)
     .SetCompute(Context::kCPU, CopyCompute);
 
+MX_REGISTER_OP(reshape_like)
+    .Describe("lhs's data with rhs's shape (the sizes must match).")
+    .SetNumInputs(2)
+    .SetInputNames({"lhs", "rhs"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+      const TShape &l = (*in)[0], &r = (*in)[1];
+      if (l.is_known() && r.is_known() && l.Size() != r.Size()) {
+        throw ShapeError(
+            absl::StrCat(OpLabel(attrs), ": input 0 (lhs) has shape ",
+                         l.ToString(), " but input 1 (rhs) has shape ",
+                         r.ToString(), "; the sizes must match"));
+      }
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
 // ---- Cast. ----
 
 struct CastParam {
@@ -380,6 +406,45 @@ MX_REGISTER_OP(Cast)
     .SetInplaceOption(InplaceFirst)
     .SetCompute(Context::kCPU, CastCompute)
     .AddAlias("cast");
+
+MX_REGISTER_OP(_cast_like)
+    .Describe("Converts data to the dtype of `like` (as Cast does).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "like"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[0], true);
+      AssignShape(attrs, in, 0, (*out)[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[1], true);
+      AssignType(attrs, in, 1, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, CastCompute);
+
+// ---- Gradients. ----
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  for (const char* op : {"Reshape", "Flatten", "expand_dims", "squeeze"}) {
+    SetGradient(op, [](B& b, const E& g) {
+      return E{b.Op("reshape_like", {g[0], b.x()})};
+    });
+  }
+  SetGradient("reshape_like", [](B& b, const E& g) {
+    return E{b.Op("reshape_like", {g[0], b.x(0)}), NodeEntry{}};
+  });
+  // The gradient goes back to the input's dtype.
+  SetGradient("Cast", [](B& b, const E& g) {
+    return E{b.Op("_cast_like", {g[0], b.x()})};
+  });
+  SetGradient("_cast_like", [](B& b, const E& g) {
+    return E{b.Op("_cast_like", {g[0], b.x(0)}), NodeEntry{}};
+  });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu
