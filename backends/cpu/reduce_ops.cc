@@ -466,14 +466,9 @@ void BroadcastReducedCompute(const OpContext&, const NodeAttrs& attrs,
     T* y = out[0].data<T>();
     ParallelFor(os.Size(), kGrain / 4, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const A v = static_cast<A>(x[BroadcastOffset(i, os, strides)]);
-        if constexpr (std::is_same_v<A, bool>) {
-          Assign(y + i, r, v);  // A bool mean is not taken: no scaling.
-        } else {
-          Assign(
-              y + i, r,
-              normalize ? static_cast<A>(static_cast<double>(v) * scale) : v);
-        }
+        const double v = static_cast<double>(
+            static_cast<A>(x[BroadcastOffset(i, os, strides)]));
+        Assign(y + i, r, normalize ? v * scale : v);
       }
     });
   });
