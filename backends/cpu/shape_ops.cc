@@ -233,6 +233,15 @@ MX_REGISTER_OP(Flatten)
     .SetCompute(Context::kCPU, CopyCompute)
     .AddAlias("flatten");
 
+struct ExpandDimsParam {
+  int axis = 0;
+  static void Declare(ParamSchema<ExpandDimsParam>* s) {
+    s->Field("axis", &ExpandDimsParam::axis)
+        .Required()
+        .Describe("position of the new axis, in [-ndim-1, ndim]");
+  }
+};
+
 MX_REGISTER_OP(expand_dims)
     .Describe("Inserts an axis of length 1.")
     .SetNumInputs(1)

@@ -1,0 +1,198 @@
+#include "nn/block.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/error.h"
+#include "nn/params_file.h"
+
+namespace mx {
+namespace nn {
+namespace {
+
+void Collect(const Block& block, const std::string& prefix,
+             std::set<const Parameter*>* seen, ParameterList* out) {
+  for (const auto& [name, param] : block.own_params()) {
+    if (seen->insert(param.get()).second) {
+      out->emplace_back(prefix + name, param);
+    }
+  }
+  for (const auto& [name, child] : block.children()) {
+    Collect(*child, prefix + name + ".", seen, out);
+  }
+}
+
+}  // namespace
+
+void Block::InferShape(const std::vector<NDArray>&) {}
+
+std::vector<std::string> Block::UnknownShapeParams() const {
+  std::vector<std::string> unknown;
+  for (const auto& [name, param] : params_) {
+    if (!param->shape_known()) {
+      unknown.push_back(absl::StrCat(name, " ", ShapeString(param->shape())));
+    }
+  }
+  return unknown;
+}
+
+std::vector<NDArray> Block::Call(const std::vector<NDArray>& inputs) {
+  if (!UnknownShapeParams().empty()) {
+    InferShape(inputs);
+    const std::vector<std::string> unknown = UnknownShapeParams();
+    if (!unknown.empty()) {
+      throw StateError(absl::StrCat(
+          TypeName(), " has parameters with unknown shape: ",
+          absl::StrJoin(unknown, ", "),
+          ". Give their shapes in the constructor or override ", TypeName(),
+          "::InferShape(inputs) to set them from the first input"));
+    }
+  }
+  return Forward(inputs);
+}
+
+NDArray Block::operator()(const NDArray& input) {
+  std::vector<NDArray> out = Call({input});
+  if (out.size() != 1) {
+    throw InvalidArgument(absl::StrCat(TypeName(), " returned ", out.size(),
+                                       " outputs where one was expected"));
+  }
+  return out[0];
+}
+
+void Block::CheckNewName(const std::string& name, bool allow_dots) const {
+  if (name.empty() || (!allow_dots && name.find('.') != std::string::npos)) {
+    throw InvalidArgument(absl::StrCat(TypeName(), ": name \"", name,
+                                       "\" must be non-empty and have no '.'"));
+  }
+  for (const auto& p : params_) {
+    if (p.first == name) {
+      throw AlreadyExists(absl::StrCat(TypeName(), ": \"", name,
+                                       "\" is already a parameter"));
+    }
+  }
+  for (const auto& c : children_) {
+    if (c.first == name) {
+      throw AlreadyExists(
+          absl::StrCat(TypeName(), ": \"", name, "\" is already a child"));
+    }
+  }
+}
+
+void Block::AddChild(const std::string& name, std::shared_ptr<Block> child) {
+  if (child == nullptr) {
+    throw InvalidArgument(
+        absl::StrCat(TypeName(), ": child \"", name, "\" is null"));
+  }
+  CheckNewName(name);
+  children_.emplace_back(name, std::move(child));
+}
+
+ParameterPtr Block::RegisterParameter(const std::string& name,
+                                      const TShape& shape,
+                                      Parameter::Options options) {
+  return RegisterParameter(
+      name, std::make_shared<Parameter>(name, shape, std::move(options)));
+}
+
+ParameterPtr Block::RegisterParameter(const std::string& name,
+                                      ParameterPtr param) {
+  CheckNewName(name);
+  params_.emplace_back(name, param);
+  return param;
+}
+
+ParameterPtr Block::RegisterGraphParameter(const std::string& name,
+                                           ParameterPtr param) {
+  if (!children_.empty()) {
+    throw StateError(absl::StrCat(
+        TypeName(), ": graph parameters need a block without children"));
+  }
+  CheckNewName(name, /*allow_dots=*/true);
+  params_.emplace_back(name, param);
+  return param;
+}
+
+ParameterList Block::CollectParams() const {
+  ParameterList out;
+  std::set<const Parameter*> seen;
+  Collect(*this, "", &seen, &out);
+  return out;
+}
+
+void Block::Initialize(const InitializerPtr& init, Context ctx,
+                       bool force_reinit) {
+  for (auto& [name, param] : CollectParams()) {
+    param->Initialize(init, ctx, force_reinit);
+  }
+}
+
+void Block::ZeroGrad() {
+  for (auto& [name, param] : CollectParams()) param->ZeroGrad();
+}
+
+void Block::Hybridize(bool active) {
+  for (auto& [name, child] : children_) child->Hybridize(active);
+}
+
+void Block::SaveParameters(const std::string& file) const {
+  NamedArrays arrays;
+  std::vector<std::string> missing;
+  for (const auto& [name, param] : CollectParams()) {
+    if (!param->is_initialized()) {
+      missing.push_back(name);
+      continue;
+    }
+    arrays.emplace_back(name, param->data());
+  }
+  if (!missing.empty()) {
+    throw StateError(absl::StrCat(
+        TypeName(), "::SaveParameters(\"", file,
+        "\"): parameters not initialized yet: ", absl::StrJoin(missing, ", ")));
+  }
+  SaveArrays(file, arrays);
+}
+
+void Block::LoadParameters(const std::string& file, LoadOptions options,
+                           Context ctx) {
+  const NamedArrays loaded = LoadArrays(file);
+  std::map<std::string, NDArray> by_name(loaded.begin(), loaded.end());
+  const ParameterList params = CollectParams();
+  std::vector<std::string> missing, extra;
+  std::set<std::string> known;
+  for (const auto& [name, param] : params) {
+    known.insert(name);
+    if (by_name.count(name) == 0) missing.push_back(name);
+  }
+  for (const auto& [name, array] : loaded) {
+    if (known.count(name) == 0) extra.push_back(name);
+  }
+  if (!missing.empty() && !options.allow_missing) {
+    throw InvalidArgument(absl::StrCat(
+        TypeName(), "::LoadParameters: \"", file,
+        "\" lacks parameters: ", absl::StrJoin(missing, ", "),
+        " (LoadOptions::allow_missing keeps their values)"));
+  }
+  if (!extra.empty() && !options.ignore_extra) {
+    throw InvalidArgument(absl::StrCat(
+        TypeName(), "::LoadParameters: \"", file,
+        "\" has parameters the block does not: ", absl::StrJoin(extra, ", "),
+        " (LoadOptions::ignore_extra skips them)"));
+  }
+  for (const auto& [name, param] : params) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    try {
+      param->SetData(it->second, ctx);
+    } catch (const ShapeError& e) {
+      throw ShapeError(absl::StrCat(TypeName(), "::LoadParameters(\"", file,
+                                    "\"): parameter \"", name, "\": ",
+                                    e.what()));
+    }
+  }
+}
+
+}  // namespace nn
+}  // namespace mx

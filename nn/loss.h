@@ -1,0 +1,44 @@
+// Losses: HybridBlocks from (prediction, label) to one loss per sample.
+//
+// The result has shape (batch,); Backward on it sums over the batch, and
+// Trainer::Step(batch_size) turns the sum into a mean.
+//
+//   nn::SoftmaxCrossEntropyLoss loss_fn;
+//   NDArray loss = loss_fn({net(x), labels})[0];      // (N,)
+#ifndef MXCORE_NN_LOSS_H_
+#define MXCORE_NN_LOSS_H_
+
+#include <string>
+#include <vector>
+
+#include "nn/hybrid_block.h"
+
+namespace mx {
+namespace nn {
+
+// -sum_c label_c * log_softmax(pred)_c along `axis`. With `sparse_label`
+// the label holds class indices (shape (N,), any numeric dtype); otherwise
+// it is a distribution shaped like pred. With `from_logits` pred already
+// holds log probabilities.
+class SoftmaxCrossEntropyLoss : public HybridBlock {
+ public:
+  struct Options {
+    int axis = -1;
+    bool sparse_label = true;
+    bool from_logits = false;
+  };
+  explicit SoftmaxCrossEntropyLoss(Options options) : options_(options) {}
+  SoftmaxCrossEntropyLoss() : SoftmaxCrossEntropyLoss(Options()) {}
+
+  // inputs: {pred, label}.
+  std::vector<NDArray> Forward(const std::vector<NDArray>& inputs) override;
+  std::string TypeName() const override { return "SoftmaxCrossEntropyLoss"; }
+
+ private:
+  Options options_;
+};
+
+}  // namespace nn
+}  // namespace mx
+
+#endif  // MXCORE_NN_LOSS_H_

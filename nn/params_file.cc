@@ -1,0 +1,178 @@
+#include "nn/params_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "base/error.h"
+
+namespace mx {
+namespace nn {
+namespace {
+
+constexpr char kMagic[8] = {'M', 'X', 'N', 'N', 'P', 'R', 'M', '1'};
+// A guard against absurd sizes in corrupt files, before allocating.
+constexpr uint32_t kMaxNameLen = 1 << 16;
+constexpr uint32_t kMaxNdim = 32;
+
+bool LittleEndianHost() {
+  const uint16_t probe = 1;
+  uint8_t first;
+  std::memcpy(&first, &probe, 1);
+  return first == 1;
+}
+
+void CheckHost(const std::string& file) {
+  if (!LittleEndianHost()) {
+    throw NotImplemented(absl::StrCat(
+        "parameter file \"", file,
+        "\": only little-endian hosts are supported"));
+  }
+}
+
+template <typename T>
+void Put(std::ofstream& out, T value) {
+  out.write(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+class Reader {
+ public:
+  Reader(const std::string& file, std::ifstream& in) : file_(file), in_(in) {}
+
+  // Reads `n` bytes or throws naming `what`.
+  void Bytes(void* dst, size_t n, const std::string& what) {
+    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+    if (static_cast<size_t>(in_.gcount()) != n) {
+      throw InvalidArgument(absl::StrCat("parameter file \"", file_,
+                                         "\": truncated while reading ", what));
+    }
+  }
+  template <typename T>
+  T Get(const std::string& what) {
+    T value;
+    Bytes(&value, sizeof(T), what);
+    return value;
+  }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw InvalidArgument(absl::StrCat("parameter file \"", file_, "\": ", what));
+  }
+
+ private:
+  const std::string& file_;
+  std::ifstream& in_;
+};
+
+}  // namespace
+
+void SaveArrays(const std::string& file, const NamedArrays& arrays) {
+  CheckHost(file);
+  std::set<std::string> seen;
+  for (const auto& [name, array] : arrays) {
+    if (name.empty()) {
+      throw InvalidArgument(
+          absl::StrCat("SaveArrays(\"", file, "\"): an array has no name"));
+    }
+    if (!seen.insert(name).second) {
+      throw InvalidArgument(absl::StrCat("SaveArrays(\"", file,
+                                         "\"): duplicate name \"", name, "\""));
+    }
+    if (array.is_none()) {
+      throw InvalidArgument(absl::StrCat("SaveArrays(\"", file, "\"): array \"",
+                                         name, "\" is none"));
+    }
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw RuntimeError(absl::StrCat("SaveArrays: cannot open \"", file,
+                                    "\" for writing: ", std::strerror(errno)));
+  }
+  out.write(kMagic, sizeof(kMagic));
+  Put<uint64_t>(out, arrays.size());
+  std::vector<char> buffer;
+  for (const auto& [name, array] : arrays) {
+    Put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    out.write(name.data(), static_cast<std::streamsize>(name.size()));
+    Put<int32_t>(out, static_cast<int32_t>(array.dtype()));
+    const TShape& shape = array.shape();
+    Put<uint32_t>(out, static_cast<uint32_t>(shape.ndim()));
+    for (int64_t d : shape) Put<int64_t>(out, d);
+    const size_t nbytes =
+        static_cast<size_t>(array.size()) * DTypeSize(array.dtype());
+    Put<uint64_t>(out, nbytes);
+    buffer.resize(nbytes);
+    array.SyncCopyToCPU(buffer.data(), static_cast<size_t>(array.size()));
+    out.write(buffer.data(), static_cast<std::streamsize>(nbytes));
+  }
+  out.close();
+  if (!out) {
+    throw RuntimeError(
+        absl::StrCat("SaveArrays: writing \"", file, "\" failed"));
+  }
+}
+
+NamedArrays LoadArrays(const std::string& file) {
+  CheckHost(file);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw NotFound(absl::StrCat("parameter file \"", file,
+                                "\" cannot be opened: ", std::strerror(errno)));
+  }
+  Reader r(file, in);
+  char magic[sizeof(kMagic)] = {};
+  in.read(magic, sizeof(magic));
+  if (in.gcount() != sizeof(magic) ||
+      std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
+    r.Fail("not an mxcore parameter file (bad magic; expected \"MXNNPRM1\")");
+  }
+  const uint64_t count = r.Get<uint64_t>("the entry count");
+  NamedArrays arrays;
+  std::set<std::string> seen;
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string entry = absl::StrCat("entry ", i);
+    const uint32_t name_len = r.Get<uint32_t>(entry + "'s name length");
+    if (name_len == 0 || name_len > kMaxNameLen) {
+      r.Fail(absl::StrCat(entry, " has a bad name length ", name_len));
+    }
+    std::string name(name_len, '\0');
+    r.Bytes(name.data(), name_len, entry + "'s name");
+    const std::string label = absl::StrCat(entry, " (\"", name, "\")");
+    if (!seen.insert(name).second) r.Fail(label + " repeats a name");
+    const int32_t code = r.Get<int32_t>(label + "'s dtype");
+    const DType dtype = static_cast<DType>(code);
+    if (code < 0 || code > static_cast<int32_t>(DType::kBool)) {
+      r.Fail(absl::StrCat(label, " has unknown dtype code ", code));
+    }
+    const uint32_t ndim = r.Get<uint32_t>(label + "'s rank");
+    if (ndim > kMaxNdim) r.Fail(absl::StrCat(label, " has rank ", ndim));
+    std::vector<int64_t> dims(ndim);
+    uint64_t elements = 1;
+    for (uint32_t d = 0; d < ndim; ++d) {
+      dims[d] = r.Get<int64_t>(label + "'s shape");
+      if (dims[d] < 0) {
+        r.Fail(absl::StrCat(label, " has negative dimension ", dims[d]));
+      }
+      elements *= static_cast<uint64_t>(dims[d]);
+    }
+    const TShape shape(dims);
+    const uint64_t nbytes = r.Get<uint64_t>(label + "'s byte count");
+    if (nbytes != elements * DTypeSize(dtype)) {
+      r.Fail(absl::StrCat(label, " holds ", nbytes, " bytes but shape ",
+                          shape.ToString(), " of ", DTypeName(dtype), " needs ",
+                          elements * DTypeSize(dtype)));
+    }
+    std::vector<char> buffer(nbytes);
+    r.Bytes(buffer.data(), nbytes, label + "'s data");
+    NDArray array(shape, Context::CPU(), dtype);
+    array.SyncCopyFromCPU(buffer.data(), elements);
+    arrays.emplace_back(name, array);
+  }
+  if (in.peek() != std::char_traits<char>::eof()) {
+    r.Fail(absl::StrCat("trailing bytes after the last of ", count,
+                        " entries"));
+  }
+  return arrays;
+}
+
+}  // namespace nn
+}  // namespace mx

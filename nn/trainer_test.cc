@@ -1,0 +1,171 @@
+// Optimizer steps against hand-computed updates, and end-to-end training.
+#include "nn/trainer.h"
+
+#include <cmath>
+
+#include "gtest/gtest.h"
+#include "nn/nn_test_util.h"
+
+namespace mx {
+namespace nn {
+namespace {
+
+using testing::AllClose;
+using testing::ToDouble;
+
+// One parameter w; the loss sum(w * c) gives the gradient c.
+struct Fixture {
+  Fixture() : params{{"w", std::make_shared<Parameter>("w", TShape{3})}} {
+    params[0].second->SetData(NDArray::FromVector<float>({3}, {1, -2, 0.5f}));
+  }
+  void Backward() {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = nd::sum(params[0].second->data() * c);
+    }
+    autograd::Backward({loss});
+  }
+  std::vector<double> w() const { return ToDouble(params[0].second->data()); }
+
+  ParameterList params;
+  NDArray c = NDArray::FromVector<float>({3}, {4, 2, -6});
+  std::vector<double> g = {4, 2, -6};
+};
+
+TEST(Trainer, SGDWithWeightDecayRescalesByBatchSize) {
+  Fixture f;
+  SGDOptions o;
+  o.learning_rate = 0.1;
+  o.wd = 0.01;
+  Trainer trainer(f.params, MakeSGD(o));
+  std::vector<double> w = f.w();
+  f.Backward();
+  trainer.Step(2);
+  for (int i = 0; i < 3; ++i) w[i] -= 0.1 * (f.g[i] / 2 + 0.01 * w[i]);
+  EXPECT_TRUE(AllClose(f.w(), w));
+}
+
+TEST(Trainer, SGDMomentumKeepsVelocity) {
+  Fixture f;
+  SGDOptions o;
+  o.learning_rate = 0.1;
+  o.momentum = 0.9;
+  Trainer trainer(f.params, MakeSGD(o));
+  std::vector<double> w = f.w(), mom(3, 0);
+  for (int step = 0; step < 3; ++step) {
+    f.Backward();
+    trainer.Step(4);
+    for (int i = 0; i < 3; ++i) {
+      mom[i] = 0.9 * mom[i] - 0.1 * (f.g[i] / 4);
+      w[i] += mom[i];
+    }
+    EXPECT_TRUE(AllClose(f.w(), w)) << "step " << step;
+  }
+}
+
+TEST(Trainer, AdamAppliesBiasCorrection) {
+  Fixture f;
+  AdamOptions o;
+  o.learning_rate = 0.01;
+  Trainer trainer(f.params, MakeAdam(o));
+  std::vector<double> w = f.w(), m(3, 0), v(3, 0);
+  for (int t = 1; t <= 3; ++t) {
+    f.Backward();
+    trainer.Step(2);
+    const double lr = 0.01 * std::sqrt(1 - std::pow(0.999, t)) /
+                      (1 - std::pow(0.9, t));
+    for (int i = 0; i < 3; ++i) {
+      const double g = f.g[i] / 2;
+      m[i] = 0.9 * m[i] + 0.1 * g;
+      v[i] = 0.999 * v[i] + 0.001 * g * g;
+      w[i] -= lr * m[i] / (std::sqrt(v[i]) + 1e-8);
+    }
+    EXPECT_TRUE(AllClose(f.w(), w, 1e-5, 1e-6)) << "step " << t;
+  }
+}
+
+TEST(Trainer, SkipsParametersWithoutGradient) {
+  Parameter::Options aux;
+  aux.grad_req = GradReq::kNull;
+  auto stats = std::make_shared<Parameter>("running_mean", TShape{2}, aux);
+  stats->Initialize(init::Ones());
+  Trainer trainer({{"running_mean", stats}}, MakeSGD(SGDOptions()));
+  trainer.Step(1);
+  EXPECT_EQ(ToDouble(stats->data()), (std::vector<double>{1, 1}));
+  EXPECT_THROW(trainer.Step(0), InvalidArgument);
+}
+
+TEST(Trainer, UninitializedParameterIsNamed) {
+  auto w = std::make_shared<Parameter>("weight", TShape{2, 0});
+  Trainer trainer({{"0.weight", w}}, MakeSGD(SGDOptions()));
+  try {
+    trainer.Step(1);
+    FAIL() << "no error";
+  } catch (const StateError& e) {
+    EXPECT_TRUE(testing::Contains(e.what(), "\"0.weight\"")) << e.what();
+  }
+}
+
+// Two Gaussian blobs on either side of the line x0 + x1 = 0.
+void MakeData(NDArray* x, NDArray* y) {
+  const int n = 128;
+  std::vector<float> xs, ys;
+  uint32_t state = 12345;
+  auto uniform = [&] {
+    state = state * 1664525u + 1013904223u;
+    return (state >> 8) / static_cast<float>(1 << 24) * 2 - 1;
+  };
+  for (int i = 0; i < n; ++i) {
+    const float label = i % 2;
+    const float shift = label == 1 ? 1.0f : -1.0f;
+    xs.push_back(shift + 0.5f * uniform());
+    xs.push_back(shift + 0.5f * uniform());
+    ys.push_back(label);
+  }
+  *x = NDArray::FromVector<float>({n, 2}, xs);
+  *y = NDArray::FromVector<float>({n}, ys);
+}
+
+double TrainMlp(bool hybridize) {
+  random::Seed(3);
+  auto net = std::make_shared<HybridSequential>();
+  net->Add(std::make_shared<Dense>(16, "relu")).Add(std::make_shared<Dense>(2));
+  net->Initialize(init::Xavier());
+  if (hybridize) net->Hybridize();
+  SoftmaxCrossEntropyLoss loss_fn;
+  SGDOptions o;
+  o.learning_rate = 0.2;
+  o.momentum = 0.9;
+  Trainer trainer(net->CollectParams(), MakeSGD(o));
+  NDArray x, y;
+  MakeData(&x, &y);
+  double first_loss = 0, last_loss = 0;
+  for (int epoch = 0; epoch < 40; ++epoch) {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = loss_fn({(*net)(x), y})[0];
+    }
+    autograd::Backward({loss});
+    trainer.Step(128);
+    const double mean = ToDouble(nd::mean(loss))[0];
+    if (epoch == 0) first_loss = mean;
+    last_loss = mean;
+  }
+  EXPECT_LT(last_loss, first_loss * 0.2);
+  const std::vector<double> predicted = ToDouble(nd::argmax((*net)(x), 1));
+  const std::vector<double> labels = ToDouble(y);
+  int correct = 0;
+  for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
+  if (hybridize) EXPECT_EQ(net->num_traces(), 1);
+  return correct / static_cast<double>(labels.size());
+}
+
+TEST(Training, MlpConvergesImperatively) { EXPECT_GE(TrainMlp(false), 0.97); }
+
+TEST(Training, MlpConvergesHybridized) { EXPECT_GE(TrainMlp(true), 0.97); }
+
+}  // namespace
+}  // namespace nn
+}  // namespace mx
