@@ -13,8 +13,8 @@ using internal::OneInput;
 Dense::Dense(int64_t units, Options options)
     : units_(units), options_(std::move(options)) {
   if (units <= 0) {
-    throw InvalidArgument(absl::StrCat("Dense: units must be positive, got ",
-                                       units));
+    throw InvalidArgument(
+        absl::StrCat("Dense: units must be positive, got ", units));
   }
   Parameter::Options w;
   w.dtype = options_.dtype;
@@ -80,11 +80,10 @@ void BatchNorm::InferShape(const std::vector<NDArray>& inputs) {
 
 std::vector<NDArray> BatchNorm::Forward(const std::vector<NDArray>& inputs) {
   const NDArray& x = OneInput("BatchNorm", inputs, 1);
-  return {nd::BatchNorm(x, gamma_->data(), beta_->data(),
-                        running_mean_->data(), running_var_->data(),
-                        options_.epsilon, options_.momentum,
-                        /*fix_gamma=*/!options_.scale,
-                        options_.use_global_stats, options_.axis)};
+  return {nd::BatchNorm(
+      x, gamma_->data(), beta_->data(), running_mean_->data(),
+      running_var_->data(), options_.epsilon, options_.momentum,
+      /*fix_gamma=*/!options_.scale, options_.use_global_stats, options_.axis)};
 }
 
 Dropout::Dropout(double rate) : rate_(rate) {

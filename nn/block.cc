@@ -44,8 +44,8 @@ std::vector<NDArray> Block::Call(const std::vector<NDArray>& inputs) {
     const std::vector<std::string> unknown = UnknownShapeParams();
     if (!unknown.empty()) {
       throw StateError(absl::StrCat(
-          TypeName(), " has parameters with unknown shape: ",
-          absl::StrJoin(unknown, ", "),
+          TypeName(),
+          " has parameters with unknown shape: ", absl::StrJoin(unknown, ", "),
           ". Give their shapes in the constructor or override ", TypeName(),
           "::InferShape(inputs) to set them from the first input"));
     }
@@ -69,8 +69,8 @@ void Block::CheckNewName(const std::string& name, bool allow_dots) const {
   }
   for (const auto& p : params_) {
     if (p.first == name) {
-      throw AlreadyExists(absl::StrCat(TypeName(), ": \"", name,
-                                       "\" is already a parameter"));
+      throw AlreadyExists(
+          absl::StrCat(TypeName(), ": \"", name, "\" is already a parameter"));
     }
   }
   for (const auto& c : children_) {
@@ -170,10 +170,10 @@ void Block::LoadParameters(const std::string& file, LoadOptions options,
     if (known.count(name) == 0) extra.push_back(name);
   }
   if (!missing.empty() && !options.allow_missing) {
-    throw InvalidArgument(absl::StrCat(
-        TypeName(), "::LoadParameters: \"", file,
-        "\" lacks parameters: ", absl::StrJoin(missing, ", "),
-        " (LoadOptions::allow_missing keeps their values)"));
+    throw InvalidArgument(
+        absl::StrCat(TypeName(), "::LoadParameters: \"", file,
+                     "\" lacks parameters: ", absl::StrJoin(missing, ", "),
+                     " (LoadOptions::allow_missing keeps their values)"));
   }
   if (!extra.empty() && !options.ignore_extra) {
     throw InvalidArgument(absl::StrCat(
@@ -188,8 +188,8 @@ void Block::LoadParameters(const std::string& file, LoadOptions options,
       param->SetData(it->second, ctx);
     } catch (const ShapeError& e) {
       throw ShapeError(absl::StrCat(TypeName(), "::LoadParameters(\"", file,
-                                    "\"): parameter \"", name, "\": ",
-                                    e.what()));
+                                    "\"): parameter \"", name,
+                                    "\": ", e.what()));
     }
   }
 }

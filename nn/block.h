@@ -67,8 +67,8 @@ class Block {
   ParameterList CollectParams() const;
   // This block's own parameters and children, by local name.
   const ParameterList& own_params() const { return params_; }
-  const std::vector<std::pair<std::string, std::shared_ptr<Block>>>&
-  children() const {
+  const std::vector<std::pair<std::string, std::shared_ptr<Block>>>& children()
+      const {
     return children_;
   }
 

@@ -96,8 +96,9 @@ TEST(Block, MissingInferShapeNamesEachUnknownParameter) {
   };
   NoInfer block;
   block.Initialize();
-  const std::string msg = ErrorOf<StateError>(
-      [&] { block(NDArray::FromVector<float>({1, 2}, {1, 2})); });
+  const std::string msg = ErrorOf<StateError>([&] {
+    block(NDArray::FromVector<float>({1, 2}, {1, 2}));
+  });
   EXPECT_TRUE(Contains(msg, "NoInfer") && Contains(msg, "weight (3,0)") &&
               Contains(msg, "gain (0,)") && Contains(msg, "InferShape") &&
               !Contains(msg, "bias"))
@@ -212,7 +213,8 @@ TEST(Block, LoadReportsMissingExtraAndMismatchedParameters) {
   msg = ErrorOf<InvalidArgument>([&] { d.LoadParameters(file); });
   EXPECT_TRUE(Contains(msg, "gamma")) << msg;
 
-  SaveArrays(file, {{"weight", RandomArray({3, 5})}, {"bias", RandomArray({3})}});
+  SaveArrays(file,
+             {{"weight", RandomArray({3, 5})}, {"bias", RandomArray({3})}});
   msg = ErrorOf<ShapeError>([&] { d.LoadParameters(file); });
   EXPECT_TRUE(Contains(msg, "\"weight\"") && Contains(msg, "(3,5)")) << msg;
 }
@@ -220,8 +222,8 @@ TEST(Block, LoadReportsMissingExtraAndMismatchedParameters) {
 TEST(Block, SavingUninitializedParametersFails) {
   Dense d(3);
   d.Initialize();  // deferred: in_units unknown
-  const std::string msg = ErrorOf<StateError>(
-      [&] { d.SaveParameters(TempPath("x.params")); });
+  const std::string msg =
+      ErrorOf<StateError>([&] { d.SaveParameters(TempPath("x.params")); });
   EXPECT_TRUE(Contains(msg, "weight")) << msg;
 }
 

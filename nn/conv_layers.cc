@@ -30,9 +30,10 @@ Conv2D::Conv2D(int64_t channels, TShape kernel, Options options)
   Check2D("Conv2D", "padding", options_.padding);
   Check2D("Conv2D", "dilation", options_.dilation);
   if (channels <= 0 || options_.groups <= 0 || channels % options_.groups) {
-    throw InvalidArgument(absl::StrCat(
-        "Conv2D: channels (", channels, ") must be a positive multiple of "
-        "groups (", options_.groups, ")"));
+    throw InvalidArgument(absl::StrCat("Conv2D: channels (", channels,
+                                       ") must be a positive multiple of "
+                                       "groups (",
+                                       options_.groups, ")"));
   }
   const int64_t in = options_.in_channels;
   if (in > 0 && in % options_.groups) {
@@ -43,11 +44,11 @@ Conv2D::Conv2D(int64_t channels, TShape kernel, Options options)
   Parameter::Options w;
   w.dtype = options_.dtype;
   w.init = options_.weight_init;
-  weight_ = RegisterParameter(
-      "weight",
-      TShape{channels, in > 0 ? in / options_.groups : 0, kernel_[0],
-             kernel_[1]},
-      w);
+  weight_ =
+      RegisterParameter("weight",
+                        TShape{channels, in > 0 ? in / options_.groups : 0,
+                               kernel_[0], kernel_[1]},
+                        w);
   if (options_.use_bias) {
     Parameter::Options b;
     b.dtype = options_.dtype;
@@ -69,11 +70,10 @@ void Conv2D::InferShape(const std::vector<NDArray>& inputs) {
 
 std::vector<NDArray> Conv2D::Forward(const std::vector<NDArray>& inputs) {
   const NDArray& x = OneInput("Conv2D", inputs, 4);
-  NDArray y = nd::Convolution(x, weight_->data(),
-                              bias_ ? bias_->data() : NDArray(), kernel_,
-                              channels_, options_.strides, options_.padding,
-                              options_.dilation, options_.groups,
-                              /*no_bias=*/!bias_);
+  NDArray y = nd::Convolution(
+      x, weight_->data(), bias_ ? bias_->data() : NDArray(), kernel_, channels_,
+      options_.strides, options_.padding, options_.dilation, options_.groups,
+      /*no_bias=*/!bias_);
   if (!options_.activation.empty()) y = nd::Activation(y, options_.activation);
   return {y};
 }

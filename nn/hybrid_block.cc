@@ -116,9 +116,9 @@ std::shared_ptr<HybridBlock::Trace> HybridBlock::MakeTrace(
   const std::vector<std::string> input_names = InputNames(inputs.size());
   for (const std::string& name : input_names) {
     if (by_name.count(name)) {
-      throw InvalidArgument(absl::StrCat(
-          "hybridized ", TypeName(), ": parameter \"", name,
-          "\" has the name of an input variable; rename it"));
+      throw InvalidArgument(
+          absl::StrCat("hybridized ", TypeName(), ": parameter \"", name,
+                       "\" has the name of an input variable; rename it"));
     }
   }
 
@@ -192,9 +192,8 @@ std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
   latest_ = trace;
   std::vector<NDArray> args;
   for (size_t i = 0; i < trace->input_index.size(); ++i) {
-    args.push_back(trace->input_index[i] >= 0
-                       ? inputs[trace->input_index[i]]
-                       : trace->params[i]->data());
+    args.push_back(trace->input_index[i] >= 0 ? inputs[trace->input_index[i]]
+                                              : trace->params[i]->data());
   }
   return trace->op->Forward(args);
 }

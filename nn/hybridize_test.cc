@@ -158,9 +158,9 @@ TEST(Hybridize, RetracesOnNewShapesAndDTypesOnly) {
   EXPECT_EQ(block.forward_calls, 1);
   EXPECT_EQ(ToDouble(block(nd::ones({5, 3})))[0], 5);  // new shape
   EXPECT_EQ(block.num_traces(), 2);
-  EXPECT_EQ(ToDouble(block(nd::ones({2, 3}, Context::CPU(),
-                                    DType::kFloat64)))[0],
-            2);  // new dtype
+  EXPECT_EQ(
+      ToDouble(block(nd::ones({2, 3}, Context::CPU(), DType::kFloat64)))[0],
+      2);  // new dtype
   EXPECT_EQ(block.num_traces(), 3);
   EXPECT_EQ(ToDouble(block(a))[0], 2);  // cached
   EXPECT_EQ(block.num_traces(), 3);
@@ -178,8 +178,8 @@ TEST(Hybridize, ChildrenAreInlinedIntoTheParentsTrace) {
   EXPECT_EQ(net->num_traces(), 1);
   EXPECT_EQ(child->num_traces(), 0);
   EXPECT_EQ(net->symbol().ListInputNames(),
-            (std::vector<std::string>{"data", "0.weight", "0.bias",
-                                      "1.weight", "1.bias"}));
+            (std::vector<std::string>{"data", "0.weight", "0.bias", "1.weight",
+                                      "1.bias"}));
 }
 
 TEST(Hybridize, MissingInferShapeNamesTheParameters) {
@@ -194,8 +194,9 @@ TEST(Hybridize, MissingInferShapeNamesTheParameters) {
   Scaled block;
   block.Initialize();
   block.Hybridize();
-  const std::string msg =
-      ErrorOf<StateError>([&] { block(RandomArray({2, 3})); });
+  const std::string msg = ErrorOf<StateError>([&] {
+    block(RandomArray({2, 3}));
+  });
   EXPECT_TRUE(Contains(msg, "Scaled") && Contains(msg, "gain (0,)") &&
               Contains(msg, "InferShape"))
       << msg;
@@ -216,8 +217,7 @@ TEST(Hybridize, InferShapeOverrideCompletesDeferredParameters) {
   Scaled block;
   block.Initialize(init::Constant(2));
   block.Hybridize();
-  EXPECT_EQ(ToDouble(block(nd::ones({2, 3}))),
-            (std::vector<double>(6, 2.0)));
+  EXPECT_EQ(ToDouble(block(nd::ones({2, 3}))), (std::vector<double>(6, 2.0)));
 }
 
 TEST(Hybridize, UnregisteredParameterIsReported) {
@@ -232,8 +232,9 @@ TEST(Hybridize, UnregisteredParameterIsReported) {
   };
   Sneaky block;
   block.Hybridize();
-  const std::string msg =
-      ErrorOf<InvalidArgument>([&] { block(RandomArray({2, 3})); });
+  const std::string msg = ErrorOf<InvalidArgument>([&] {
+    block(RandomArray({2, 3}));
+  });
   EXPECT_TRUE(Contains(msg, "Sneaky") && Contains(msg, "\"hidden\"")) << msg;
 }
 

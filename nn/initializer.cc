@@ -68,7 +68,8 @@ class XavierInit : public Initializer {
           "Xavier initializer for parameter \"", name, "\": shape ",
           shape.ToString(), " has fewer than 2 dimensions (no fan-in/out)"));
     }
-    const double receptive = static_cast<double>(shape.ProdDims(2, shape.ndim()));
+    const double receptive =
+        static_cast<double>(shape.ProdDims(2, shape.ndim()));
     const double fan_in = shape[1] * receptive;
     const double fan_out = shape[0] * receptive;
     double factor = (fan_in + fan_out) / 2;
@@ -81,8 +82,8 @@ class XavierInit : public Initializer {
   }
   std::string ToString() const override {
     return absl::StrCat(
-        "Xavier(", rnd_ == init::XavierRandom::kUniform ? "uniform" : "gaussian",
-        ", ",
+        "Xavier(",
+        rnd_ == init::XavierRandom::kUniform ? "uniform" : "gaussian", ", ",
         factor_ == init::XavierFactor::kAvg
             ? "avg"
             : (factor_ == init::XavierFactor::kIn ? "in" : "out"),
@@ -111,8 +112,7 @@ InitializerPtr Uniform(double scale) {
 InitializerPtr Normal(double sigma) {
   return std::make_shared<NormalInit>(sigma);
 }
-InitializerPtr Xavier(XavierRandom rnd, XavierFactor factor,
-                      double magnitude) {
+InitializerPtr Xavier(XavierRandom rnd, XavierFactor factor, double magnitude) {
   return std::make_shared<XavierInit>(rnd, factor, magnitude);
 }
 

@@ -18,8 +18,8 @@ inline const NDArray& OneInput(const std::string& layer,
                                const std::vector<NDArray>& inputs,
                                int min_ndim = 0) {
   if (inputs.size() != 1) {
-    throw InvalidArgument(absl::StrCat(layer, " takes 1 input, got ",
-                                       inputs.size()));
+    throw InvalidArgument(
+        absl::StrCat(layer, " takes 1 input, got ", inputs.size()));
   }
   if (inputs[0].ndim() < min_ndim) {
     throw ShapeError(absl::StrCat(layer, ": input has shape ",

@@ -91,7 +91,7 @@ class Conv2D : public HybridBlock {
 struct Pool2DOptions {
   TShape strides;  // empty: the pool size
   TShape padding{0, 0};
-  bool ceil_mode = false;  // "full" pooling convention
+  bool ceil_mode = false;         // "full" pooling convention
   bool count_include_pad = true;  // average pooling only
 };
 

@@ -20,8 +20,8 @@ TEST(Dense, InfersInUnitsAndMatchesFullyConnected) {
   const NDArray x = RandomArray({2, 3, 4});
   const NDArray y = dense(x);
   EXPECT_EQ(dense.weight()->shape(), (TShape{5, 12}));
-  const NDArray expected = nd::tanh(nd::FullyConnected(
-      x, dense.weight()->data(), dense.bias()->data(), 5));
+  const NDArray expected = nd::tanh(
+      nd::FullyConnected(x, dense.weight()->data(), dense.bias()->data(), 5));
   EXPECT_TRUE(AllClose(ToDouble(y), ToDouble(expected)));
 }
 
@@ -53,9 +53,9 @@ TEST(Conv2D, MatchesConvolutionWithGroups) {
   const NDArray x = RandomArray({2, 6, 7, 5});
   const NDArray y = conv(x);
   EXPECT_EQ(conv.weight()->shape(), (TShape{4, 3, 3, 3}));
-  const NDArray expected = nd::relu(nd::Convolution(
-      x, conv.weight()->data(), conv.bias()->data(), {3, 3}, 4, {2, 1},
-      {1, 1}, {1, 1}, 2));
+  const NDArray expected =
+      nd::relu(nd::Convolution(x, conv.weight()->data(), conv.bias()->data(),
+                               {3, 3}, 4, {2, 1}, {1, 1}, {1, 1}, 2));
   EXPECT_EQ(y.shape(), expected.shape());
   EXPECT_TRUE(AllClose(ToDouble(y), ToDouble(expected)));
 }
@@ -65,8 +65,9 @@ TEST(Conv2D, InputChannelsMustFitGroups) {
   o.groups = 2;
   Conv2D conv(4, {1, 1}, o);
   conv.Initialize();
-  const std::string msg =
-      ErrorOf<ShapeError>([&] { conv(RandomArray({1, 3, 4, 4})); });
+  const std::string msg = ErrorOf<ShapeError>([&] {
+    conv(RandomArray({1, 3, 4, 4}));
+  });
   EXPECT_TRUE(Contains(msg, "Conv2D") && Contains(msg, "3 channels")) << msg;
 }
 
@@ -80,15 +81,14 @@ TEST(Pooling, MaxAvgAndGlobalMatchPooling) {
   o.padding = {1, 1};
   o.count_include_pad = false;
   AvgPool2D avg_pool({3, 3}, o);
-  EXPECT_TRUE(AllClose(
-      ToDouble(avg_pool(x)),
-      ToDouble(nd::Pooling(x, {3, 3}, "avg", {1, 1}, {1, 1}, false, "valid",
-                           false))));
+  EXPECT_TRUE(AllClose(ToDouble(avg_pool(x)),
+                       ToDouble(nd::Pooling(x, {3, 3}, "avg", {1, 1}, {1, 1},
+                                            false, "valid", false))));
   GlobalAvgPool2D global;
   const NDArray g = global(x);
   EXPECT_EQ(g.shape(), (TShape{2, 3, 1, 1}));
-  EXPECT_TRUE(AllClose(ToDouble(g),
-                       ToDouble(nd::mean(x, {2, 3}, /*keepdims=*/true))));
+  EXPECT_TRUE(
+      AllClose(ToDouble(g), ToDouble(nd::mean(x, {2, 3}, /*keepdims=*/true))));
 }
 
 TEST(BatchNorm, TrainingUpdatesRunningStatsInferenceUsesThem) {

@@ -17,9 +17,9 @@ std::vector<NDArray> SoftmaxCrossEntropyLoss::Forward(
   const NDArray& pred = inputs[0];
   const TShape& shape = pred.shape();
   if (shape.ndim() < 1) {
-    throw ShapeError(absl::StrCat(
-        "SoftmaxCrossEntropyLoss: pred has shape ", shape.ToString(),
-        " but at least 1 axis is required"));
+    throw ShapeError(absl::StrCat("SoftmaxCrossEntropyLoss: pred has shape ",
+                                  shape.ToString(),
+                                  " but at least 1 axis is required"));
   }
   const int axis = shape.CheckAxis(options_.axis, "SoftmaxCrossEntropyLoss");
   const NDArray logp =
@@ -29,8 +29,8 @@ std::vector<NDArray> SoftmaxCrossEntropyLoss::Forward(
     if (axis != shape.ndim() - 1) {
       throw NotImplemented(absl::StrCat(
           "SoftmaxCrossEntropyLoss: sparse labels need the class axis last; "
-          "axis ", options_.axis, " of pred shape ", shape.ToString(),
-          " is not"));
+          "axis ",
+          options_.axis, " of pred shape ", shape.ToString(), " is not"));
     }
     // Labels (N,) or (N,1) become one-hot rows over the class axis.
     TShape batch_shape(shape.begin(), shape.end() - 1);

@@ -28,8 +28,8 @@ class SGD : public Optimizer {
     }
     NDArray& mom = momentum_[index];
     if (mom.is_none()) mom = nd::zeros_like(weight);
-    nd::sgd_mom_update(weight, grad, mom, o_.learning_rate, o_.momentum,
-                       o_.wd, rescale_grad, o_.clip_gradient);
+    nd::sgd_mom_update(weight, grad, mom, o_.learning_rate, o_.momentum, o_.wd,
+                       rescale_grad, o_.clip_gradient);
   }
   double learning_rate() const override { return o_.learning_rate; }
   void set_learning_rate(double lr) override { o_.learning_rate = lr; }

@@ -35,8 +35,8 @@ class Optimizer {
 
 struct SGDOptions {
   double learning_rate = 0.01;
-  double momentum = 0;  // 0: plain SGD, no state
-  double wd = 0;        // L2 weight decay
+  double momentum = 0;        // 0: plain SGD, no state
+  double wd = 0;              // L2 weight decay
   double clip_gradient = -1;  // <= 0: no clipping
 };
 // weight -= lr * (g + wd * weight), or with momentum:

@@ -150,10 +150,9 @@ void Parameter::ZeroGrad() {
 void Parameter::SetData(const NDArray& value, Context ctx) {
   SetShape(value.shape());
   if (!shape_known() || shape_ != value.shape()) {
-    throw ShapeError(absl::StrCat("Parameter \"", name_, "\": value of shape ",
-                                  value.shape().ToString(),
-                                  " does not fit its shape ",
-                                  ShapeString(shape_)));
+    throw ShapeError(absl::StrCat(
+        "Parameter \"", name_, "\": value of shape ", value.shape().ToString(),
+        " does not fit its shape ", ShapeString(shape_)));
   }
   imperative::DeferredComputeScope no_trace(false);
   imperative::RecordingScope no_record(false);

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/initializer.h"
 #include "ndarray/ndarray.h"
+#include "nn/initializer.h"
 
 namespace mx {
 namespace nn {

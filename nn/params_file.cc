@@ -25,9 +25,9 @@ bool LittleEndianHost() {
 
 void CheckHost(const std::string& file) {
   if (!LittleEndianHost()) {
-    throw NotImplemented(absl::StrCat(
-        "parameter file \"", file,
-        "\": only little-endian hosts are supported"));
+    throw NotImplemented(
+        absl::StrCat("parameter file \"", file,
+                     "\": only little-endian hosts are supported"));
   }
 }
 
@@ -55,7 +55,8 @@ class Reader {
     return value;
   }
   [[noreturn]] void Fail(const std::string& what) const {
-    throw InvalidArgument(absl::StrCat("parameter file \"", file_, "\": ", what));
+    throw InvalidArgument(
+        absl::StrCat("parameter file \"", file_, "\": ", what));
   }
 
  private:
@@ -168,8 +169,8 @@ NamedArrays LoadArrays(const std::string& file) {
     arrays.emplace_back(name, array);
   }
   if (in.peek() != std::char_traits<char>::eof()) {
-    r.Fail(absl::StrCat("trailing bytes after the last of ", count,
-                        " entries"));
+    r.Fail(
+        absl::StrCat("trailing bytes after the last of ", count, " entries"));
   }
   return arrays;
 }

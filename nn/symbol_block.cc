@@ -47,8 +47,7 @@ SymbolBlock::SymbolBlock(Symbol symbol, std::vector<std::string> input_names)
 }
 
 std::shared_ptr<SymbolBlock> SymbolBlock::Import(
-    const std::string& symbol_file,
-    const std::vector<std::string>& input_names,
+    const std::string& symbol_file, const std::vector<std::string>& input_names,
     const std::string& params_file, Context ctx) {
   std::ifstream in(symbol_file);
   if (!in) {

@@ -73,8 +73,8 @@ TEST(Trainer, AdamAppliesBiasCorrection) {
   for (int t = 1; t <= 3; ++t) {
     f.Backward();
     trainer.Step(2);
-    const double lr = 0.01 * std::sqrt(1 - std::pow(0.999, t)) /
-                      (1 - std::pow(0.9, t));
+    const double lr =
+        0.01 * std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t));
     for (int i = 0; i < 3; ++i) {
       const double g = f.g[i] / 2;
       m[i] = 0.9 * m[i] + 0.1 * g;
@@ -157,7 +157,8 @@ double TrainMlp(bool hybridize) {
   const std::vector<double> predicted = ToDouble(nd::argmax((*net)(x), 1));
   const std::vector<double> labels = ToDouble(y);
   int correct = 0;
-  for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
+  for (size_t i = 0; i < labels.size(); ++i)
+    correct += predicted[i] == labels[i];
   if (hybridize) EXPECT_EQ(net->num_traces(), 1);
   return correct / static_cast<double>(labels.size());
 }
