@@ -100,7 +100,7 @@ struct InvokeHooks {
   void (*defer)(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                 std::vector<NDArray>* outputs,
                 const std::vector<TShape>& out_shapes,
-                const std::vector<DType>& out_types) = nullptr;
+                const std::vector<DType>& out_types, Context ctx) = nullptr;
 };
 // Sets the non-null members of `hooks`.
 void InstallInvokeHooks(const InvokeHooks& hooks);

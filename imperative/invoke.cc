@@ -59,30 +59,37 @@ void RunKernel(const Launch& l, engine::RunContext rctx) {
   }
 }
 
+// While tracing, shapes are read without computing anything; an input of
+// unknown shape (after a dynamic-shape op) leaves outputs unknown too.
 void InferShapes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
-                 const std::vector<NDArray>& outputs,
+                 const std::vector<NDArray>& outputs, bool tracing,
                  std::vector<TShape>* in_shapes,
                  std::vector<TShape>* out_shapes) {
   const Op& op = *attrs.op;
+  auto shape_of = [tracing](const NDArray& a) -> const TShape& {
+    return tracing ? a.static_shape() : a.shape();
+  };
+  bool inputs_known = true;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    (*in_shapes)[i] = inputs[i].shape();
+    (*in_shapes)[i] = shape_of(inputs[i]);
+    inputs_known &= (*in_shapes)[i].is_known();
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i].is_none()) (*out_shapes)[i] = outputs[i].shape();
+    if (!outputs[i].is_none()) (*out_shapes)[i] = shape_of(outputs[i]);
   }
   if (!op.infer_shape()) {
     throw NotImplemented(Label(attrs) + " has no shape inference");
   }
   op.infer_shape()(attrs, in_shapes, out_shapes);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if ((*in_shapes)[i] != inputs[i].shape()) {
+    if ((*in_shapes)[i] != shape_of(inputs[i])) {
       throw ShapeError(
           absl::StrCat(Label(attrs), ": input ", i, " (", InputName(attrs, i),
-                       ") has shape ", inputs[i].shape().ToString(), " but ",
+                       ") has shape ", shape_of(inputs[i]).ToString(), " but ",
                        (*in_shapes)[i].ToString(), " is required"));
     }
   }
-  if (op.is_dynamic_shape()) return;
+  if (op.is_dynamic_shape() || (tracing && !inputs_known)) return;
   for (size_t i = 0; i < out_shapes->size(); ++i) {
     if (!(*out_shapes)[i].is_known()) {
       throw ShapeError(absl::StrCat(Label(attrs),
@@ -187,6 +194,8 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
     Hooks().check_record(attrs, inputs, *outputs);
   }
+  // Ops that run by invoking others (FInvoke) handle contexts themselves.
+  const FInvoke* finvoke = op.GetAttr<FInvoke>("FInvoke");
   const Context ctx = n_in > 0 ? inputs[0].ctx() : options.ctx;
   for (size_t i = 0; i < n_in; ++i) {
     if (!deferred && !inputs[i].is_written()) {
@@ -199,7 +208,8 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
   for (size_t i = 0; i < n_out; ++i) {
-    if (!(*outputs)[i].is_none() && (*outputs)[i].ctx() != ctx) {
+    if (finvoke == nullptr && !(*outputs)[i].is_none() &&
+        (*outputs)[i].ctx() != ctx) {
       throw InvalidArgument(
           absl::StrCat(Label(attrs), ": output ", i, " is on ",
                        (*outputs)[i].ctx().ToString(), " but the op runs on ",
@@ -207,12 +217,10 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
 
-  if (const FInvoke* f = op.GetAttr<FInvoke>("FInvoke"); f != nullptr) {
-    if (deferred) {
-      throw NotImplemented(Label(attrs) +
-                           " cannot be traced in deferred-compute mode");
-    }
-    (*f)(attrs, inputs, outputs);
+  // Traced like other ops in deferred-compute mode (when they infer
+  // shapes), below.
+  if (finvoke != nullptr && !deferred) {
+    (*finvoke)(attrs, inputs, outputs);
     if (recording) Hooks().record(attrs, inputs, outputs);
     return;
   }
@@ -225,19 +233,19 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   launch->compute_dynamic = op.compute_dynamic(dev_type);
   launch->stateful = op.stateful_compute(dev_type);
   if (launch->compute == nullptr && launch->compute_dynamic == nullptr &&
-      launch->stateful == nullptr) {
+      launch->stateful == nullptr && finvoke == nullptr) {
     throw NotFound(
         absl::StrCat(Label(attrs), " has no kernel for ", ctx.ToString()));
   }
 
   std::vector<TShape> in_shapes(n_in), out_shapes(n_out);
-  InferShapes(attrs, inputs, *outputs, &in_shapes, &out_shapes);
+  InferShapes(attrs, inputs, *outputs, deferred, &in_shapes, &out_shapes);
   std::vector<DType> in_types(n_in, DType::kUnknown),
       out_types(n_out, DType::kUnknown);
   InferTypes(attrs, inputs, *outputs, &in_types, &out_types);
 
   if (deferred) {
-    Hooks().defer(attrs, inputs, outputs, out_shapes, out_types);
+    Hooks().defer(attrs, inputs, outputs, out_shapes, out_types, ctx);
     return;
   }
 

@@ -145,6 +145,9 @@ engine::VarHandle NDArray::var() const {
 
 NDArray NDArray::Reshape(const TShape& target) const {
   CheckNotNone("NDArray::Reshape");
+  if (NDArray traced; TraceMethod({TracedCall::kReshape, target}, &traced)) {
+    return traced;
+  }
   const TShape& current = shape();
   TShape out = target;
   int unknown = -1;
@@ -175,6 +178,10 @@ NDArray NDArray::Reshape(const TShape& target) const {
 
 NDArray NDArray::Slice(int64_t begin, int64_t end) const {
   CheckNotNone("NDArray::Slice");
+  if (NDArray traced;
+      TraceMethod({TracedCall::kSlice, TShape(), begin, end}, &traced)) {
+    return traced;
+  }
   const TShape& s = shape();
   if (s.ndim() < 1) {
     throw ShapeError("NDArray::Slice: cannot slice a scalar (shape ())");
@@ -191,6 +198,10 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
 
 NDArray NDArray::At(int64_t i) const {
   CheckNotNone("NDArray::At");
+  if (NDArray traced;
+      TraceMethod({TracedCall::kAt, TShape(), i, i + 1}, &traced)) {
+    return traced;
+  }
   const TShape& s = shape();
   if (s.ndim() < 1 || i < 0 || i >= s[0]) {
     throw ShapeError(absl::StrCat("NDArray::At: index ", i,
@@ -234,8 +245,20 @@ namespace {
 std::atomic<NDArray::DeferredComputeFn> deferred_compute_hook{nullptr};
 }  // namespace
 
+static std::atomic<NDArray::TraceMethodFn> trace_method_hook{nullptr};
+
 void NDArray::SetDeferredComputeHook(DeferredComputeFn fn) {
   deferred_compute_hook.store(fn);
+}
+
+void NDArray::SetTraceMethodHook(TraceMethodFn fn) {
+  trace_method_hook.store(fn);
+}
+
+bool NDArray::TraceMethod(const TracedCall& call, NDArray* out) const {
+  if (deferred_entry_.empty()) return false;
+  TraceMethodFn fn = trace_method_hook.load();
+  return fn != nullptr && fn(*this, call, out);
 }
 
 void NDArray::ComputeDeferred() const {
@@ -355,6 +378,10 @@ void NDArray::SyncCopyToCPU(void* data, size_t count) const {
 }
 
 NDArray NDArray::Copy(Context ctx) const {
+  if (NDArray traced;
+      TraceMethod({TracedCall::kCopy, TShape(), 0, 0, ctx}, &traced)) {
+    return traced;
+  }
   NDArray out(shape(), ctx, dtype_);
   CopyFromTo(*this, out);
   return out;

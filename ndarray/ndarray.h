@@ -81,6 +81,9 @@ class NDArray {
   bool is_none() const { return ptr_ == nullptr; }
   // For an output of a dynamic-shape op, waits for the op to compute it.
   const TShape& shape() const;
+  // The shape as far as known now, without waiting (unknown for a
+  // dynamic-shape output not computed yet).
+  const TShape& static_shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   Context ctx() const;
   int ndim() const { return shape().ndim(); }
@@ -118,6 +121,18 @@ class NDArray {
   // copy, print, shape of a dynamic-shape output) call it first.
   using DeferredComputeFn = void (*)(const NDArray&);
   static void SetDeferredComputeHook(DeferredComputeFn fn);
+  // Views and copies of traced arrays made while tracing are traced too
+  // (as reshape / slice / copy ops): the hook returns true and sets `out`
+  // when it traced the call.
+  struct TracedCall {
+    enum Method { kReshape, kSlice, kAt, kCopy } method;
+    TShape shape;               // kReshape
+    int64_t begin = 0, end = 0;  // kSlice (begin, end), kAt (begin)
+    Context ctx;                 // kCopy
+  };
+  using TraceMethodFn = bool (*)(const NDArray& self, const TracedCall& call,
+                                 NDArray* out);
+  static void SetTraceMethodHook(TraceMethodFn fn);
   // True when both are views of the same chunk.
   bool SharesChunkWith(const NDArray& other) const {
     return ptr_ != nullptr && ptr_ == other.ptr_;
@@ -172,6 +187,7 @@ class NDArray {
   void CheckNotNone(const char* who) const;
   // Computes a traced array's history if it is still pending.
   void ComputeDeferred() const;
+  bool TraceMethod(const TracedCall& call, NDArray* out) const;
 
   std::shared_ptr<Chunk> ptr_;
   mutable TShape shape_;

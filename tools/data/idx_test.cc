@@ -1,0 +1,111 @@
+#include "tools/data/idx.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <set>
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+
+namespace mx {
+namespace data {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+}
+
+void WriteGzip(const std::string& path, const std::vector<uint8_t>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+void Put32(std::vector<uint8_t>* b, uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) b->push_back(static_cast<uint8_t>(v >> s));
+}
+
+// n images of 2x3 whose pixels are all equal to the image's index, and
+// labels i % 10.
+void WriteTiny(int n, const std::string& images, const std::string& labels) {
+  std::vector<uint8_t> img, lab;
+  Put32(&img, 2051);
+  Put32(&img, n);
+  Put32(&img, 2);
+  Put32(&img, 3);
+  for (int i = 0; i < n; ++i) img.insert(img.end(), 6, static_cast<uint8_t>(i));
+  Put32(&lab, 2049);
+  Put32(&lab, n);
+  for (int i = 0; i < n; ++i) lab.push_back(static_cast<uint8_t>(i % 10));
+  WriteGzip(images, img);
+  WriteGzip(labels, lab);
+}
+
+TEST(Idx, LoadsAndBatches) {
+  const std::string images = TempPath("img.gz"), labels = TempPath("lab.gz");
+  WriteTiny(10, images, labels);
+  const Dataset d = LoadIdx(images, labels);
+  EXPECT_EQ(d.size, 10);
+  EXPECT_EQ(d.rows, 2);
+  EXPECT_EQ(d.cols, 3);
+  EXPECT_FLOAT_EQ(d.images[6 * 4], 4 / 255.0f);
+  EXPECT_EQ(d.labels[7], 7.0f);
+
+  BatchIterator it(d, 4, /*shuffle=*/true, /*seed=*/3);
+  EXPECT_EQ(it.batches_per_epoch(), 2);
+  std::set<float> seen;
+  NDArray x, y;
+  int batches = 0;
+  while (it.Next(&x, &y)) {
+    ++batches;
+    EXPECT_EQ(x.shape(), TShape({4, 1, 2, 3}));
+    const std::vector<float> xv = x.ToVector<float>(), yv = y.ToVector<float>();
+    for (int b = 0; b < 4; ++b) {
+      // Pixels and label stay paired through the shuffle.
+      EXPECT_FLOAT_EQ(xv[b * 6] * 255.0f, yv[b]);
+      seen.insert(yv[b]);
+    }
+  }
+  EXPECT_EQ(batches, 2);
+  EXPECT_EQ(seen.size(), 8u);    // Distinct examples; the last 2 dropped.
+  EXPECT_TRUE(it.Next(&x, &y));  // A new epoch.
+}
+
+TEST(Idx, ClearErrors) {
+  try {
+    LoadFashionMNIST("/nonexistent", true);
+    FAIL();
+  } catch (const NotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/train-images"),
+              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("dataset-fashion-mnist"),
+              std::string::npos);
+  }
+  const std::string images = TempPath("a.gz"), labels = TempPath("b.gz");
+  WriteTiny(3, images, labels);
+  try {
+    LoadIdx(labels, images);  // Swapped: wrong magic numbers.
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("magic number 2049, expected 2051"),
+              std::string::npos);
+  }
+  WriteGzip(images, {0, 0, 8, 3, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 1, 9});
+  EXPECT_THROW(LoadIdx(images, labels), InvalidArgument);  // Truncated.
+  EXPECT_THROW(BatchIterator(LoadIdx(TempPath("a.gz"), labels), 0, false, 1),
+               InvalidArgument);
+}
+
+TEST(Idx, FashionMNISTIsInstalled) {
+  const Dataset test = LoadFashionMNIST(kFashionMNISTDir, /*train=*/false);
+  EXPECT_EQ(test.size, 10000);
+  EXPECT_EQ(test.rows, 28);
+  EXPECT_EQ(test.cols, 28);
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace mx
