@@ -159,7 +159,9 @@ double TrainMlp(bool hybridize) {
   int correct = 0;
   for (size_t i = 0; i < labels.size(); ++i)
     correct += predicted[i] == labels[i];
-  if (hybridize) EXPECT_EQ(net->num_traces(), 1);
+  if (hybridize) {
+    EXPECT_EQ(net->num_traces(), 1);
+  }
   return correct / static_cast<double>(labels.size());
 }
 
