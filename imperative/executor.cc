@@ -193,6 +193,7 @@ void Executor::Forward(bool is_train) {
   std::vector<NDArray> all = runner_->Outputs(state_);
   outputs_.assign(all.begin(), all.begin() + symbol_.outputs.size());
   forward_ran_ = true;
+  forward_is_train_ = is_train;
 }
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
@@ -215,7 +216,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     }
   }
   runner_->RunNodes(&state_, num_forward_nodes_, runner_->num_nodes(),
-                    /*is_train=*/true);
+                    forward_is_train_);
   const std::vector<NDArray> all = runner_->Outputs(state_);
   for (size_t k = 0; k < grad_args_.size(); ++k) {
     const int a = grad_args_[k];

@@ -52,6 +52,7 @@ class Executor {
   void Forward(bool is_train = false);
   // Gradients of the outputs (weighted by `head_grads`, ones when empty)
   // written to the gradient arrays per request (write, add, null).
+  // Runs in the mode of the last Forward (BatchNorm's gradient differs).
   // REQUIRES: Forward ran. Throws NotImplemented when an op on the path
   // has no gradient.
   void Backward(const std::vector<NDArray>& head_grads = {});
@@ -84,6 +85,7 @@ class Executor {
   std::vector<int> grad_args_;  // Argument index of each gradient output.
   uint32_t num_forward_nodes_ = 0;
   bool forward_ran_ = false;
+  bool forward_is_train_ = false;
 };
 
 }  // namespace mx

@@ -1,8 +1,8 @@
-// 2-D convolution (im2col + Eigen GEMM per image and group) and 2-D pooling
-// on NCHW data. Other spatial ranks raise NotImplemented.
+// 2-D convolution on NCHW data (im2col + Eigen GEMM per image and group)
+// and its gradient, _backward_Convolution (the same GEMMs transposed, and
+// col2im). Other spatial ranks raise NotImplemented.
 #include <Eigen/Core>
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -11,71 +11,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/conv_util.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
 namespace mx {
 namespace cpu {
 namespace {
-
-void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
-                   std::vector<DType>* out) {
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-  SameType(attrs, in, out);
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-}
-
-// Throws unless data (when its rank is known) is 4-D; 3-D and 5-D data (1-D
-// and 3-D ops) are NotImplemented.
-void CheckData4D(const NodeAttrs& attrs, const TShape& data) {
-  if (!data.ndim_known() || data.ndim() == 4) return;
-  const std::string what =
-      absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
-                   data.ToString(), " but a 4-D shape (N,C,H,W) is required");
-  if (data.ndim() == 3 || data.ndim() == 5) {
-    throw NotImplemented(what + "; only 2-D " + attrs.op->name() +
-                         " is implemented");
-  }
-  throw ShapeError(what);
-}
-
-// A 2-tuple attribute: `given` when set, else `fill` in both places.
-std::pair<int64_t, int64_t> Pair(const NodeAttrs& attrs, const char* name,
-                                 const TShape& given, int64_t fill,
-                                 int64_t min) {
-  if (!given.ndim_known()) return {fill, fill};
-  if (given.ndim() != 2) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
-                                       given.ToString(),
-                                       " must have 2 entries, like kernel"));
-  }
-  if (given[0] < min || given[1] < min) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
-                                       given.ToString(), " must be >= ", min));
-  }
-  return {given[0], given[1]};
-}
-
-// Window geometry of a 2-D op along both spatial axes.
-struct Window {
-  int64_t kh, kw, sh, sw, dh = 1, dw = 1, ph, pw;
-};
-
-void CheckKernel(const NodeAttrs& attrs, const TShape& kernel) {
-  if (kernel.ndim() == 1 || kernel.ndim() == 3) {
-    throw NotImplemented(
-        absl::StrCat(OpLabel(attrs), ": kernel=", kernel.ToString(),
-                     " asks for ", kernel.ndim(), "-D ", attrs.op->name(),
-                     "; only 2-D (NCHW) is implemented"));
-  }
-  if (kernel.ndim() != 2) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": kernel=", kernel.ToString(),
-                                       " must have 2 entries (kh, kw)"));
-  }
-  Pair(attrs, "kernel", kernel, 1, 1);
-}
 
 // ---- Convolution. ----
 
@@ -295,168 +239,156 @@ MX_REGISTER_OP(Convolution)
     })
     .SetCompute(Context::kCPU, ConvolutionCompute);
 
-// ---- Pooling. ----
+// ---- _backward_Convolution. ----
 
-struct PoolingParam {
-  TShape kernel;
-  std::string pool_type = "max";
-  bool global_pool = false;
-  TShape stride;
-  TShape pad;
-  std::string pooling_convention = "valid";
-  std::optional<bool> count_include_pad;
-  std::optional<std::string> layout;
-  bool cudnn_off = false;
-  static void Declare(ParamSchema<PoolingParam>* s) {
-    s->Field("kernel", &PoolingParam::kernel)
-        .Describe("(kh, kw); required unless global_pool");
-    s->Field("pool_type", &PoolingParam::pool_type)
-        .Choices({"max", "avg", "sum", "lp"})
-        .Describe("lp is not implemented");
-    s->Field("global_pool", &PoolingParam::global_pool)
-        .Describe("Pool all of H x W (kernel, stride and pad are ignored).");
-    s->Field("stride", &PoolingParam::stride).Describe("default (1,1)");
-    s->Field("pad", &PoolingParam::pad).Describe("default (0,0)");
-    s->Field("pooling_convention", &PoolingParam::pooling_convention)
-        .Choices({"valid", "full", "same"})
-        .Describe("Output size rounding down (valid) or up (full).");
-    s->Field("count_include_pad", &PoolingParam::count_include_pad)
-        .Describe("avg: divide by the window size including padding.");
-    s->Field("layout", &PoolingParam::layout)
-        .Describe("Only NCHW (or None) is supported.");
-    s->Field("cudnn_off", &PoolingParam::cudnn_off).Describe("Ignored.");
-  }
-};
-
-// The window for data of spatial size h x w (either may be -1 when global).
-Window PoolWindow(const NodeAttrs& attrs, int64_t h, int64_t wd) {
-  const PoolingParam& p = attrs.get<PoolingParam>();
-  if (p.pool_type == "lp" || p.pooling_convention == "same") {
-    throw NotImplemented(absl::StrCat(
-        OpLabel(attrs), ": pool_type=", p.pool_type,
-        " with pooling_convention=", p.pooling_convention,
-        " is not implemented (lp pooling and the same convention are not)"));
-  }
-  if (p.layout && *p.layout != "NCHW") {
-    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": layout=", *p.layout,
-                                      " is not supported; only NCHW is"));
-  }
-  Window w;
-  if (p.global_pool) {
-    w.kh = h;
-    w.kw = wd;
-    w.sh = w.sw = 1;
-    w.ph = w.pw = 0;
-    return w;
-  }
-  if (!p.kernel.ndim_known() || p.kernel.ndim() == 0) {
-    throw InvalidArgument(absl::StrCat(
-        OpLabel(attrs), ": kernel is required unless global_pool is set"));
-  }
-  CheckKernel(attrs, p.kernel);
-  w.kh = p.kernel[0];
-  w.kw = p.kernel[1];
-  std::tie(w.sh, w.sw) = Pair(attrs, "stride", p.stride, 1, 1);
-  std::tie(w.ph, w.pw) = Pair(attrs, "pad", p.pad, 0, 0);
-  return w;
-}
-
-int64_t PoolOutDim(const NodeAttrs& attrs, const TShape& data, int64_t in,
-                   int64_t k, int64_t s, int64_t p) {
-  if (in < 0) return -1;
-  if (attrs.get<PoolingParam>().global_pool) return 1;
-  if (in + 2 * p < k) {
-    throw ShapeError(absl::StrCat(
-        OpLabel(attrs), ": input 0 (data) has shape ", data.ToString(),
-        "; the kernel spans ", k, " but a padded spatial size is only ",
-        in + 2 * p, ", so the output would be empty"));
-  }
-  const bool full = attrs.get<PoolingParam>().pooling_convention == "full";
-  return (in + 2 * p - k + (full ? s - 1 : 0)) / s + 1;
-}
-
-void PoolingShape(const NodeAttrs& attrs, std::vector<TShape>* in,
-                  std::vector<TShape>* out) {
-  const TShape& d = (*in)[0];
-  CheckData4D(attrs, d);
-  const Window w = d.ndim_known() ? PoolWindow(attrs, d[2], d[3])
-                                  : PoolWindow(attrs, -1, -1);
-  if ((*out)[0].ndim_known()) {
-    AssignShape(attrs, out, 0, TShape::Filled(4, -1), true);
-    AssignShape(attrs, in, 0, TShape{(*out)[0][0], (*out)[0][1], -1, -1},
-                false);
-  }
-  if (!d.ndim_known()) return;
-  AssignShape(attrs, out, 0,
-              TShape{d[0], d[1], PoolOutDim(attrs, d, d[2], w.kh, w.sh, w.ph),
-                     PoolOutDim(attrs, d, d[3], w.kw, w.sw, w.pw)},
-              true);
-}
-
-void PoolingCompute(const OpContext&, const NodeAttrs& attrs,
-                    const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req,
-                    const std::vector<TBlob>& out) {
-  if (req[0] == OpReqType::kNullOp) return;
-  const PoolingParam& p = attrs.get<PoolingParam>();
-  const TShape &ds = in[0].shape, &os = out[0].shape;
-  const int64_t h = ds[2], wd = ds[3], oh = os[2], ow = os[3];
-  const Window w = PoolWindow(attrs, h, wd);
-  const bool is_max = p.pool_type == "max", is_avg = p.pool_type == "avg";
-  const bool include_pad = p.count_include_pad.value_or(true);
-  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
-    using A = AccType<T>;
-    const T* x = in[0].data<T>();
-    T* y = out[0].data<T>();
-    ParallelFor(ds[0] * ds[1], 16, [&](int64_t b, int64_t e) {
-      for (int64_t plane = b; plane < e; ++plane) {
-        const T* src = x + plane * h * wd;
-        T* dst = y + plane * oh * ow;
+// Adds the columns of `col` (c*kh*kw rows, oh*ow columns) back into the
+// (c, H, W) image x: the transpose of Im2Col.
+template <typename A>
+void Col2ImAdd(const A* col, int64_t c, int64_t h, int64_t wd, const Window& w,
+               int64_t oh, int64_t ow, A* x) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < w.kh; ++i) {
+      for (int64_t j = 0; j < w.kw; ++j) {
+        const A* src = col + ((ch * w.kh + i) * w.kw + j) * oh * ow;
         for (int64_t oy = 0; oy < oh; ++oy) {
-          // Window rows in padded coordinates, then clipped to the data.
-          const int64_t y0 = oy * w.sh - w.ph;
-          const int64_t y1 = std::min(y0 + w.kh, h + w.ph);
-          const int64_t ys = std::max<int64_t>(y0, 0), ye = std::min(y1, h);
+          const int64_t iy = oy * w.sh - w.ph + i * w.dh;
+          if (iy < 0 || iy >= h) continue;
+          A* dst = x + (ch * h + iy) * wd;
+          const A* row = src + oy * ow;
           for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t x0 = ox * w.sw - w.pw;
-            const int64_t x1 = std::min(x0 + w.kw, wd + w.pw);
-            const int64_t xs = std::max<int64_t>(x0, 0), xe = std::min(x1, wd);
-            A value = 0;
-            if (is_max) {
-              // A window entirely in the padding gives 0.
-              A best = std::numeric_limits<A>::lowest();
-              for (int64_t iy = ys; iy < ye; ++iy)
-                for (int64_t ix = xs; ix < xe; ++ix)
-                  best = std::max(best, static_cast<A>(src[iy * wd + ix]));
-              value = (ys < ye && xs < xe) ? best : A(0);
-            } else {
-              A sum = 0;
-              for (int64_t iy = ys; iy < ye; ++iy)
-                for (int64_t ix = xs; ix < xe; ++ix)
-                  sum += static_cast<A>(src[iy * wd + ix]);
-              const int64_t count = include_pad
-                                        ? std::max<int64_t>(0, y1 - y0) *
-                                              std::max<int64_t>(0, x1 - x0)
-                                        : std::max<int64_t>(0, ye - ys) *
-                                              std::max<int64_t>(0, xe - xs);
-              value = !is_avg ? sum : count > 0 ? sum / count : A(0);
-            }
-            Assign(dst + oy * ow + ox, req[0], value);
+            const int64_t ix = ox * w.sw - w.pw + j * w.dw;
+            if (ix >= 0 && ix < wd) dst[ix] += row[ox];
           }
         }
       }
-    });
-  });
+    }
+  }
 }
 
-MX_REGISTER_OP(Pooling)
-    .Describe("2-D max / average / sum pooling on NCHW data.")
-    .SetNumInputs(1)
-    .SetInputNames({"data"})
-    .SetParams<PoolingParam>()
-    .SetInferShape(PoolingShape)
+// `n` values of A-typed `src` into T-typed `dst` as `req` says.
+template <typename T, typename A>
+void AssignAll(const A* src, int64_t n, OpReqType req, T* dst) {
+  if (req == OpReqType::kNullOp) return;
+  for (int64_t i = 0; i < n; ++i) Assign(dst + i, req, src[i]);
+}
+
+// A-typed copy of a T array (the array itself when T is A).
+template <typename T, typename A = AccType<T>>
+const A* AsAcc(const OpContext& ctx, const TBlob& b) {
+  if constexpr (std::is_same_v<T, A>) {
+    return b.data<T>();
+  } else {
+    A* buf = ctx.TempSpace<A>(std::max<int64_t>(1, b.Size()));
+    for (int64_t i = 0; i < b.Size(); ++i)
+      buf[i] = static_cast<A>(b.data<T>()[i]);
+    return buf;
+  }
+}
+
+// Inputs (out_grad, data, weight); outputs (data_grad, weight_grad[,
+// bias_grad]). Per image and group: weight_grad += og * col^T and
+// data_grad = col2im(weight^T * og), accumulated in A and then written
+// per request.
+template <typename T>
+void ConvolutionBackwardImpl(const OpContext& ctx, const ConvolutionParam& p,
+                             const Window& w, const std::vector<TBlob>& in,
+                             const std::vector<OpReqType>& req,
+                             const std::vector<TBlob>& out) {
+  using A = AccType<T>;
+  const TShape &ds = in[1].shape, &os = in[0].shape;
+  const int64_t n = ds[0], c = ds[1], h = ds[2], wd = ds[3];
+  const int64_t f = p.num_filter, g = p.num_group, oh = os[2], ow = os[3];
+  const int64_t cg = c / g, fg = f / g, k = cg * w.kh * w.kw, plane = oh * ow;
+  const bool want_dx = req[0] != OpReqType::kNullOp;
+  const bool want_dw = req[1] != OpReqType::kNullOp;
+  const A* og = AsAcc<T>(ctx, in[0]);
+  const A* weight = AsAcc<T>(ctx, in[2]);
+  const T* x = in[1].data<T>();
+  A* dx = ctx.TempSpace<A>(std::max<int64_t>(1, n * c * h * wd));
+  A* dw = ctx.TempSpace<A>(std::max<int64_t>(1, f * k));
+  A* col = ctx.TempSpace<A>(std::max<int64_t>(1, k * plane));
+  std::fill(dx, dx + n * c * h * wd, A(0));
+  std::fill(dw, dw + f * k, A(0));
+  if (plane > 0) {
+    for (int64_t img = 0; img < n; ++img) {
+      for (int64_t grp = 0; grp < g; ++grp) {
+        const A* og_g = og + (img * f + grp * fg) * plane;
+        if (want_dw) {
+          Im2Col(x + (img * c + grp * cg) * h * wd, cg, h, wd, w, oh, ow, col);
+          Gemm(og_g, col, dw + grp * fg * k, fg, k, plane, false, true, true);
+        }
+        if (want_dx) {
+          Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true, false,
+               false);
+          Col2ImAdd(col, cg, h, wd, w, oh, ow,
+                    dx + (img * c + grp * cg) * h * wd);
+        }
+      }
+    }
+  }
+  AssignAll(dx, n * c * h * wd, req[0], out[0].data<T>());
+  AssignAll(dw, f * k, req[1], out[1].data<T>());
+  if (!p.no_bias && req[2] != OpReqType::kNullOp) {
+    T* db = out[2].data<T>();
+    for (int64_t fi = 0; fi < f; ++fi) {
+      A sum = 0;
+      for (int64_t img = 0; img < n; ++img) {
+        const A* row = og + (img * f + fi) * plane;
+        for (int64_t i = 0; i < plane; ++i) sum += row[i];
+      }
+      Assign(db + fi, req[2], sum);
+    }
+  }
+}
+
+void ConvolutionBackwardCompute(const OpContext& ctx, const NodeAttrs& attrs,
+                                const std::vector<TBlob>& in,
+                                const std::vector<OpReqType>& req,
+                                const std::vector<TBlob>& out) {
+  const ConvolutionParam& p = attrs.get<ConvolutionParam>();
+  const Window w = ConvWindow(attrs);
+  MX_FLOAT_DTYPE_SWITCH(
+      in[1].dtype, T, { ConvolutionBackwardImpl<T>(ctx, p, w, in, req, out); });
+}
+
+MX_REGISTER_OP(_backward_Convolution)
+    .Describe(
+        "Gradients of Convolution: (out_grad, data, weight) -> (data_grad, "
+        "weight_grad[, bias_grad]).")
+    .SetNumInputs(3)
+    .SetInputNames({"out_grad", "data", "weight"})
+    .SetNumOutputs([](const NodeAttrs& attrs) {
+      return attrs.get<ConvolutionParam>().no_bias ? 2 : 3;
+    })
+    .SetParams<ConvolutionParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, out, 1, (*in)[2], true);
+      if (out->size() > 2) {
+        AssignShape(attrs, out, 2,
+                    TShape{attrs.get<ConvolutionParam>().num_filter}, true);
+      }
+    })
     .SetInferType(SameFloatType)
-    .SetCompute(Context::kCPU, PoolingCompute);
+    .SetResourceRequest([](const NodeAttrs&) {
+      return std::vector<ResourceRequest>{{ResourceRequest::kTempSpace}};
+    })
+    .SetCompute(Context::kCPU, ConvolutionBackwardCompute);
+
+[[maybe_unused]] const bool kGradientRegistered = [] {
+  SetGradient(
+      "Convolution", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
+        const NodeEntry d = b.Op("_backward_Convolution",
+                                 {g[0], b.x(0), b.x(1)}, b.n->attrs.dict);
+        std::vector<NodeEntry> grads;
+        for (uint32_t i = 0; i < b.n->inputs.size(); ++i) {
+          grads.push_back(NodeEntry{d.node, i, 0});
+        }
+        return grads;
+      });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -1,6 +1,6 @@
-// Matrix products: dot, batch_dot and FullyConnected. float32 and float64
-// multiply through Eigen on the arrays' memory; float16 goes through float
-// buffers.
+// Matrix products: dot, batch_dot and FullyConnected, and their gradients.
+// float32 and float64 multiply through Eigen on the arrays' memory; float16
+// goes through float buffers.
 #include <Eigen/Core>
 #include <string>
 #include <type_traits>
@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -173,6 +174,59 @@ MX_REGISTER_OP(dot)
     .SetInferShape(DotShape)
     .SetInferType(SameFloatType)
     .SetCompute(Context::kCPU, DotCompute);
+
+// Gradients of dot: inputs (out_grad, lhs, rhs), outputs (lhs_grad,
+// rhs_grad). A kernel rather than a graph of dots because dot's N-D views
+// need the operands' ranks, which are unknown when the graph is built.
+void DotBackwardShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+  AssignShape(attrs, out, 0, (*in)[1], true);
+  AssignShape(attrs, out, 1, (*in)[2], true);
+  AssignShape(attrs, in, 1, (*out)[0], false);
+  AssignShape(attrs, in, 2, (*out)[1], false);
+}
+
+void DotBackwardCompute(const OpContext&, const NodeAttrs& attrs,
+                        const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req,
+                        const std::vector<TBlob>& out) {
+  const DotParam& p = attrs.get<DotParam>();
+  const DotGeometry g = DotView(in[1].shape, in[2].shape, p);
+  const bool ta = p.transpose_a && in[1].shape.ndim() > 1;
+  const bool tb = p.transpose_b && in[2].shape.ndim() > 1;
+  const int64_t m = g.m, n = g.n, k = g.k_lhs;
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* dc = in[0].data<T>();
+    const T* a = in[1].data<T>();
+    const T* b = in[2].data<T>();
+    // lhs is stored (m x k), or (k x m) when ta; rhs (k x n), or (n x k).
+    if (!ta) {
+      GemmReq(dc, b, out[0].data<T>(), m, k, n, false, !tb, req[0],
+              kNoEpilogue);
+    } else {
+      GemmReq(b, dc, out[0].data<T>(), k, m, n, tb, true, req[0], kNoEpilogue);
+    }
+    if (!tb) {
+      GemmReq(a, dc, out[1].data<T>(), k, n, m, !ta, false, req[1],
+              kNoEpilogue);
+    } else {
+      GemmReq(dc, a, out[1].data<T>(), n, k, m, true, ta, req[1], kNoEpilogue);
+    }
+  });
+}
+
+MX_REGISTER_OP(_backward_dot)
+    .Describe(
+        "Gradients of dot: (out_grad, lhs, rhs) -> (lhs_grad, "
+        "rhs_grad).")
+    .SetNumInputs(3)
+    .SetInputNames({"out_grad", "lhs", "rhs"})
+    .SetNumOutputs(2)
+    .SetOutputNames({"lhs_grad", "rhs_grad"})
+    .SetParams<DotParam>()
+    .SetInferShape(DotBackwardShape)
+    .SetInferType(SameFloatType)
+    .SetCompute(Context::kCPU, DotBackwardCompute);
 
 // ---- batch_dot. ----
 
@@ -358,6 +412,73 @@ MX_REGISTER_OP(FullyConnected)
     .SetInferShape(FullyConnectedShape)
     .SetInferType(SameFloatType)
     .SetCompute(Context::kCPU, FullyConnectedCompute);
+
+// ---- Gradients. ----
+
+AttrDict Transposes(bool ta, bool tb) {
+  return {{"transpose_a", ta ? "True" : "False"},
+          {"transpose_b", tb ? "True" : "False"}};
+}
+
+std::vector<NodeEntry> DotGradient(GradBuilder& b,
+                                   const std::vector<NodeEntry>& g) {
+  const NodeEntry both =
+      b.Op("_backward_dot", {g[0], b.x(0), b.x(1)}, b.n->attrs.dict);
+  return {both, NodeEntry{both.node, 1, 0}};
+}
+
+// C = op(A) op(B) on the last two axes; each gradient is another batch_dot,
+// so it can be differentiated again.
+std::vector<NodeEntry> BatchDotGradient(GradBuilder& b,
+                                        const std::vector<NodeEntry>& g) {
+  const DotParam& p = b.n->attrs.get<DotParam>();
+  const NodeEntry &c = g[0], a = b.x(0), r = b.x(1);
+  auto bd = [&](const NodeEntry& l, const NodeEntry& rr, bool ta, bool tb) {
+    return b.Op("batch_dot", {l, rr}, Transposes(ta, tb));
+  };
+  if (!p.transpose_a && !p.transpose_b) {
+    return {bd(c, r, false, true), bd(a, c, true, false)};
+  }
+  if (!p.transpose_a) {  // C = A B^T
+    return {bd(c, r, false, false), bd(c, a, true, false)};
+  }
+  if (!p.transpose_b) {  // C = A^T B
+    return {bd(r, c, false, true), bd(a, c, false, false)};
+  }
+  return {bd(r, c, true, true), bd(c, a, true, true)};  // C = A^T B^T
+}
+
+// out = data2 . W^T + b with data2 = data viewed as (M, K).
+std::vector<NodeEntry> FullyConnectedGradient(GradBuilder& b,
+                                              const std::vector<NodeEntry>& g) {
+  const FullyConnectedParam& p = b.n->attrs.get<FullyConnectedParam>();
+  const NodeEntry &x = b.x(0), w = b.x(1);
+  NodeEntry og = g[0], x2;
+  NodeEntry dx = b.Op("dot", {og, w});
+  if (p.flatten) {
+    // og is (N, num_hidden); dot(og, W) is (N, K), data is (N, ...).
+    x2 = b.Op("Flatten", {x});
+    dx = b.Op("reshape_like", {dx, x});
+  } else {
+    // dot(og, W) already has data's shape (..., K).
+    og = b.Op("Reshape", {og},
+              {{"shape", absl::StrCat("(-1,", p.num_hidden, ")")}});
+    x2 = b.Op("Reshape", {x}, {{"shape", "(-1,0)"}, {"reverse", "True"}});
+  }
+  std::vector<NodeEntry> grads{dx,
+                               b.Op("dot", {og, x2}, Transposes(true, false))};
+  if (!p.no_bias) {
+    grads.push_back(b.Op("sum", {og}, {{"axis", "(0,)"}}));
+  }
+  return grads;
+}
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  SetGradient("dot", DotGradient);
+  SetGradient("batch_dot", BatchDotGradient);
+  SetGradient("FullyConnected", FullyConnectedGradient);
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -1,5 +1,6 @@
-// Neural-network layers without weights to multiply: Activation, LeakyReLU,
-// BatchNorm (with in-place moving statistics) and Dropout.
+// Neural-network layers without weights to multiply: Activation, LeakyReLU
+// and Dropout, with gradients built from elementwise ops (so they can be
+// differentiated again). BatchNorm is in batch_norm_ops.cc.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -190,169 +192,6 @@ MX_REGISTER_OP(LeakyReLU)
     .SetInplaceOption(InplaceFirst)
     .SetCompute(Context::kCPU, LeakyReLUCompute);
 
-// ---- BatchNorm. ----
-
-struct BatchNormParam {
-  double eps = 1e-3;
-  double momentum = 0.9;
-  bool fix_gamma = true;
-  bool use_global_stats = false;
-  int axis = 1;
-  bool output_mean_var = false;
-  bool cudnn_off = false;
-  static void Declare(ParamSchema<BatchNormParam>* s) {
-    s->Field("eps", &BatchNormParam::eps);
-    s->Field("momentum", &BatchNormParam::momentum)
-        .Describe("moving = moving * momentum + batch * (1 - momentum)");
-    s->Field("fix_gamma", &BatchNormParam::fix_gamma)
-        .Describe("Treat gamma as 1.");
-    s->Field("use_global_stats", &BatchNormParam::use_global_stats)
-        .Describe("Normalize with the moving statistics even in training.");
-    s->Field("axis", &BatchNormParam::axis).Describe("The channel axis.");
-    s->Field("output_mean_var", &BatchNormParam::output_mean_var)
-        .Describe("Ignored: mean and var are always outputs 1 and 2.");
-    s->Field("cudnn_off", &BatchNormParam::cudnn_off).Describe("Ignored.");
-  }
-};
-
-constexpr int kBNParams[] = {1, 2, 3, 4};  // gamma, beta, moving mean/var.
-
-void BatchNormShape(const NodeAttrs& attrs, std::vector<TShape>* in,
-                    std::vector<TShape>* out) {
-  const BatchNormParam& p = attrs.get<BatchNormParam>();
-  AssignShape(attrs, in, 0, (*out)[0], false);
-  AssignShape(attrs, out, 0, (*in)[0], true);
-  const TShape& d = (*in)[0];
-  if (!d.ndim_known()) return;
-  const int ax = d.CheckAxis(p.axis, OpLabel(attrs).c_str());
-  // The channel count may come from the data or any per-channel array.
-  TShape channels{d[ax]};
-  for (int i : kBNParams) MergeShape(&channels, (*in)[i]);
-  for (int i : kBNParams) AssignShape(attrs, in, i, channels, false);
-  AssignShape(attrs, out, 1, channels, true);
-  AssignShape(attrs, out, 2, channels, true);
-  TShape dc = TShape::Filled(d.ndim(), -1);
-  dc[ax] = channels[0];
-  AssignShape(attrs, in, 0, dc, false);
-  AssignShape(attrs, out, 0, (*in)[0], true);
-}
-
-// The data and output 0 share a float dtype; the per-channel arrays are
-// float32 for float16 data (as in MXNet) and the data's dtype otherwise.
-void BatchNormType(const NodeAttrs& attrs, std::vector<DType>* in,
-                   std::vector<DType>* out) {
-  AssignType(attrs, in, 0, (*out)[0], false);
-  const DType t = (*in)[0];
-  if (t == DType::kUnknown) return;
-  RequireFloat(attrs, t);
-  AssignType(attrs, out, 0, t, true);
-  const DType pt = t == DType::kFloat16 ? DType::kFloat32 : t;
-  for (int i : kBNParams) AssignType(attrs, in, i, pt, false);
-  AssignType(attrs, out, 1, pt, true);
-  AssignType(attrs, out, 2, pt, true);
-}
-
-template <typename T>
-void BatchNormImpl(const OpContext& ctx, const BatchNormParam& p,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-  using P = AccType<T>;
-  const TShape& s = in[0].shape;
-  const int ax = s.CheckAxis(p.axis, "BatchNorm");
-  const int64_t channels = s[ax], outer = s.ProdDims(0, ax),
-                inner = s.ProdDims(ax + 1, s.ndim());
-  const int64_t count = outer * inner;
-  // Batch statistics in training; none in an empty batch.
-  const bool batch_stats = ctx.is_train && !p.use_global_stats && count > 0;
-  const T* x = in[0].data<T>();
-  const P* gamma = in[1].data<P>();
-  const P* beta = in[2].data<P>();
-  P* moving_mean = in[3].data<P>();
-  P* moving_var = in[4].data<P>();
-  T* y = out[0].data<T>();
-  P* mean_out = out[1].data<P>();
-  P* var_out = out[2].data<P>();
-  ParallelFor(channels, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      double mean, var;
-      if (batch_stats) {
-        double sum = 0, sq = 0;
-        for (int64_t o = 0; o < outer; ++o) {
-          const T* row = x + (o * channels + c) * inner;
-          for (int64_t i = 0; i < inner; ++i)
-            sum += static_cast<double>(row[i]);
-        }
-        mean = sum / count;
-        for (int64_t o = 0; o < outer; ++o) {
-          const T* row = x + (o * channels + c) * inner;
-          for (int64_t i = 0; i < inner; ++i) {
-            const double dv = static_cast<double>(row[i]) - mean;
-            sq += dv * dv;
-          }
-        }
-        var = sq / count;
-      } else {
-        mean = static_cast<double>(moving_mean[c]);
-        var = static_cast<double>(moving_var[c]);
-      }
-      const double g = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
-      const double scale = g / std::sqrt(var + p.eps);
-      const double shift = static_cast<double>(beta[c]) - mean * scale;
-      if (req[0] != OpReqType::kNullOp) {
-        for (int64_t o = 0; o < outer; ++o) {
-          const int64_t base = (o * channels + c) * inner;
-          for (int64_t i = 0; i < inner; ++i) {
-            const double v = static_cast<double>(x[base + i]) * scale + shift;
-            Assign(y + base + i, req[0], static_cast<P>(v));
-          }
-        }
-      }
-      Assign(mean_out + c, req[1], static_cast<P>(mean));
-      Assign(var_out + c, req[2], static_cast<P>(var));
-      if (batch_stats) {
-        const double m = p.momentum;
-        moving_mean[c] = static_cast<P>(
-            static_cast<double>(moving_mean[c]) * m + mean * (1 - m));
-        moving_var[c] = static_cast<P>(static_cast<double>(moving_var[c]) * m +
-                                       var * (1 - m));
-      }
-    }
-  });
-}
-
-void BatchNormCompute(const OpContext& ctx, const NodeAttrs& attrs,
-                      const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req,
-                      const std::vector<TBlob>& out) {
-  const BatchNormParam& p = attrs.get<BatchNormParam>();
-  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T,
-                        { BatchNormImpl<T>(ctx, p, in, req, out); });
-}
-
-MX_REGISTER_OP(BatchNorm)
-    .Describe(
-        "Batch normalization over every axis but `axis`. In training "
-        "(unless use_global_stats) it normalizes with the batch mean and "
-        "biased variance, returns them as outputs 1 and 2 and updates "
-        "moving_mean / moving_var in place; otherwise it uses the moving "
-        "statistics, which outputs 1 and 2 then copy.")
-    .SetNumInputs(5)
-    .SetInputNames({"data", "gamma", "beta", "moving_mean", "moving_var"})
-    .SetNumOutputs(3)
-    // Composed symbols expose the saved statistics only on request.
-    .SetNumVisibleOutputs([](const NodeAttrs& attrs) {
-      return attrs.get<BatchNormParam>().output_mean_var ? 3 : 1;
-    })
-    .SetOutputNames({"output", "mean", "var"})
-    .SetParams<BatchNormParam>()
-    .SetInferShape(BatchNormShape)
-    .SetInferType(BatchNormType)
-    .SetMutateInputs([](const NodeAttrs&) {
-      return std::vector<int>{3, 4};
-    })
-    .SetCompute(Context::kCPU, BatchNormCompute);
-
 // ---- Dropout. ----
 
 struct DropoutParam {
@@ -457,6 +296,101 @@ MX_REGISTER_OP(Dropout)
       return std::vector<ResourceRequest>{{ResourceRequest::kRandom}};
     })
     .SetCompute(Context::kCPU, DropoutCompute);
+
+// ---- Gradients. ----
+
+using E = NodeEntry;
+
+struct Ops {
+  GradBuilder& b;
+  E Op(const char* op, std::vector<E> in, AttrDict attrs = {}) {
+    return b.Op(op, std::move(in), std::move(attrs));
+  }
+  E Scalar(const char* op, E x, double s) {
+    return Op(op, {x}, {{"scalar", absl::StrCat(s)}});
+  }
+  E Act(const char* act, E x) {
+    return Op("Activation", {x}, {{"act_type", act}});
+  }
+  // 1 where x > 0, else 0 (its own gradient is zero).
+  E Positive(E x) { return Op("sign", {Op("relu", {x})}); }
+  // e^min(x, 0), which cannot overflow: min(x, 0) = -relu(-x).
+  E ExpNonPositive(E x) {
+    return Op("exp", {Op("negative", {Op("relu", {Op("negative", {x})})})});
+  }
+  // (1 - m) * a * e^min(x, 0) + m with m = [x > 0]: elu's slope.
+  E EluSlope(E x, double alpha) {
+    const E m = Positive(x);
+    const E neg = b.Mul(Scalar("_rminus_scalar", m, 1),
+                        b.Scale(ExpNonPositive(x), alpha));
+    return Op("elemwise_add", {m, neg});
+  }
+};
+
+// d activation / d x as a graph; y is the forward output.
+E ActivationSlope(GradBuilder& b, const std::string& act) {
+  Ops o{b};
+  const E x = b.x(), y = b.y();
+  if (act == "relu") return o.Op("sign", {y});  // y >= 0
+  if (act == "sigmoid") return b.Mul(y, o.Scalar("_rminus_scalar", y, 1));
+  if (act == "tanh") {
+    return o.Scalar("_rminus_scalar", o.Op("square", {y}), 1);
+  }
+  if (act == "softrelu") return o.Act("sigmoid", x);
+  if (act == "softsign") {
+    const E denom = o.Scalar("_plus_scalar", o.Op("abs", {x}), 1);
+    return o.Op("reciprocal", {o.Op("square", {denom})});
+  }
+  if (act == "log_sigmoid") {  // sigmoid(-x) = 1 - e^y
+    return o.Scalar("_rminus_scalar", o.Op("exp", {y}), 1);
+  }
+  // mish: t + x * (1 - t^2) * sigmoid(x) with t = tanh(softrelu(x)).
+  const E t = o.Op("tanh", {o.Act("softrelu", x)});
+  const E dt = o.Scalar("_rminus_scalar", o.Op("square", {t}), 1);
+  return o.Op("elemwise_add", {t, b.Mul(x, b.Mul(dt, o.Act("sigmoid", x)))});
+}
+
+E LeakyReLUSlope(GradBuilder& b, const LeakyReLUParam& p) {
+  Ops o{b};
+  const E x = b.x();
+  if (p.act_type == "leaky") {
+    return o.Scalar("_plus_scalar", b.Scale(o.Positive(x), 1 - p.slope),
+                    p.slope);
+  }
+  if (p.act_type == "elu") return o.EluSlope(x, p.slope);
+  if (p.act_type == "selu") {
+    return b.Scale(o.EluSlope(x, 1.6732632423543772848170429916717),
+                   1.0507009873554804934193349852946);
+  }
+  // gelu: Phi(x) + x * phi(x).
+  const E cdf =
+      b.Scale(o.Scalar("_plus_scalar",
+                       o.Op("erf", {b.Scale(x, 0.70710678118654752440)}), 1),
+              0.5);
+  const E pdf = b.Scale(o.Op("exp", {b.Scale(o.Op("square", {x}), -0.5)}),
+                        0.39894228040143267794);  // 1/sqrt(2 pi)
+  return o.Op("elemwise_add", {cdf, b.Mul(x, pdf)});
+}
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  SetGradient("Activation", [](GradBuilder& b, const std::vector<E>& g) {
+    const std::string& act = b.n->attrs.get<ActivationParam>().act_type;
+    return std::vector<E>{b.Mul(g[0], ActivationSlope(b, act))};
+  });
+  SetGradient("LeakyReLU", [](GradBuilder& b, const std::vector<E>& g) {
+    const LeakyReLUParam& p = b.n->attrs.get<LeakyReLUParam>();
+    return std::vector<E>{b.Mul(g[0], LeakyReLUSlope(b, p))};
+  });
+  // The mask output is what the forward multiplied by (all ones when
+  // inactive), so the gradient repeats the forward's draw.
+  SetGradient("Dropout", [](GradBuilder& b, const std::vector<E>& g) {
+    const bool shared = b.n->attrs.get<DropoutParam>().axes.ndim() > 0;
+    const E mask = b.y(1);
+    return std::vector<E>{shared ? b.Op("broadcast_mul", {g[0], mask})
+                                 : b.Mul(g[0], mask)};
+  });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

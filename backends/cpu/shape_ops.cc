@@ -1,6 +1,6 @@
 // Ops that keep the data and change the shape: Reshape (with MXNet's special
-// codes), Flatten, expand_dims and squeeze; and Cast, which keeps the shape
-// and changes the dtype.
+// codes), Flatten, reshape_like, expand_dims and squeeze; and Cast, which
+// keeps the shape and changes the dtype.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -231,6 +232,31 @@ MX_REGISTER_OP(Flatten)
     .SetCompute(Context::kCPU, CopyCompute)
     .AddAlias("flatten");
 
+// Gradients reshape back to the input's shape, so they need no shape
+// arithmetic at graph-building time.
+MX_REGISTER_OP(reshape_like)
+    .Describe("lhs's data in rhs's shape (the sizes must match).")
+    .SetNumInputs(2)
+    .SetInputNames({"lhs", "rhs"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape &l = (*in)[0], &r = (*in)[1];
+      if (l.is_known() && r.is_known() && l.Size() != r.Size()) {
+        throw ShapeError(absl::StrCat(
+            OpLabel(attrs), ": input 0 (lhs) has shape ", l.ToString(), " (",
+            l.Size(), " elements) but input 1 (rhs) has shape ", r.ToString(),
+            " (", r.Size(), " elements); the sizes must match"));
+      }
+      AssignShape(attrs, out, 0, r, true);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
 struct ExpandDimsParam {
   int axis = 0;
   static void Declare(ParamSchema<ExpandDimsParam>* s) {
@@ -380,6 +406,21 @@ MX_REGISTER_OP(Cast)
     .SetInplaceOption(InplaceFirst)
     .SetCompute(Context::kCPU, CastCompute)
     .AddAlias("cast");
+
+// The shape-changing ops pass gradients through, reshaped to the input.
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  for (const char* op : {"Reshape", "Flatten", "expand_dims", "squeeze"}) {
+    SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>& g) {
+      return std::vector<NodeEntry>{b.Op("reshape_like", {g[0], b.x()})};
+    });
+  }
+  SetGradient("reshape_like",
+              [](GradBuilder& b, const std::vector<NodeEntry>& g) {
+                return std::vector<NodeEntry>{
+                    b.Op("reshape_like", {g[0], b.x(0)}), NodeEntry{}};
+              });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

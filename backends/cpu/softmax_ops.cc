@@ -1,5 +1,6 @@
 // softmax, log_softmax and softmax_cross_entropy, all stabilized by
-// subtracting the maximum before exponentiating.
+// subtracting the maximum before exponentiating, and their gradients as
+// one-pass backward kernels (_backward_<op>).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -195,6 +197,146 @@ MX_REGISTER_OP(softmax_cross_entropy)
     .SetInferShape(CrossEntropyShape)
     .SetInferType(CrossEntropyType)
     .SetCompute(Context::kCPU, CrossEntropyCompute);
+
+// ---- Gradients. ----
+
+// Inputs (out_grad, output) of the forward; output data_grad. With y the
+// output and g its gradient along a line, softmax gives
+// dx = y * (g - sum(g * y)) / t and log_softmax dx = (g - e^y sum(g)) / t.
+template <bool kLog, typename T>
+void SoftmaxGradLine(const T* g, const T* y, T* dx, int64_t len, int64_t stride,
+                     double inv_t, OpReqType req) {
+  using A = AccType<T>;
+  double dot = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    const double gi = static_cast<double>(g[i * stride]);
+    dot += kLog ? gi : gi * static_cast<double>(y[i * stride]);
+  }
+  for (int64_t i = 0; i < len; ++i) {
+    const double gi = static_cast<double>(g[i * stride]);
+    const double yi = static_cast<double>(y[i * stride]);
+    const double v = kLog ? gi - std::exp(yi) * dot : yi * (gi - dot);
+    Assign(dx + i * stride, req, static_cast<A>(v * inv_t));
+  }
+}
+
+template <bool kLog>
+void SoftmaxBackwardCompute(const OpContext&, const NodeAttrs& attrs,
+                            const std::vector<TBlob>& in,
+                            const std::vector<OpReqType>& req,
+                            const std::vector<TBlob>& out) {
+  if (req[0] == OpReqType::kNullOp) return;
+  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
+  const TShape& s = in[0].shape;
+  const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
+  const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
+  const int64_t lines = s.ProdDims(0, ax) * inner;
+  const double inv_t = 1.0 / p.temperature.value_or(1.0);
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* g = in[0].data<T>();
+    const T* y = in[1].data<T>();
+    T* dx = out[0].data<T>();
+    ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t l = b; l < e; ++l) {
+                    const int64_t base = (l / inner) * len * inner + l % inner;
+                    SoftmaxGradLine<kLog>(g + base, y + base, dx + base, len,
+                                          inner, inv_t, req[0]);
+                  }
+                });
+  });
+}
+
+void RegisterSoftmaxBackward(const std::string& name, FCompute compute) {
+  OpRegistry::Get()
+      ->Register("_backward_" + name)
+      .Describe("Gradient of " + name + ": (out_grad, output) -> data_grad.")
+      .SetNumInputs(2)
+      .SetInputNames({"out_grad", "output"})
+      .SetParams<SoftmaxParam>()
+      .SetInferShape(SameShape)
+      .SetInferType(SameType)
+      .SetInplaceOption([](const NodeAttrs&) {
+        return std::vector<std::pair<int, int>>{{0, 0}};
+      })
+      .SetCompute(Context::kCPU, std::move(compute));
+  SetGradient(name, [name](GradBuilder& b, const std::vector<NodeEntry>& g) {
+    return std::vector<NodeEntry>{
+        b.Op("_backward_" + name, {g[0], b.y()}, b.n->attrs.dict)};
+  });
+}
+
+// Inputs (out_grad of shape (1,), data, label); output data_grad =
+// out_grad * (softmax(data) - one_hot(label)). Labels were checked by the
+// forward.
+void CrossEntropyBackwardCompute(const OpContext&, const NodeAttrs&,
+                                 const std::vector<TBlob>& in,
+                                 const std::vector<OpReqType>& req,
+                                 const std::vector<TBlob>& out) {
+  if (req[0] == OpReqType::kNullOp) return;
+  const int64_t n = in[1].shape[0], c = in[1].shape[1];
+  MX_FLOAT_DTYPE_SWITCH(in[1].dtype, T, {
+    using A = AccType<T>;
+    const double scale = static_cast<double>(in[0].data<T>()[0]);
+    const T* x = in[1].data<T>();
+    T* dx = out[0].data<T>();
+    MX_DTYPE_SWITCH(in[2].dtype, L, {
+      const L* label = in[2].data<L>();
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = x + i * c;
+        A mx = -std::numeric_limits<A>::infinity();
+        for (int64_t j = 0; j < c; ++j) {
+          mx = std::max(mx, static_cast<A>(row[j]));
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < c; ++j) {
+          sum += std::exp(static_cast<double>(static_cast<A>(row[j]) - mx));
+        }
+        const int64_t target =
+            static_cast<int64_t>(static_cast<double>(label[i]));
+        for (int64_t j = 0; j < c; ++j) {
+          const double prob =
+              std::exp(static_cast<double>(static_cast<A>(row[j]) - mx)) / sum;
+          const double v = scale * (prob - (j == target ? 1.0 : 0.0));
+          Assign(dx + i * c + j, req[0], static_cast<A>(v));
+        }
+      }
+    });
+  });
+}
+
+MX_REGISTER_OP(_backward_softmax_cross_entropy)
+    .Describe(
+        "Gradient of softmax_cross_entropy: (out_grad, data, label) -> "
+        "data_grad.")
+    .SetNumInputs(3)
+    .SetInputNames({"out_grad", "data", "label"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, in, 0, TShape{1}, false);
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, in, 0, (*in)[1], false);
+      AssignType(attrs, in, 1, (*in)[0], false);
+      AssignType(attrs, out, 0, (*in)[1], true);
+    })
+    .SetCompute(Context::kCPU, CrossEntropyBackwardCompute);
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  RegisterSoftmaxBackward("softmax", SoftmaxBackwardCompute<false>);
+  RegisterSoftmaxBackward("log_softmax", SoftmaxBackwardCompute<true>);
+  // The label gets no gradient.
+  SetGradient("softmax_cross_entropy", [](GradBuilder& b,
+                                          const std::vector<NodeEntry>& g) {
+    return std::vector<NodeEntry>{
+        b.Op("_backward_softmax_cross_entropy", {g[0], b.x(0), b.x(1)}),
+        NodeEntry{}};
+  });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

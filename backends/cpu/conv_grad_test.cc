@@ -1,0 +1,136 @@
+// Numerical checks of the gradients of Convolution and Pooling.
+#include <string>
+#include <vector>
+
+#include "backends/cpu/grad_check.h"
+#include "backends/cpu/op_test_util.h"
+#include "gtest/gtest.h"
+#include "imperative/imperative.h"
+
+namespace mx {
+namespace testing {
+namespace {
+
+std::vector<NDArray> ConvInputs(const TShape& data, const TShape& weight,
+                                bool bias) {
+  std::vector<NDArray> in = {RandomArray(data, DType::kFloat32, -1, 1, 1),
+                             RandomArray(weight, DType::kFloat32, -1, 1, 2)};
+  if (bias) in.push_back(RandomArray({weight[0]}, DType::kFloat32, -1, 1, 3));
+  return in;
+}
+
+TEST(ConvGradient, Plain) {
+  EXPECT_TRUE(CheckGradient("Convolution",
+                            {{"kernel", "(3,3)"}, {"num_filter", "3"}},
+                            ConvInputs({2, 2, 5, 5}, {3, 2, 3, 3}, true)));
+}
+
+TEST(ConvGradient, StridePadDilateNoBias) {
+  EXPECT_TRUE(CheckGradient("Convolution",
+                            {{"kernel", "(3,2)"},
+                             {"num_filter", "2"},
+                             {"stride", "(2,1)"},
+                             {"pad", "(1,2)"},
+                             {"dilate", "(1,2)"},
+                             {"no_bias", "True"}},
+                            ConvInputs({2, 3, 6, 5}, {2, 3, 3, 2}, false)));
+}
+
+TEST(ConvGradient, Groups) {
+  EXPECT_TRUE(CheckGradient("Convolution",
+                            {{"kernel", "(2,2)"},
+                             {"num_filter", "4"},
+                             {"num_group", "2"},
+                             {"pad", "(1,1)"}},
+                            ConvInputs({2, 4, 4, 3}, {4, 2, 2, 2}, true)));
+}
+
+// _backward_Convolution accumulates into every output under kAddTo.
+TEST(ConvGradient, BackwardAddsTo) {
+  const AttrDict attrs = {{"kernel", "(2,2)"}, {"num_filter", "2"}};
+  const std::vector<NDArray> in = ConvInputs({1, 2, 3, 3}, {2, 2, 2, 2}, true);
+  const NDArray og = RandomArray({1, 2, 2, 2}, DType::kFloat32, -1, 1, 9);
+  const std::vector<NDArray> args = {og, in[0], in[1]};
+  const std::vector<NDArray> written =
+      imperative::Invoke("_backward_Convolution", args, attrs);
+  std::vector<NDArray> acc;
+  std::vector<std::vector<double>> expected;
+  for (int i = 0; i < 3; ++i) {
+    acc.push_back(
+        RandomArray(written[i].shape(), DType::kFloat32, -1, 1, 20 + i));
+    std::vector<double> e = ToDouble(acc[i]);
+    const std::vector<double> w = ToDouble(written[i]);
+    for (size_t j = 0; j < e.size(); ++j) e[j] += w[j];
+    expected.push_back(e);
+  }
+  imperative::InvokeOptions opt;
+  opt.req.assign(3, OpReqType::kAddTo);
+  imperative::Invoke(
+      MakeAttrs(OpRegistry::Get()->Lookup("_backward_Convolution"), attrs),
+      args, &acc, opt);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(AllClose(ToDouble(acc[i]), expected[i])) << i;
+  }
+}
+
+// Distinct values so a max window's winner does not change under eps.
+NDArray Distinct(const TShape& shape) {
+  const int64_t n = shape.Size();
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 37) % n) / n;
+  return ArrayOf(shape, v, DType::kFloat64);
+}
+
+TEST(PoolingGradient, EveryTypeAndConvention) {
+  for (const char* type : {"max", "avg", "sum"}) {
+    for (const char* conv : {"valid", "full"}) {
+      EXPECT_TRUE(CheckGradient("Pooling",
+                                {{"kernel", "(3,2)"},
+                                 {"pool_type", type},
+                                 {"stride", "(2,2)"},
+                                 {"pad", "(1,0)"},
+                                 {"pooling_convention", conv}},
+                                {Distinct({2, 2, 6, 5})}))
+          << type << " " << conv;
+    }
+  }
+}
+
+TEST(PoolingGradient, AvgWithoutPadInCount) {
+  EXPECT_TRUE(CheckGradient("Pooling",
+                            {{"kernel", "(2,2)"},
+                             {"pool_type", "avg"},
+                             {"pad", "(1,1)"},
+                             {"count_include_pad", "False"}},
+                            {Distinct({1, 2, 4, 4})}));
+}
+
+TEST(PoolingGradient, Global) {
+  for (const char* type : {"max", "avg", "sum"}) {
+    EXPECT_TRUE(CheckGradient("Pooling",
+                              {{"global_pool", "True"}, {"pool_type", type}},
+                              {Distinct({2, 3, 3, 4})}))
+        << type;
+  }
+}
+
+TEST(PoolingGradient, BackwardAddsTo) {
+  const AttrDict attrs = {{"kernel", "(2,2)"}, {"pool_type", "max"}};
+  const NDArray x = Distinct({1, 1, 3, 3});
+  const NDArray og = RandomArray({1, 1, 2, 2}, DType::kFloat64, -1, 1, 9);
+  const std::vector<double> w =
+      ToDouble(imperative::Invoke("_backward_Pooling", {og, x}, attrs)[0]);
+  std::vector<NDArray> acc = {RandomArray({1, 1, 3, 3}, DType::kFloat64)};
+  std::vector<double> expected = ToDouble(acc[0]);
+  for (size_t j = 0; j < expected.size(); ++j) expected[j] += w[j];
+  imperative::InvokeOptions opt;
+  opt.req = {OpReqType::kAddTo};
+  imperative::Invoke(
+      MakeAttrs(OpRegistry::Get()->Lookup("_backward_Pooling"), attrs), {og, x},
+      &acc, opt);
+  EXPECT_TRUE(AllClose(ToDouble(acc[0]), expected));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace mx
