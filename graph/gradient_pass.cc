@@ -7,8 +7,12 @@
 // and replaces the graph's outputs with one gradient per x. Each op's
 // "FGradient" attribute gives its input gradients from its output
 // gradients; several gradients reaching one entry are summed (add_n). An x
-// no gradient reaches gets zeros_like(x).
+// no gradient reaches gets zeros_like(x). Only nodes that depend on some x
+// are differentiated, so ops without a gradient (optimizer updates,
+// dynamic-shape ops, ...) are fine on paths that no x feeds; on a path from
+// an x they raise NotImplemented naming the op.
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/pass.h"
 
@@ -43,6 +47,18 @@ Graph Gradient(Graph g) {
   }
   std::vector<NodePtr> order;
   DFSVisit(ys, [&](const NodePtr& n) { order.push_back(n); });
+  // Nodes an x feeds (through their inputs), and the xs themselves.
+  absl::flat_hash_set<const Node*> fed, reached;
+  for (const NodeEntry& x : xs) reached.insert(x.node.get());
+  for (const NodePtr& n : order) {
+    for (const NodeEntry& in : n->inputs) {
+      if (reached.contains(in.node.get())) {
+        fed.insert(n.get());
+        reached.insert(n.get());
+        break;
+      }
+    }
+  }
 
   auto summed = [&](const Node* node, uint32_t index) -> NodeEntry {
     auto it = grads.find(EntryKey{node, index});
@@ -59,14 +75,14 @@ Graph Gradient(Graph g) {
 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& node = *it;
-    if (node->is_variable()) continue;
+    if (!fed.contains(node.get())) continue;
     std::vector<NodeEntry> out_grads;
     bool any = false;
     for (uint32_t i = 0; i < node->num_outputs(); ++i) {
       out_grads.push_back(summed(node.get(), i));
       any |= out_grads.back().node != nullptr;
     }
-    if (!any) continue;  // Not on a path from an x to a y.
+    if (!any) continue;  // No gradient flows back through it.
     // Outputs without a gradient of their own get zeros.
     for (uint32_t i = 0; i < out_grads.size(); ++i) {
       if (out_grads[i].node == nullptr) {

@@ -167,14 +167,14 @@ TEST(Executor, BackwardErrors) {
   auto exec = Executor::SimpleBind(SmallNet(), Context::CPU(), {{"x", {2}}});
   EXPECT_THROW(exec->Backward(), StateError);  // Forward first.
   // An op without a gradient on the path is named at bind time.
-  Symbol x = Symbol::Variable("x");
-  Symbol c = Symbol::Create("clip", {x}, {{"a_min", "0"}, {"a_max", "1"}}, "c");
+  Symbol x = Symbol::Variable("x"), g = Symbol::Variable("g");
+  Symbol c = Symbol::Create("sgd_update", {x, g}, {{"lr", "0.1"}}, "c");
   try {
-    Executor::SimpleBind(c, Context::CPU(), {{"x", {2}}});
+    Executor::SimpleBind(c, Context::CPU(), {{"x", {2}}, {"g", {2}}});
     FAIL();
   } catch (const NotImplemented& e) {
     EXPECT_STREQ(e.what(),
-                 "Gradient: op \"clip\" (node \"c\") has no gradient");
+                 "Gradient: op \"sgd_update\" (node \"c\") has no gradient");
   }
 }
 

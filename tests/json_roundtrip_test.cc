@@ -35,6 +35,11 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"sgd_update", {{"lr", "0.1"}}},
       {"sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}},
       {"adam_update", {{"lr", "0.01"}}},
+      {"broadcast_to", {{"shape", "(2,3)"}}},
+      {"_backward_slice", {{"begin", "(None,1)"}, {"end", "(2,None)"}}},
+      {"_backward_slice_axis",
+       {{"axis", "0"}, {"begin", "1"}, {"end", "None"}}},
+      {"_split_like", {{"num_args", "2"}, {"dim", "0"}}},
   };
   return *table;
 }

@@ -15,8 +15,8 @@ struct ScalarParam {
   }
 };
 
-// Sets "FGradient" on the elementwise, unary and scalar ops. Called by
-// elemwise_ops.cc once they are registered.
+// Sets "FGradient" on the unary, binary, scalar and comparison ops and on
+// clip. Called by elemwise_ops.cc once they are registered.
 void RegisterElemwiseGradients();
 
 }  // namespace cpu

@@ -1,6 +1,11 @@
-// Gradients of the elementwise ops whose inputs share the output's shape
-// (unary, elemwise_*, scalar forms). broadcast_* gradients need a
-// reduce-to-shape and come with autograd.
+// Gradients of the elementwise ops: unary, elemwise_*, broadcast_* (each
+// input's gradient summed back to its shape with _reduce_sum_like), scalar
+// forms, clip and the comparisons (zero almost everywhere: zeros_like).
+//
+// Selections (maximum, clip, ...) route the gradient with `where`, which
+// keeps the gradient's dtype without knowing it and is differentiable again.
+// Ties: maximum(a, b) and _maximum_scalar give the gradient to a where
+// a == b (likewise for minimum); clip passes it on [a_min, a_max] inclusive.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -33,6 +38,31 @@ void SetBinaryGrad(
 
 double ScalarOf(const NodePtr& n) { return n->attrs.get<ScalarParam>().scalar; }
 
+// g where `cond`, zero elsewhere (shape: cond and g broadcast together).
+NodeEntry Where(GradBuilder& b, const NodeEntry& cond, const NodeEntry& g) {
+  return b.Op("where", {cond, g, b.Op("zeros_like", {g})});
+}
+
+// `g` summed back to forward input i's shape.
+NodeEntry ToInput(GradBuilder& b, const NodeEntry& g, int i) {
+  return b.Op("_reduce_sum_like", {g, b.x(i)});
+}
+
+// Comparison of forward input 0 with the node's scalar.
+NodeEntry CompareScalar(GradBuilder& b, const char* op) {
+  return b.Op(op, {b.x()}, {{"scalar", b.n->attrs.dict.at("scalar")}});
+}
+
+void SetZeroGrad(const std::string& op) {
+  SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>&) {
+    std::vector<NodeEntry> zeros;
+    for (size_t i = 0; i < b.n->inputs.size(); ++i) {
+      zeros.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
+    }
+    return zeros;
+  });
+}
+
 }  // namespace
 
 void RegisterElemwiseGradients() {
@@ -43,8 +73,7 @@ void RegisterElemwiseGradients() {
                [](B& b, const E& g) { return b.Op("negative", {g}); });
   SetUnaryGrad(
       "abs", [](B& b, const E& g) { return b.Mul(g, b.Op("sign", {b.x()})); });
-  SetUnaryGrad("sign",
-               [](B& b, const E& g) { return b.Op("zeros_like", {g}); });
+  SetZeroGrad("sign");
   SetUnaryGrad("exp", [](B& b, const E& g) { return b.Mul(g, b.y()); });
   SetUnaryGrad("log", [](B& b, const E& g) {
     return b.Op("elemwise_div", {g, b.x()});
@@ -116,6 +145,64 @@ void RegisterElemwiseGradients() {
   SetUnaryGrad("_rpower_scalar", [](B& b, const E& g) {
     return b.Mul(g, b.Scale(b.y(), std::log(ScalarOf(b.n))));
   });
+  SetUnaryGrad("_maximum_scalar", [](B& b, const E& g) {
+    return Where(b, CompareScalar(b, "_greater_equal_scalar"), g);
+  });
+  SetUnaryGrad("_minimum_scalar", [](B& b, const E& g) {
+    return Where(b, CompareScalar(b, "_lesser_equal_scalar"), g);
+  });
+  SetUnaryGrad("clip", [](B& b, const E& g) {
+    const AttrDict& d = b.n->attrs.dict;
+    E lo = b.Op("_greater_equal_scalar", {b.x()}, {{"scalar", d.at("a_min")}});
+    E hi = b.Op("_lesser_equal_scalar", {b.x()}, {{"scalar", d.at("a_max")}});
+    return Where(b, lo, Where(b, hi, g));
+  });
+
+  SetBinaryGrad("broadcast_add", [](B& b, const E& g) {
+    return std::vector<E>{ToInput(b, g, 0), ToInput(b, g, 1)};
+  });
+  SetBinaryGrad("broadcast_sub", [](B& b, const E& g) {
+    return std::vector<E>{ToInput(b, g, 0),
+                          ToInput(b, b.Op("negative", {g}), 1)};
+  });
+  SetBinaryGrad("broadcast_mul", [](B& b, const E& g) {
+    return std::vector<E>{ToInput(b, b.Op("broadcast_mul", {g, b.x(1)}), 0),
+                          ToInput(b, b.Op("broadcast_mul", {g, b.x(0)}), 1)};
+  });
+  SetBinaryGrad("broadcast_div", [](B& b, const E& g) {
+    E ga = b.Op("broadcast_div", {g, b.x(1)});
+    // d(a/b)/db = -(a/b)/b
+    E gb = b.Op("negative", {b.Op("broadcast_div", {b.Mul(g, b.y()), b.x(1)})});
+    return std::vector<E>{ToInput(b, ga, 0), ToInput(b, gb, 1)};
+  });
+  SetBinaryGrad("broadcast_power", [](B& b, const E& g) {
+    // d(a^b)/da = b * a^(b-1) (finite at a = 0); d(a^b)/db = a^b * log(a).
+    E pow = b.Op("broadcast_power",
+                 {b.x(0), b.Op("_minus_scalar", {b.x(1)}, {{"scalar", "1"}})});
+    E ga = b.Op("broadcast_mul", {g, b.Op("broadcast_mul", {b.x(1), pow})});
+    E gb = b.Op("broadcast_mul", {b.Mul(g, b.y()), b.Op("log", {b.x(0)})});
+    return std::vector<E>{ToInput(b, ga, 0), ToInput(b, gb, 1)};
+  });
+  SetBinaryGrad("broadcast_maximum", [](B& b, const E& g) {
+    E a_wins = b.Op("broadcast_greater_equal", {b.x(0), b.x(1)});
+    E b_wins = b.Op("broadcast_lesser", {b.x(0), b.x(1)});
+    return std::vector<E>{ToInput(b, Where(b, a_wins, g), 0),
+                          ToInput(b, Where(b, b_wins, g), 1)};
+  });
+  SetBinaryGrad("broadcast_minimum", [](B& b, const E& g) {
+    E a_wins = b.Op("broadcast_lesser_equal", {b.x(0), b.x(1)});
+    E b_wins = b.Op("broadcast_greater", {b.x(0), b.x(1)});
+    return std::vector<E>{ToInput(b, Where(b, a_wins, g), 0),
+                          ToInput(b, Where(b, b_wins, g), 1)};
+  });
+
+  for (const char* op :
+       {"broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+        "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal",
+        "_equal_scalar", "_not_equal_scalar", "_greater_scalar",
+        "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar"}) {
+    SetZeroGrad(op);
+  }
 }
 
 }  // namespace cpu

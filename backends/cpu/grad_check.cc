@@ -124,5 +124,25 @@ double Loss(Executor* exec, const std::vector<std::vector<double>>& head,
   return ::testing::AssertionSuccess();
 }
 
+std::vector<std::vector<double>> Gradients(const std::string& op,
+                                           const AttrDict& attrs,
+                                           const std::vector<NDArray>& inputs,
+                                           const std::vector<NDArray>& heads) {
+  std::vector<Symbol> vars;
+  std::vector<NDArray> grads;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    vars.push_back(Symbol::Variable("in" + std::to_string(i)));
+    grads.emplace_back(inputs[i].shape(), inputs[i].ctx(), inputs[i].dtype());
+  }
+  auto exec = Executor::Bind(
+      Symbol::Create(op, vars, attrs, "n"), Context::CPU(), inputs, grads,
+      std::vector<OpReqType>(inputs.size(), OpReqType::kWriteTo), {});
+  exec->Forward();
+  exec->Backward(heads);
+  std::vector<std::vector<double>> out;
+  for (const NDArray& g : grads) out.push_back(ToDouble(g));
+  return out;
+}
+
 }  // namespace testing
 }  // namespace mx

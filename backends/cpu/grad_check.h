@@ -42,6 +42,14 @@ struct GradCheckOptions {
                                          const std::vector<NDArray>& inputs,
                                          const GradCheckOptions& options = {});
 
+// The analytic gradient (the op's FGradient run by the executor) of every
+// input of `op` at `inputs`, for these head gradients, as doubles. For
+// checks at points where the numerical gradient is undefined (ties).
+std::vector<std::vector<double>> Gradients(const std::string& op,
+                                           const AttrDict& attrs,
+                                           const std::vector<NDArray>& inputs,
+                                           const std::vector<NDArray>& heads);
+
 }  // namespace testing
 }  // namespace mx
 

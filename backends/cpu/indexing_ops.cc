@@ -1,4 +1,6 @@
-// Ops selecting by index or condition: take, one_hot and where.
+// Ops selecting by index or condition: take, one_hot and where; and
+// _backward_take, which scatter-adds take's gradient into `a`'s shape.
+// Index and condition inputs get no gradient.
 //
 // Index inputs may have any numeric dtype; they are converted to int64
 // (floats truncate toward zero, saturating; NaN becomes 0).
@@ -7,6 +9,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -103,17 +106,13 @@ void TakeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 0, TShape(dims), true);
 }
 
-void TakeCompute(const OpContext&, const NodeAttrs& attrs,
-                 const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req,
-                 const std::vector<TBlob>& out) {
+// take's indices resolved by `mode` into [0, n) for an `a` of shape `as`.
+std::vector<int64_t> TakeIndices(const NodeAttrs& attrs, const TShape& as,
+                                 const TBlob& indices) {
   const TakeParam& p = attrs.get<TakeParam>();
-  const TShape& as = in[0].shape;
   const int axis = as.CheckAxis(p.axis, OpLabel(attrs).c_str());
   const int64_t n = as[axis];
-  const int64_t outer = as.ProdDims(0, axis);
-  const int64_t inner = as.ProdDims(axis + 1, as.ndim());
-  std::vector<int64_t> idx = ReadIndices(in[1]);
+  std::vector<int64_t> idx = ReadIndices(indices);
   const int64_t m = static_cast<int64_t>(idx.size());
   for (int64_t j = 0; j < m; ++j) {
     int64_t& i = idx[j];
@@ -131,6 +130,21 @@ void TakeCompute(const OpContext&, const NodeAttrs& attrs,
       i += n;
     }
   }
+  return idx;
+}
+
+void TakeCompute(const OpContext&, const NodeAttrs& attrs,
+                 const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req,
+                 const std::vector<TBlob>& out) {
+  const TShape& as = in[0].shape;
+  const int axis =
+      as.CheckAxis(attrs.get<TakeParam>().axis, OpLabel(attrs).c_str());
+  const int64_t n = as[axis];
+  const int64_t outer = as.ProdDims(0, axis);
+  const int64_t inner = as.ProdDims(axis + 1, as.ndim());
+  const std::vector<int64_t> idx = TakeIndices(attrs, as, in[1]);
+  const int64_t m = static_cast<int64_t>(idx.size());
   if (out[0].Size() == 0 || req[0] == OpReqType::kNullOp) return;
   const OpReqType r = req[0];
   MX_DTYPE_SWITCH(in[0].dtype, T, {
@@ -164,6 +178,64 @@ MX_REGISTER_OP(take)
       AssignType(attrs, in, 0, (*out)[0], false);
     })
     .SetCompute(Context::kCPU, TakeCompute);
+
+// ---- _backward_take. ----
+
+// Inputs (data, indices, like): zeros of like's shape plus, for every
+// index, its slice of data added at that index (repeated indices add up).
+void BackwardTakeCompute(const OpContext&, const NodeAttrs& attrs,
+                         const std::vector<TBlob>& in,
+                         const std::vector<OpReqType>& req,
+                         const std::vector<TBlob>& out) {
+  const OpReqType r = req[0];
+  if (r == OpReqType::kNullOp || out[0].Size() == 0) return;
+  const TShape& as = out[0].shape;
+  const int axis =
+      as.CheckAxis(attrs.get<TakeParam>().axis, OpLabel(attrs).c_str());
+  const int64_t n = as[axis];
+  const int64_t outer = as.ProdDims(0, axis);
+  const int64_t inner = as.ProdDims(axis + 1, as.ndim());
+  const std::vector<int64_t> idx = TakeIndices(attrs, as, in[1]);
+  const int64_t m = static_cast<int64_t>(idx.size());
+  MX_DTYPE_SWITCH(out[0].dtype, T, {
+    const T* g = in[0].data<T>();
+    T* y = out[0].data<T>();
+    if (r != OpReqType::kAddTo) std::fill(y, y + out[0].Size(), T{});
+    for (int64_t k = 0; k < outer * m; ++k) {
+      const T* src = g + k * inner;
+      T* dst = y + ((k / m) * n + idx[k % m]) * inner;
+      for (int64_t t = 0; t < inner; ++t) {
+        Assign(dst + t, OpReqType::kAddTo, src[t]);
+      }
+    }
+  });
+}
+
+MX_REGISTER_OP(_backward_take)
+    .Describe(
+        "Scatter-adds data (shaped like take's output) at `indices` into "
+        "zeros of like's shape (the gradient of take).")
+    .SetNumInputs(3)
+    .SetInputNames({"data", "indices", "like"})
+    .SetParams<TakeParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[2], true);
+      AssignShape(attrs, in, 2, (*out)[0], false);
+      std::vector<TShape> take_in{(*in)[2], (*in)[1]};
+      std::vector<TShape> take_out{(*in)[0]};
+      TakeShape(attrs, &take_in, &take_out);
+      AssignShape(attrs, in, 0, take_out[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      if ((*in)[1] != DType::kUnknown) {
+        RequireIndexType(attrs, (*in)[1], 1, "indices");
+      }
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, BackwardTakeCompute);
 
 // ---- one_hot. ----
 
@@ -304,6 +376,33 @@ MX_REGISTER_OP(where)
                         { WhereKernel<C, T>(in, req[0], out[0]); });
       });
     });
+
+// ---- Gradients. ----
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  // take and _backward_take are each other's adjoints (same attributes).
+  SetGradient("take", [](B& b, const E& g) {
+    return E{b.Op("_backward_take", {g[0], b.x(1), b.x(0)}, b.n->attrs.dict),
+             NodeEntry{}};
+  });
+  SetGradient("_backward_take", [](B& b, const E& g) {
+    return E{b.Op("take", {g[0], b.x(1)}, b.n->attrs.dict), NodeEntry{},
+             NodeEntry{}};
+  });
+  SetGradient("one_hot", [](B&, const E&) { return E{NodeEntry{}}; });
+  // x gets g where the condition holds, y elsewhere; each summed back to
+  // its shape, since all three inputs broadcast.
+  SetGradient("where", [](B& b, const E& g) {
+    const NodeEntry zeros = b.Op("zeros_like", {g[0]});
+    const NodeEntry gx = b.Op("where", {b.x(0), g[0], zeros});
+    const NodeEntry gy = b.Op("where", {b.x(0), zeros, g[0]});
+    return E{NodeEntry{}, b.Op("_reduce_sum_like", {gx, b.x(1)}),
+             b.Op("_reduce_sum_like", {gy, b.x(2)})};
+  });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -149,6 +150,10 @@ Op& RegisterNoInput(const std::string& name, const std::string& doc) {
         .SetInferType(SameType)
         .SetInplaceOption(inplace)
         .SetCompute(Context::kCPU, FillKernel(value));
+    // Constant in `data`'s values: a zero gradient.
+    SetGradient(name, [](GradBuilder& b, const std::vector<NodeEntry>&) {
+      return std::vector<NodeEntry>{b.Op("zeros_like", {b.x()})};
+    });
   }
   return true;
 }();

@@ -1,5 +1,6 @@
 // Ops joining several arrays or splitting one: Concat, stack, SliceChannel
-// (split) and add_n.
+// (split), add_n, and _split_like (Concat's gradient: pieces shaped like
+// Concat's inputs). Gradients: each join's is the matching split, and back.
 //
 // Concat, stack and split move contiguous blocks: with `outer` the product
 // of the dims before the axis, each input (or output) contributes one block
@@ -8,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -413,6 +415,131 @@ MX_REGISTER_OP(add_n)
     })
     .SetCompute(Context::kCPU, AddNCompute)
     .AddAlias("ElementWiseSum");
+
+// ---- _split_like. ----
+
+// Inputs (data, like0, ..., like{n-1}); outputs the n consecutive pieces of
+// data along `dim` whose shapes are the likes'.
+void SplitLikeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                    std::vector<TShape>* out) {
+  const ConcatParam& p = attrs.get<ConcatParam>();
+  RequireArgs(attrs, p.num_args);
+  for (int i = 0; i < p.num_args; ++i) {
+    AssignShape(attrs, out, i, (*in)[i + 1], true);
+    AssignShape(attrs, in, i + 1, (*out)[i], false);
+  }
+  // The likes joined must be the data: Concat's inference checks it.
+  std::vector<TShape> pieces(in->begin() + 1, in->end());
+  std::vector<TShape> joined{(*in)[0]};
+  ConcatShape(attrs, &pieces, &joined);
+  AssignShape(attrs, in, 0, joined[0], false);
+}
+
+void SplitLikeCompute(const OpContext&, const NodeAttrs& attrs,
+                      const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req,
+                      const std::vector<TBlob>& out) {
+  const TShape& is = in[0].shape;
+  const int dim = is.CheckAxis(attrs.get<ConcatParam>().dim, "_split_like");
+  const int64_t outer = is.ProdDims(0, dim);
+  const int64_t inner = is.ProdDims(dim + 1, is.ndim());
+  const int64_t in_block = is[dim] * inner;
+  if (in[0].Size() == 0) return;
+  MX_DTYPE_SWITCH(in[0].dtype, T, {
+    const T* x = in[0].data<T>();
+    int64_t offset = 0;
+    for (size_t k = 0; k < out.size(); ++k) {
+      const int64_t block = out[k].shape[dim] * inner;
+      T* y = out[k].data<T>();
+      for (int64_t o = 0; o < outer && block > 0; ++o) {
+        CopyBlock(x + o * in_block + offset, y + o * block, block, req[k]);
+      }
+      offset += block;
+    }
+  });
+}
+
+MX_REGISTER_OP(_split_like)
+    .Describe(
+        "Splits data along `dim` into pieces shaped like the other inputs "
+        "(the gradient of Concat).")
+    .SetParams<ConcatParam>()
+    .SetNumInputs([](const NodeAttrs& a) {
+      return std::max(0, a.get<ConcatParam>().num_args) + 1;
+    })
+    .SetNumOutputs([](const NodeAttrs& a) {
+      return std::max(0, a.get<ConcatParam>().num_args);
+    })
+    .SetInputNames([](const NodeAttrs& a) {
+      std::vector<std::string> names{"data"};
+      for (int i = 0; i < a.get<ConcatParam>().num_args; ++i) {
+        names.push_back(absl::StrCat("like", i));
+      }
+      return names;
+    })
+    .SetInferShape(SplitLikeShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      for (size_t i = 0; i < out->size(); ++i) {
+        AssignType(attrs, out, static_cast<int>(i), (*in)[0], true);
+        AssignType(attrs, in, 0, (*out)[i], false);
+      }
+    })
+    .SetCompute(Context::kCPU, SplitLikeCompute);
+
+// ---- Gradients. ----
+
+// The outputs of the node behind `e`.
+std::vector<NodeEntry> Outputs(const NodeEntry& e, int n) {
+  std::vector<NodeEntry> outs;
+  for (int i = 0; i < n; ++i) {
+    outs.push_back(NodeEntry{e.node, static_cast<uint32_t>(i), 0});
+  }
+  return outs;
+}
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  SetGradient("Concat", [](B& b, const E& g) {
+    const ConcatParam& p = b.n->attrs.get<ConcatParam>();
+    E in{g[0]};
+    in.insert(in.end(), b.n->inputs.begin(), b.n->inputs.end());
+    return Outputs(b.Op("_split_like", in,
+                        {{"num_args", absl::StrCat(p.num_args)},
+                         {"dim", absl::StrCat(p.dim)}}),
+                   p.num_args);
+  });
+  SetGradient("_split_like", [](B& b, const E& g) {
+    const ConcatParam& p = b.n->attrs.get<ConcatParam>();
+    E grads{b.Op("Concat", g,
+                 {{"num_args", absl::StrCat(p.num_args)},
+                  {"dim", absl::StrCat(p.dim)}})};
+    grads.resize(b.n->inputs.size());  // The likes get none.
+    return grads;
+  });
+  // stack's axis counts in the output's rank, as split's does.
+  SetGradient("stack", [](B& b, const E& g) {
+    const StackParam& p = b.n->attrs.get<StackParam>();
+    return Outputs(b.Op("SliceChannel", {g[0]},
+                        {{"num_outputs", absl::StrCat(p.num_args)},
+                         {"axis", absl::StrCat(p.axis)},
+                         {"squeeze_axis", "1"}}),
+                   p.num_args);
+  });
+  SetGradient("SliceChannel", [](B& b, const E& g) {
+    const SplitParam& p = b.n->attrs.get<SplitParam>();
+    const std::string n = absl::StrCat(p.num_outputs);
+    const std::string axis = absl::StrCat(p.axis);
+    if (p.squeeze_axis) {
+      return E{b.Op("stack", g, {{"num_args", n}, {"axis", axis}})};
+    }
+    return E{b.Op("Concat", g, {{"num_args", n}, {"dim", axis}})};
+  });
+  SetGradient("add_n",
+              [](B& b, const E& g) { return E(b.n->inputs.size(), g[0]); });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -1,4 +1,5 @@
-// Reductions over axes: sum, mean, max, min, and argmax.
+// Reductions over axes: sum, mean, max, min, and argmax; their gradients,
+// and _broadcast_reduced_like, which broadcasts a reduced array back.
 //
 // A reduction is planned once per call: the input's dims are split into kept
 // and reduced ones, size-1 dims are dropped and neighbouring dims of the same
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -416,6 +418,135 @@ MX_REGISTER_OP(argmax)
       OutputTypeIs(DType::kInt64, attrs, in, out);
     })
     .SetCompute(Context::kCPU, ArgmaxCompute);
+
+// ---- _broadcast_reduced_like: the adjoint of sum and mean. ----
+
+struct BroadcastReducedParam {
+  std::optional<TShape> axis;
+  bool keepdims = false;
+  bool exclude = false;
+  bool normalize = false;
+  static void Declare(ParamSchema<BroadcastReducedParam>* s) {
+    s->Field("axis", &BroadcastReducedParam::axis)
+        .Describe("the reduction's axes (none or (): all)");
+    s->Field("keepdims", &BroadcastReducedParam::keepdims)
+        .Describe("the reduction kept the reduced axes");
+    s->Field("exclude", &BroadcastReducedParam::exclude)
+        .Describe("the reduction reduced the axes NOT listed");
+    s->Field("normalize", &BroadcastReducedParam::normalize)
+        .Describe("divide by the number of elements reduced (mean)");
+  }
+};
+
+// The reduced dims of `like` and data's shape with kept (length-1) dims.
+std::pair<std::vector<bool>, TShape> BroadcastReducedPlan(
+    const NodeAttrs& attrs, const TShape& like) {
+  const BroadcastReducedParam& p = attrs.get<BroadcastReducedParam>();
+  std::vector<bool> reduced = ReducedAxes(attrs, like, p.axis, p.exclude);
+  TShape kept = ReducedShape(like, reduced, /*keepdims=*/true);
+  return {std::move(reduced), std::move(kept)};
+}
+
+void BroadcastReducedCompute(const OpContext&, const NodeAttrs& attrs,
+                             const std::vector<TBlob>& in,
+                             const std::vector<OpReqType>& req,
+                             const std::vector<TBlob>& out) {
+  const OpReqType r = req[0];
+  const TShape& os = out[0].shape;
+  if (r == OpReqType::kNullOp || os.Size() == 0) return;
+  const auto [reduced, kept] = BroadcastReducedPlan(attrs, os);
+  int64_t count = 1;
+  for (int d = 0; d < os.ndim(); ++d) count *= reduced[d] ? os[d] : 1;
+  const bool normalize = attrs.get<BroadcastReducedParam>().normalize;
+  const double scale = normalize ? 1.0 / static_cast<double>(count) : 1.0;
+  const std::vector<int64_t> strides = BroadcastStrides(kept, os);
+  MX_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    ParallelFor(os.Size(), kGrain / 4, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const double v = static_cast<double>(
+            static_cast<A>(x[BroadcastOffset(i, os, strides)]));
+        Assign(y + i, r, normalize ? v * scale : v);
+      }
+    });
+  });
+}
+
+MX_REGISTER_OP(_broadcast_reduced_like)
+    .Describe(
+        "Broadcasts `data`, the result of reducing `like` with these "
+        "attributes, back to like's shape (divided by the count when "
+        "normalize).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "like"})
+    .SetParams<BroadcastReducedParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+      const TShape& like = (*in)[1];
+      if (!like.ndim_known()) return;
+      const auto [reduced, kept] = BroadcastReducedPlan(attrs, like);
+      const bool keepdims = attrs.get<BroadcastReducedParam>().keepdims;
+      AssignShape(attrs, in, 0, ReducedShape(like, reduced, keepdims), false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, BroadcastReducedCompute);
+
+// ---- Gradients. ----
+
+// The reduction attributes of `n` (axis, keepdims, exclude) as given.
+AttrDict ReduceAttrs(const NodePtr& n) {
+  AttrDict d;
+  for (const char* key : {"axis", "keepdims", "exclude"}) {
+    auto it = n->attrs.dict.find(key);
+    if (it != n->attrs.dict.end()) d[key] = it->second;
+  }
+  return d;
+}
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  SetGradient("sum", [](B& b, const E& g) {
+    return E{b.Op("_broadcast_reduced_like", {g[0], b.x()}, ReduceAttrs(b.n))};
+  });
+  SetGradient("mean", [](B& b, const E& g) {
+    AttrDict attrs = ReduceAttrs(b.n);
+    attrs["normalize"] = "1";
+    return E{b.Op("_broadcast_reduced_like", {g[0], b.x()}, attrs)};
+  });
+  // Ties share the gradient equally (each of k maxima gets g/k): a valid
+  // subgradient whose sum is g, as in PyTorch's amax/amin.
+  for (const char* op : {"max", "min"}) {
+    SetGradient(op, [](B& b, const E& g) {
+      const AttrDict attrs = ReduceAttrs(b.n);
+      const NodeEntry x = b.x();
+      NodeEntry hit =
+          b.Op("broadcast_equal",
+               {x, b.Op("_broadcast_reduced_like", {b.y(), x}, attrs)});
+      NodeEntry mask =
+          b.Op("where", {hit, b.Op("ones_like", {x}), b.Op("zeros_like", {x})});
+      NodeEntry share =
+          b.Op("elemwise_div", {g[0], b.Op("sum", {mask}, attrs)});
+      return E{b.Mul(mask, b.Op("_broadcast_reduced_like", {share, x}, attrs))};
+    });
+  }
+  SetGradient("_broadcast_reduced_like", [](B& b, const E& g) {
+    const bool normalize = b.n->attrs.get<BroadcastReducedParam>().normalize;
+    return E{b.Op(normalize ? "mean" : "sum", {g[0]}, ReduceAttrs(b.n)),
+             NodeEntry{}};
+  });
+  SetGradient("argmax",
+              [](B& b, const E&) { return E{b.Op("zeros_like", {b.x()})}; });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

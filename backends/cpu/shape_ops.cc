@@ -1,6 +1,7 @@
 // Ops that keep the data and change the shape: Reshape (with MXNet's special
-// codes), Flatten, reshape_like, expand_dims and squeeze; and Cast, which
-// keeps the shape and changes the dtype.
+// codes), Flatten, expand_dims, squeeze and reshape_like; and Cast, which
+// keeps the shape and changes the dtype (_cast_like: to another array's).
+// The gradients are the inverse reshape or cast, of the gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -248,6 +249,7 @@ MX_REGISTER_OP(reshape_like)
             " (", r.Size(), " elements); the sizes must match"));
       }
       AssignShape(attrs, out, 0, r, true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
     })
     .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
                      std::vector<DType>* out) {
@@ -407,18 +409,42 @@ MX_REGISTER_OP(Cast)
     .SetCompute(Context::kCPU, CastCompute)
     .AddAlias("cast");
 
-// The shape-changing ops pass gradients through, reshaped to the input.
+MX_REGISTER_OP(_cast_like)
+    .Describe("Converts data to the dtype of `like` (as Cast does).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "like"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[0], true);
+      AssignShape(attrs, in, 0, (*out)[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[1], true);
+      AssignType(attrs, in, 1, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, CastCompute);
+
+// ---- Gradients. ----
+
 [[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
   for (const char* op : {"Reshape", "Flatten", "expand_dims", "squeeze"}) {
-    SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>& g) {
-      return std::vector<NodeEntry>{b.Op("reshape_like", {g[0], b.x()})};
+    SetGradient(op, [](B& b, const E& g) {
+      return E{b.Op("reshape_like", {g[0], b.x()})};
     });
   }
-  SetGradient("reshape_like",
-              [](GradBuilder& b, const std::vector<NodeEntry>& g) {
-                return std::vector<NodeEntry>{
-                    b.Op("reshape_like", {g[0], b.x(0)}), NodeEntry{}};
-              });
+  SetGradient("reshape_like", [](B& b, const E& g) {
+    return E{b.Op("reshape_like", {g[0], b.x(0)}), NodeEntry{}};
+  });
+  // The gradient goes back to the input's dtype.
+  SetGradient("Cast", [](B& b, const E& g) {
+    return E{b.Op("_cast_like", {g[0], b.x()})};
+  });
+  SetGradient("_cast_like", [](B& b, const E& g) {
+    return E{b.Op("_cast_like", {g[0], b.x(0)}), NodeEntry{}};
+  });
   return true;
 }();
 

@@ -1,9 +1,12 @@
 // Ops that gather through per-dim strides: transpose, slice (NumPy rules,
-// negative steps included) and slice_axis.
+// negative steps included) and slice_axis; and the scatters that are their
+// gradients, _backward_slice and _backward_slice_axis (the gradient into
+// zeros of the input's shape).
 #include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -295,6 +298,136 @@ MX_REGISTER_OP(slice_axis)
                                   const std::vector<TBlob>& out) {
       SliceGather(SliceAxisRanges(attrs, in[0].shape), in[0], req[0], out[0]);
     });
+
+// ---- _backward_slice, _backward_slice_axis. ----
+
+// out = zeros of out's shape with `in` written at the slice `ranges` of it
+// (added to out for kAddTo). Slice positions are distinct, so it is a plain
+// scatter.
+void SliceScatter(const std::vector<AxisRange>& ranges, const TBlob& in,
+                  OpReqType req, const TBlob& out) {
+  if (req == OpReqType::kNullOp) return;
+  const std::vector<int64_t> os = Strides(out.shape);
+  const int nd = static_cast<int>(ranges.size());
+  int64_t base = 0;
+  std::vector<int64_t> strides(nd);
+  for (int d = 0; d < nd; ++d) {
+    base += ranges[d].begin * os[d];
+    strides[d] = ranges[d].step * os[d];
+  }
+  const TShape& is = in.shape;
+  MX_DTYPE_SWITCH(out.dtype, T, {
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    if (req != OpReqType::kAddTo) std::fill(y, y + out.Size(), T{});
+    const OpReqType r =
+        req == OpReqType::kAddTo ? OpReqType::kAddTo : OpReqType::kWriteTo;
+    std::vector<int64_t> idx(nd, 0);
+    const int64_t n = is.Size();
+    int64_t off = base;
+    for (int64_t i = 0; i < n; ++i) {
+      Assign(y + off, r, x[i]);
+      for (int d = nd - 1; d >= 0; --d) {  // Next index, odometer style.
+        off += strides[d];
+        if (++idx[d] < is[d]) break;
+        off -= idx[d] * strides[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+// Shapes of a scatter op (data, like) -> like: data has the slice's shape.
+template <typename Ranges>
+FInferShape ScatterShape(Ranges ranges) {
+  return [ranges](const NodeAttrs& attrs, std::vector<TShape>* in,
+                  std::vector<TShape>* out) {
+    AssignShape(attrs, out, 0, (*in)[1], true);
+    AssignShape(attrs, in, 1, (*out)[0], false);
+    const TShape& like = (*in)[1];
+    if (like.is_known()) {
+      AssignShape(attrs, in, 0, RangesShape(ranges(attrs, like)), false);
+    }
+  };
+}
+
+void ScatterType(const NodeAttrs& attrs, std::vector<DType>* in,
+                 std::vector<DType>* out) {
+  AssignType(attrs, out, 0, (*in)[0], true);
+  AssignType(attrs, in, 0, (*out)[0], false);
+}
+
+MX_REGISTER_OP(_backward_slice)
+    .Describe(
+        "Zeros of like's shape with `data` at slice(begin, end, step) "
+        "(the gradient of slice).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "like"})
+    .SetParams<SliceParam>()
+    .SetInferShape(ScatterShape(SliceRanges))
+    .SetInferType(ScatterType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceScatter(SliceRanges(attrs, out[0].shape), in[0], req[0], out[0]);
+    });
+
+MX_REGISTER_OP(_backward_slice_axis)
+    .Describe(
+        "Zeros of like's shape with `data` at [begin, end) along axis (the "
+        "gradient of slice_axis).")
+    .SetNumInputs(2)
+    .SetInputNames({"data", "like"})
+    .SetParams<SliceAxisParam>()
+    .SetInferShape(ScatterShape(SliceAxisRanges))
+    .SetInferType(ScatterType)
+    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      SliceScatter(SliceAxisRanges(attrs, out[0].shape), in[0], req[0], out[0]);
+    });
+
+// ---- Gradients. ----
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  SetGradient("transpose", [](B& b, const E& g) {
+    const std::optional<TShape>& axes = b.n->attrs.get<TransposeParam>().axes;
+    if (!axes || axes->ndim() <= 0) {  // Reversal is its own inverse.
+      return E{b.Op("transpose", {g[0]})};
+    }
+    const int nd = axes->ndim();
+    TShape inverse = TShape::Filled(nd, 0);
+    for (int d = 0; d < nd; ++d) {
+      const int64_t a = (*axes)[d];
+      if (a < -nd || a >= nd) {
+        throw InvalidArgument(
+            absl::StrCat(OpLabel(b.n->attrs), ": axes=", axes->ToString(),
+                         " is not a permutation of ", nd, " axes"));
+      }
+      inverse[a < 0 ? a + nd : a] = d;
+    }
+    return E{b.Op("transpose", {g[0]},
+                  {{"axes", param_internal::PrintValue(inverse)}})};
+  });
+  // The slice's attributes describe the scatter back, and the scatter's the
+  // slice: each is the other's adjoint.
+  for (const auto& [fwd, bwd] :
+       {std::pair<const char*, const char*>{"slice", "_backward_slice"},
+        {"slice_axis", "_backward_slice_axis"}}) {
+    const std::string scatter = bwd, gather = fwd;
+    SetGradient(fwd, [scatter](B& b, const E& g) {
+      return E{b.Op(scatter, {g[0], b.x()}, b.n->attrs.dict)};
+    });
+    SetGradient(bwd, [gather](B& b, const E& g) {
+      return E{b.Op(gather, {g[0]}, b.n->attrs.dict), NodeEntry{}};
+    });
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -1,0 +1,97 @@
+// Numerical checks of the gradients of the shape, cast and strided ops:
+// Reshape, Flatten, expand_dims, squeeze, reshape_like, Cast, _cast_like,
+// transpose, slice, slice_axis and their scatters.
+#include <string>
+#include <vector>
+
+#include "backends/cpu/grad_check.h"
+#include "backends/cpu/op_test_util.h"
+#include "gtest/gtest.h"
+#include "imperative/nd.h"
+
+namespace mx {
+namespace testing {
+namespace {
+
+TEST(ShapeGradient, Reshapes) {
+  const NDArray x = RandomArray({2, 3, 4});
+  EXPECT_TRUE(CheckGradient("Reshape", {{"shape", "(4,-1)"}}, {x}));
+  EXPECT_TRUE(CheckGradient("reshape", {{"shape", "(0,-3)"}}, {x}));
+  EXPECT_TRUE(CheckGradient("Flatten", {}, {x}));
+  EXPECT_TRUE(CheckGradient("expand_dims", {{"axis", "-1"}}, {x}));
+  EXPECT_TRUE(CheckGradient("squeeze", {}, {RandomArray({2, 1, 3, 1})}));
+  EXPECT_TRUE(CheckGradient("squeeze", {{"axis", "(1,)"}},
+                            {RandomArray({2, 1, 3, 1})}));
+  GradCheckOptions o;
+  o.skip = {1};
+  EXPECT_TRUE(CheckGradient("reshape_like", {}, {x, RandomArray({6, 4})}, o));
+}
+
+TEST(ShapeGradient, Cast) {
+  EXPECT_TRUE(
+      CheckGradient("Cast", {{"dtype", "float64"}}, {RandomArray({2, 3})}));
+  // float32 output: linear, so a wide step keeps rounding small.
+  GradCheckOptions wide;
+  wide.eps = 1e-2;
+  wide.atol = 1e-4;
+  EXPECT_TRUE(CheckGradient("cast", {{"dtype", "float32"}},
+                            {RandomArray({2, 3})}, wide));
+  wide.skip = {1};
+  EXPECT_TRUE(CheckGradient("_cast_like", {},
+                            {RandomArray({2, 3}), RandomArray({1})}, wide));
+}
+
+TEST(ShapeGradient, CastGradientHasTheInputDtype) {
+  // float32 -> float64: the gradient comes back as float32.
+  const NDArray x = RandomArray({3});
+  const auto g = Gradients("Cast", {{"dtype", "float64"}}, {x},
+                           {ArrayOf({3}, {1, 2, 3}, DType::kFloat64)});
+  EXPECT_EQ(g[0], (std::vector<double>{1, 2, 3}));
+}
+
+TEST(ShapeGradient, Transpose) {
+  const NDArray x = RandomArray({2, 3, 4});
+  EXPECT_TRUE(CheckGradient("transpose", {}, {x}));
+  EXPECT_TRUE(CheckGradient("transpose", {{"axes", "(1,2,0)"}}, {x}));
+  EXPECT_TRUE(CheckGradient("transpose", {{"axes", "(-1,0,-2)"}}, {x}));
+}
+
+TEST(ShapeGradient, Slice) {
+  const NDArray x = RandomArray({4, 5});
+  for (const AttrDict& attrs : std::vector<AttrDict>{
+           {{"begin", "(1,)"}, {"end", "(3,)"}},
+           {{"begin", "(None,1)"}, {"end", "(None,-1)"}},
+           {{"begin", "(3,4)"}, {"end", "(None,0)"}, {"step", "(-2,-2)"}},
+           {{"begin", "(0,0)"}, {"end", "(4,5)"}, {"step", "(2,3)"}}}) {
+    EXPECT_TRUE(CheckGradient("slice", attrs, {x}))
+        << attrs.at("begin") << " " << attrs.at("end");
+  }
+  EXPECT_TRUE(CheckGradient(
+      "slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "4"}}, {x}));
+  EXPECT_TRUE(CheckGradient(
+      "slice_axis", {{"axis", "-2"}, {"begin", "-2"}, {"end", "None"}}, {x}));
+}
+
+TEST(ShapeGradient, SliceScatters) {
+  GradCheckOptions o;
+  o.skip = {1};
+  const NDArray like = RandomArray({4, 5});
+  EXPECT_TRUE(CheckGradient(
+      "_backward_slice",
+      {{"begin", "(3,None)"}, {"end", "(None,None)"}, {"step", "(-2,2)"}},
+      {RandomArray({2, 3}), like}, o));
+  EXPECT_TRUE(CheckGradient("_backward_slice_axis",
+                            {{"axis", "1"}, {"begin", "1"}, {"end", "4"}},
+                            {RandomArray({4, 3}), like}, o));
+}
+
+TEST(ShapeGradient, SliceScatterWritesZerosOutside) {
+  const auto y = ToDouble(
+      nd::Call("_backward_slice_axis", {ArrayOf({2}, {5, 6}), RandomArray({4})},
+               {{"axis", "0"}, {"begin", "1"}, {"end", "3"}}));
+  EXPECT_EQ(y, (std::vector<double>{0, 5, 6, 0}));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace mx
