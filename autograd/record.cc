@@ -73,7 +73,11 @@ const Needs& NeedsOf(const NodePtr& node) {
   for (const auto& [k, v] : node->attrs.dict)
     absl::StrAppend(&key, ";", k, "=", v);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, ComputeNeeds(node)).first;
+  if (it == cache.end()) {
+    // Attributes such as scalars vary freely; keep the cache bounded.
+    if (cache.size() >= 4096) cache.clear();
+    it = cache.emplace(key, ComputeNeeds(node)).first;
+  }
   return it->second;
 }
 

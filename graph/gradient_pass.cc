@@ -47,13 +47,14 @@ Graph Gradient(Graph g) {
   }
   std::vector<NodePtr> order;
   DFSVisit(ys, [&](const NodePtr& n) { order.push_back(n); });
-  // Nodes with an x among their inputs' ancestors (inputs come first).
-  absl::flat_hash_set<const Node*> depends_on_x;
-  for (const NodeEntry& x : xs) depends_on_x.insert(x.node.get());
+  // Nodes an x feeds (through their inputs), and the xs themselves.
+  absl::flat_hash_set<const Node*> fed, reached;
+  for (const NodeEntry& x : xs) reached.insert(x.node.get());
   for (const NodePtr& n : order) {
     for (const NodeEntry& in : n->inputs) {
-      if (depends_on_x.contains(in.node.get())) {
-        depends_on_x.insert(n.get());
+      if (reached.contains(in.node.get())) {
+        fed.insert(n.get());
+        reached.insert(n.get());
         break;
       }
     }
@@ -74,7 +75,7 @@ Graph Gradient(Graph g) {
 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& node = *it;
-    if (node->is_variable() || !depends_on_x.contains(node.get())) continue;
+    if (!fed.contains(node.get())) continue;
     std::vector<NodeEntry> out_grads;
     bool any = false;
     for (uint32_t i = 0; i < node->num_outputs(); ++i) {

@@ -17,6 +17,7 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"FullyConnected", {{"num_hidden", "8"}}},
       {"Convolution",
        {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"pad", "(1,1)"}}},
+      {"_backward_Convolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}},
       {"Pooling", {{"kernel", "(2,2)"}, {"pool_type", "avg"}}},
       {"Activation", {{"act_type", "tanh"}}},
       {"Reshape", {{"shape", "(0,-1)"}}},

@@ -233,6 +233,32 @@ MX_REGISTER_OP(Flatten)
     .SetCompute(Context::kCPU, CopyCompute)
     .AddAlias("flatten");
 
+// Gradients reshape back to the input's shape, so they need no shape
+// arithmetic at graph-building time.
+MX_REGISTER_OP(reshape_like)
+    .Describe("lhs's data in rhs's shape (the sizes must match).")
+    .SetNumInputs(2)
+    .SetInputNames({"lhs", "rhs"})
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      const TShape &l = (*in)[0], &r = (*in)[1];
+      if (l.is_known() && r.is_known() && l.Size() != r.Size()) {
+        throw ShapeError(absl::StrCat(
+            OpLabel(attrs), ": input 0 (lhs) has shape ", l.ToString(), " (",
+            l.Size(), " elements) but input 1 (rhs) has shape ", r.ToString(),
+            " (", r.Size(), " elements); the sizes must match"));
+      }
+      AssignShape(attrs, out, 0, r, true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+    })
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
 struct ExpandDimsParam {
   int axis = 0;
   static void Declare(ParamSchema<ExpandDimsParam>* s) {
@@ -311,30 +337,6 @@ MX_REGISTER_OP(squeeze)
       AssignShape(attrs, out, 0, TShape(dims), true);
     })
     .SetInferType(SameType)
-    .SetInplaceOption(InplaceFirst)
-    .SetCompute(Context::kCPU, CopyCompute);
-
-MX_REGISTER_OP(reshape_like)
-    .Describe("lhs's data with rhs's shape (the sizes must match).")
-    .SetNumInputs(2)
-    .SetInputNames({"lhs", "rhs"})
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                      std::vector<TShape>* out) {
-      AssignShape(attrs, out, 0, (*in)[1], true);
-      AssignShape(attrs, in, 1, (*out)[0], false);
-      const TShape &l = (*in)[0], &r = (*in)[1];
-      if (l.is_known() && r.is_known() && l.Size() != r.Size()) {
-        throw ShapeError(
-            absl::StrCat(OpLabel(attrs), ": input 0 (lhs) has shape ",
-                         l.ToString(), " but input 1 (rhs) has shape ",
-                         r.ToString(), "; the sizes must match"));
-      }
-    })
-    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                     std::vector<DType>* out) {
-      AssignType(attrs, out, 0, (*in)[0], true);
-      AssignType(attrs, in, 0, (*out)[0], false);
-    })
     .SetInplaceOption(InplaceFirst)
     .SetCompute(Context::kCPU, CopyCompute);
 

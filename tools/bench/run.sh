@@ -5,10 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash tools/setup.sh
-bazel build --config=opt //engine:engine_benchmark //imperative:imperative_benchmark
+bazel build --config=opt //engine:engine_benchmark //imperative:imperative_benchmark \
+  //autograd:autograd_benchmark
 echo "== engine =="
 bazel-bin/engine/engine_benchmark "$@"
 for engine in NaiveEngine ThreadedEnginePerDevice; do
   echo "== imperative, MX_ENGINE_TYPE=$engine =="
   MX_ENGINE_TYPE=$engine bazel-bin/imperative/imperative_benchmark "$@"
+  echo "== autograd, MX_ENGINE_TYPE=$engine =="
+  MX_ENGINE_TYPE=$engine bazel-bin/autograd/autograd_benchmark "$@"
 done

@@ -1,0 +1,203 @@
+// Trains an MLP or a small CNN on Fashion-MNIST and reports test accuracy.
+//
+//   bazel run --config=opt //tools:train -- --model=mlp --epochs=2
+//
+// The data comes from the Debian package dataset-fashion-mnist (gzip'd IDX
+// files in /usr/share/datasets/fashion-mnist); tools/setup.sh installs it.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "autograd/autograd.h"
+#include "base/error.h"
+#include "imperative/nd.h"
+#include "nn/nn.h"
+#include "tools/data/idx.h"
+
+ABSL_FLAG(std::string, model, "mlp", "mlp or cnn");
+ABSL_FLAG(int, epochs, 2, "passes over the training set");
+ABSL_FLAG(int, batch_size, 64, "examples per step");
+ABSL_FLAG(double, lr, -1, "learning rate (default: 0.1 for sgd, 0.001 adam)");
+ABSL_FLAG(std::string, optimizer, "sgd", "sgd or adam");
+ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
+ABSL_FLAG(double, wd, 0, "weight decay");
+ABSL_FLAG(bool, hybridize, true, "trace the model into a graph (CachedOp)");
+ABSL_FLAG(uint64_t, seed, 1, "seed for initialization, shuffling, dropout");
+ABSL_FLAG(std::string, data_dir, mx::data::kFashionMNISTDir,
+          "directory with the gzip'd IDX files");
+ABSL_FLAG(int, limit, 0, "use only the first N training examples (0: all)");
+
+namespace mx {
+namespace {
+
+std::shared_ptr<nn::HybridSequential> MakeModel(const std::string& name) {
+  auto net = std::make_shared<nn::HybridSequential>();
+  if (name == "mlp") {
+    net->Add(std::make_shared<nn::Dense>(256, "relu"))
+        .Add(std::make_shared<nn::Dense>(128, "relu"))
+        .Add(std::make_shared<nn::Dense>(10));
+  } else if (name == "cnn") {
+    nn::Conv2D::Options conv;
+    conv.activation = "relu";
+    net->Add(std::make_shared<nn::Conv2D>(32, TShape{3, 3}, conv))
+        .Add(std::make_shared<nn::MaxPool2D>())
+        .Add(std::make_shared<nn::Conv2D>(64, TShape{3, 3}, conv))
+        .Add(std::make_shared<nn::MaxPool2D>())
+        .Add(std::make_shared<nn::Flatten>())
+        .Add(std::make_shared<nn::Dense>(128, "relu"))
+        .Add(std::make_shared<nn::Dense>(10));
+  } else {
+    throw InvalidArgument("--model must be mlp or cnn, not \"" + name + "\"");
+  }
+  return net;
+}
+
+std::unique_ptr<nn::Optimizer> MakeOptimizer() {
+  const std::string name = absl::GetFlag(FLAGS_optimizer);
+  const double lr = absl::GetFlag(FLAGS_lr);
+  if (name == "sgd") {
+    nn::SGDOptions o;
+    o.learning_rate = lr > 0 ? lr : 0.1;
+    o.momentum = absl::GetFlag(FLAGS_momentum);
+    o.wd = absl::GetFlag(FLAGS_wd);
+    return nn::MakeSGD(o);
+  }
+  if (name == "adam") {
+    nn::AdamOptions o;
+    o.learning_rate = lr > 0 ? lr : 0.001;
+    o.wd = absl::GetFlag(FLAGS_wd);
+    return nn::MakeAdam(o);
+  }
+  throw InvalidArgument("--optimizer must be sgd or adam, not \"" + name +
+                        "\"");
+}
+
+// One line, redrawn in place on a terminal; every 10% otherwise.
+class ProgressBar {
+ public:
+  ProgressBar(int epoch, int epochs, int64_t total)
+      : epoch_(epoch), epochs_(epochs), total_(total), tty_(isatty(2)) {}
+  void Update(int64_t done, double images_per_s, double loss) {
+    const int percent = static_cast<int>(100 * done / total_);
+    if (!tty_ && percent / 10 == last_decile_ && done < total_) return;
+    last_decile_ = percent / 10;
+    const int width = 30, filled = width * percent / 100;
+    std::fprintf(stderr, "%sepoch %d/%d [%s%s] %3d%% %6.0f img/s loss %.4f%s",
+                 tty_ ? "\r" : "", epoch_, epochs_,
+                 std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), percent,
+                 images_per_s, loss, tty_ ? "" : "\n");
+    std::fflush(stderr);
+  }
+  void Finish() {
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  int epoch_, epochs_;
+  int64_t total_;
+  bool tty_;
+  int last_decile_ = -1;
+};
+
+double Accuracy(nn::Block& net, const data::Dataset& test) {
+  autograd::PredictModeScope predict;
+  data::BatchIterator it(test, 500, /*shuffle=*/false, 0);
+  NDArray x, y;
+  int64_t correct = 0, seen = 0;
+  while (it.Next(&x, &y)) {
+    const std::vector<float> pred = nd::argmax(net(x), 1).ToVector<float>();
+    const std::vector<float> label = y.ToVector<float>();
+    for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == label[i];
+    seen += static_cast<int64_t>(pred.size());
+  }
+  return static_cast<double>(correct) / seen;
+}
+
+int Train() {
+  using Clock = std::chrono::steady_clock;
+  data::Dataset train =
+      data::LoadFashionMNIST(absl::GetFlag(FLAGS_data_dir), /*train=*/true);
+  const data::Dataset test =
+      data::LoadFashionMNIST(absl::GetFlag(FLAGS_data_dir), /*train=*/false);
+  if (const int limit = absl::GetFlag(FLAGS_limit);
+      limit > 0 && limit < train.size) {
+    train.size = limit;
+  }
+  const int batch = absl::GetFlag(FLAGS_batch_size);
+  const int epochs = absl::GetFlag(FLAGS_epochs);
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  random::Seed(seed);
+  auto net = MakeModel(absl::GetFlag(FLAGS_model));
+  net->Initialize(nn::init::Xavier());
+  if (absl::GetFlag(FLAGS_hybridize)) net->Hybridize();
+  nn::SoftmaxCrossEntropyLoss loss_fn;
+  nn::Trainer trainer(net->CollectParams(), MakeOptimizer());
+  data::BatchIterator batches(train, batch, /*shuffle=*/true, seed);
+
+  double accuracy = 0, train_seconds = 0;
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    ProgressBar bar(epoch, epochs, batches.batches_per_epoch() * batch);
+    const auto start = Clock::now();
+    NDArray x, y;
+    int64_t done = 0;
+    double loss_sum = 0;
+    int loss_count = 0;
+    for (int step = 0; batches.Next(&x, &y); ++step) {
+      NDArray loss;
+      {
+        autograd::RecordScope record;
+        loss = loss_fn({(*net)(x), y})[0];
+      }
+      autograd::Backward({loss});
+      trainer.Step(batch);
+      done += batch;
+      // Reading the loss waits for the step; do it now and then only.
+      if (step % 50 == 0 || done == batches.batches_per_epoch() * batch) {
+        loss_sum += nd::mean(loss).ToVector<float>()[0];
+        ++loss_count;
+        const double s =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        bar.Update(done, done / s, loss_sum / loss_count);
+      }
+    }
+    bar.Finish();
+    train_seconds +=
+        std::chrono::duration<double>(Clock::now() - start).count();
+    accuracy = Accuracy(*net, test);
+    std::printf("epoch %d/%d: train loss %.4f, test accuracy %.4f\n", epoch,
+                epochs, loss_sum / loss_count, accuracy);
+  }
+  const double images = static_cast<double>(epochs) *
+                        batches.batches_per_epoch() * batch;
+  std::printf(
+      "summary: model=%s hybridize=%d optimizer=%s epochs=%d batch=%d "
+      "test_accuracy=%.4f train_time=%.1fs images_per_s=%.0f\n",
+      absl::GetFlag(FLAGS_model).c_str(), absl::GetFlag(FLAGS_hybridize),
+      absl::GetFlag(FLAGS_optimizer).c_str(), epochs, batch, accuracy,
+      train_seconds, images / train_seconds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace mx
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Trains an MLP or CNN on Fashion-MNIST: train --model=mlp --epochs=2");
+  absl::ParseCommandLine(argc, argv);
+  try {
+    return mx::Train();
+  } catch (const mx::Error& e) {
+    std::fprintf(stderr, "train: %s\n", e.what());
+    return 1;
+  }
+}
