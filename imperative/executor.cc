@@ -1,10 +1,13 @@
 #include "imperative/executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "graph/pass.h"
 #include "imperative/imperative.h"
@@ -38,6 +41,33 @@ void CheckCount(const char* what, size_t given,
   }
 }
 
+// Applies MX_SUBGRAPH_BACKEND through the "PartitionGraph" pass, looked up
+// by name so that this layer does not depend on //subgraph.
+Symbol MaybePartition(const Symbol& symbol, bool need_grad) {
+  const std::optional<std::string> backend = env::Get("MX_SUBGRAPH_BACKEND");
+  if (!backend.has_value() || *backend == "NONE") return symbol;
+  const std::string var = "MX_SUBGRAPH_BACKEND=" + *backend;
+  const std::vector<std::string> passes = PassRegistry::Get()->ListNames();
+  if (std::find(passes.begin(), passes.end(), "PartitionGraph") ==
+      passes.end()) {
+    throw ConfigError(var +
+                      " is set but the PartitionGraph pass is not linked "
+                      "into this program; add //subgraph:partition_graph to "
+                      "its deps");
+  }
+  Graph g(symbol);
+  g.SetAttr("subgraph_backend", *backend);
+  g.SetAttr("subgraph_need_grad", need_grad);
+  try {
+    g = ApplyPass(std::move(g), "PartitionGraph");
+  } catch (const NotFound& e) {
+    throw ConfigError(var + ": " + e.what());
+  }
+  Symbol out;
+  out.outputs = g.outputs;
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
@@ -68,6 +98,10 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
     }
   }
   exec->args_ = std::move(args);
+  bool need_grad = false;
+  for (OpReqType r : grad_reqs) need_grad |= r != OpReqType::kNullOp;
+  // Arrays stay bound by the original names; only the graph changes.
+  exec->symbol_ = MaybePartition(symbol, need_grad);
   exec->grads_ = std::move(arg_grads);
   exec->grad_reqs_ = std::move(grad_reqs);
   exec->aux_ = std::move(aux);
@@ -162,8 +196,11 @@ void Executor::Init() {
     const auto& types = inferred.GetAttr<std::vector<DType>>("dtype");
     const IndexedGraph& fidx = inferred.indexed_graph();
     std::vector<NodeEntry> heads, xs;
-    const std::vector<NodePtr> arg_nodes =
-        symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs);
+    absl::flat_hash_map<std::string, NodePtr> arg_nodes;
+    for (const NodePtr& n :
+         symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs)) {
+      arg_nodes[n->name()] = n;
+    }
     for (size_t i = 0; i < symbol_.outputs.size(); ++i) {
       const std::string name = absl::StrCat("__head_grad", i, "__");
       heads.push_back(Symbol::Variable(name).outputs[0]);
@@ -171,7 +208,9 @@ void Executor::Init() {
       head_grads_.emplace_back(shapes[eid], ctx_, types[eid]);
       bound[name] = head_grads_.back();
     }
-    for (int a : grad_args_) xs.push_back(NodeEntry{arg_nodes[a], 0, 0});
+    for (int a : grad_args_) {
+      xs.push_back(NodeEntry{arg_nodes.at(arg_names_[a]), 0, 0});
+    }
     Graph g(symbol_);
     g.SetAttr("grad_ys", symbol_.outputs);
     g.SetAttr("grad_ys_out_grad", heads);
