@@ -34,6 +34,20 @@ struct Found {
   std::vector<std::string> notes;
 };
 
+// One input of a subgraph node: an entry produced outside the subgraph, or
+// (extra) a variable the node takes only to keep the input order.
+struct InputItem {
+  uint32_t node_id;
+  uint32_t index;
+  uint32_t version;
+  bool extra;
+};
+
+// Per group, its inputs in the order that keeps Symbol::ListInputs() of
+// the partitioned graph equal to the original's.
+std::vector<std::vector<InputItem>> OrderSubgraphInputs(
+    const IndexedGraph& idx, const Found& found);
+
 Found FindSubgraphs(const IndexedGraph& idx, const Adjacency& adj,
                     const SubgraphProperty& property);
 

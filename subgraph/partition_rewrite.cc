@@ -74,9 +74,31 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
       num_groups);
   std::vector<NodePtr> copy(n);
   std::vector<std::vector<uint32_t>> sg_control(num_groups);
+  const std::vector<std::vector<InputItem>> items =
+      OrderSubgraphInputs(idx, found);
   for (size_t g = 0; g < num_groups; ++g) {
+    // Cut variables, numbered in the order the node takes them.
     absl::flat_hash_map<uint32_t, NodeEntry> vars;  // By entry id.
     absl::flat_hash_set<std::string> names;
+    std::vector<NodePtr> extras;
+    for (size_t k = 0; k < items[g].size(); ++k) {
+      const InputItem& item = items[g][k];
+      const std::string base = EntryVarName(*orig[item.node_id], item.index);
+      std::string name = base;
+      for (int i = 1; !names.insert(name).second; ++i) {
+        name = absl::StrCat(base, i);
+      }
+      NodePtr var = Node::Variable(name);
+      var->attrs.dict[kSubgraphInputKey] = std::to_string(k);
+      cut[g][var.get()] =
+          IndexedGraph::EntryRef{item.node_id, item.index, item.version};
+      if (item.extra) {
+        extras.push_back(var);
+      } else {
+        vars.emplace(idx.entry_id(item.node_id, item.index),
+                     NodeEntry{var, 0, 0});
+      }
+    }
     for (uint32_t v : found.groups[g]) {
       auto c = std::make_shared<Node>(*orig[v]);
       c->control_deps.clear();
@@ -84,20 +106,9 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
         const auto& e = idx[v].inputs[i];
         if (label[e.node_id] == static_cast<int>(g)) {
           c->inputs[i] = NodeEntry{copy[e.node_id], e.index, e.version};
-          continue;
+        } else {
+          c->inputs[i] = vars.at(idx.entry_id(e));
         }
-        const uint32_t eid = idx.entry_id(e);
-        auto it = vars.find(eid);
-        if (it == vars.end()) {
-          std::string name = EntryVarName(*orig[e.node_id], e.index);
-          for (int k = 1; !names.insert(name).second; ++k) {
-            name = absl::StrCat(EntryVarName(*orig[e.node_id], e.index), k);
-          }
-          NodePtr var = Node::Variable(name);
-          cut[g][var.get()] = e;
-          it = vars.emplace(eid, NodeEntry{var, 0, 0}).first;
-        }
-        c->inputs[i] = it->second;
       }
       for (uint32_t d : idx[v].control_deps) {
         if (label[d] == static_cast<int>(g)) {
@@ -108,6 +119,10 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
       }
       copy[v] = std::move(c);
     }
+    // Extra inputs are only ordering: reachable, never read.
+    NodePtr& anchor = copy[found.groups[g][0]];
+    anchor->control_deps.insert(anchor->control_deps.end(), extras.begin(),
+                                extras.end());
     Symbol& sym = syms[g];
     for (const auto& [eid, v] : group_outputs[g]) {
       sym.outputs.push_back(NodeEntry{copy[v], eid - idx.entry_id(v, 0), 0});
@@ -160,7 +175,7 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
   for (size_t g = 0; g < num_groups; ++g) {
     Node& node = *sg_node[g];
     node.inputs.clear();
-    for (const NodePtr& var : syms[g].ListInputs()) {
+    for (const NodePtr& var : SubgraphInputs(syms[g])) {
       auto it = cut[g].find(var.get());
       if (it == cut[g].end()) {
         throw InvalidArgument(absl::StrCat(

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "graph/pass.h"
+#include "subgraph/subgraph_property.h"
 
 namespace mx {
 namespace subgraph_internal {
@@ -63,10 +64,14 @@ std::string PrintType(const DType& t) { return DTypeName(t); }
 }  // namespace
 
 SubgraphInfo::SubgraphInfo(Symbol symbol)
-    : symbol_(std::move(symbol)), inputs_(symbol_.ListInputs()) {
+    : symbol_(std::move(symbol)), inputs_(SubgraphInputs(symbol_)) {
   absl::flat_hash_map<const Node*, int> position;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     position[inputs_[i].get()] = static_cast<int>(i);
+  }
+  // Graph passes list inputs in depth-first order.
+  for (const NodePtr& v : symbol_.ListInputs()) {
+    dfs_to_op_.push_back(position.at(v.get()));
   }
   absl::flat_hash_set<int> mutated;
   bool temp = false, random = false;
@@ -91,13 +96,13 @@ SubgraphInfo::SubgraphInfo(Symbol symbol)
 void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
                               std::vector<TShape>* out) const {
   Graph g(symbol_);
-  g.SetAttr("shape_inputs", *in);
+  g.SetAttr("shape_inputs", ToDFS(*in));
   g = ApplyPass(std::move(g), "InferShape");
   const IndexedGraph& idx = g.indexed_graph();
   const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
-  std::vector<TShape> ins, outs;
-  for (uint32_t nid : idx.input_nodes()) {
-    ins.push_back(shapes[idx.entry_id(nid, 0)]);
+  std::vector<TShape> ins(in->size()), outs;
+  for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
+    ins[dfs_to_op_[j]] = shapes[idx.entry_id(idx.input_nodes()[j], 0)];
   }
   for (const auto& e : idx.outputs()) outs.push_back(shapes[idx.entry_id(e)]);
   MergeBack<TShape>(who, "shape", "input", ins, in, MergeShape, PrintShape);
@@ -107,13 +112,13 @@ void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
 void SubgraphInfo::InferType(const std::string& who, std::vector<DType>* in,
                              std::vector<DType>* out) const {
   Graph g(symbol_);
-  g.SetAttr("dtype_inputs", *in);
+  g.SetAttr("dtype_inputs", ToDFS(*in));
   g = ApplyPass(std::move(g), "InferType");
   const IndexedGraph& idx = g.indexed_graph();
   const auto& types = g.GetAttr<std::vector<DType>>("dtype");
-  std::vector<DType> ins, outs;
-  for (uint32_t nid : idx.input_nodes()) {
-    ins.push_back(types[idx.entry_id(nid, 0)]);
+  std::vector<DType> ins(in->size()), outs;
+  for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
+    ins[dfs_to_op_[j]] = types[idx.entry_id(idx.input_nodes()[j], 0)];
   }
   for (const auto& e : idx.outputs()) outs.push_back(types[idx.entry_id(e)]);
   MergeBack<DType>(who, "dtype", "input", ins, in, MergeType, PrintType);
@@ -125,7 +130,8 @@ std::shared_ptr<const SubgraphInfo::Plan> SubgraphInfo::GetPlan(
   std::string key;
   std::vector<TShape> shapes;
   std::vector<DType> types;
-  for (const TBlob& b : in) {
+  for (int op_index : dfs_to_op_) {
+    const TBlob& b = in[op_index];
     absl::StrAppend(&key, b.shape.ToString(), DTypeName(b.dtype), ";");
     shapes.push_back(b.shape);
     types.push_back(b.dtype);
@@ -160,8 +166,8 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
   const Context dev = ctx.run_ctx.ctx;
 
   std::vector<TBlob> entries(idx.num_node_entries());
-  for (size_t i = 0; i < idx.input_nodes().size(); ++i) {
-    entries[idx.entry_id(idx.input_nodes()[i], 0)] = in[i];
+  for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
+    entries[idx.entry_id(idx.input_nodes()[j], 0)] = in[dfs_to_op_[j]];
   }
   // An output written once, by overwrite, goes straight to the caller's
   // memory; the others are computed aside and copied.

@@ -50,9 +50,18 @@ class SubgraphInfo {
     Graph graph;  // With "shape" and "dtype".
   };
   std::shared_ptr<const Plan> GetPlan(const std::vector<TBlob>& in) const;
+  // Op-order values reordered for the graph passes (depth-first order).
+  template <typename T>
+  std::vector<T> ToDFS(const std::vector<T>& op_order) const {
+    std::vector<T> dfs;
+    for (int i : dfs_to_op_) dfs.push_back(op_order[i]);
+    return dfs;
+  }
 
   Symbol symbol_;
   std::vector<NodePtr> inputs_;
+  // Op input position of each graph input in depth-first order.
+  std::vector<int> dfs_to_op_;
   std::vector<int> mutate_inputs_;
   std::vector<ResourceRequest> resources_;
   mutable std::mutex mu_;

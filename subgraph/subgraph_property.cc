@@ -1,6 +1,7 @@
 #include "subgraph/subgraph_property.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -120,6 +121,21 @@ void RemoveSubgraphPropertyOpNames(const std::string& backend) {
        SubgraphBackendRegistry::Get()->Lookup(backend)) {
     p->RemoveAttr("op_names");
   }
+}
+
+std::vector<NodePtr> SubgraphInputs(const Symbol& symbol) {
+  std::vector<NodePtr> inputs = symbol.ListInputs();
+  std::vector<std::pair<long, size_t>> keys;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto it = inputs[i]->attrs.dict.find(kSubgraphInputKey);
+    keys.emplace_back(
+        it == inputs[i]->attrs.dict.end() ? LONG_MAX : std::stol(it->second),
+        i);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<NodePtr> ordered;
+  for (const auto& [key, i] : keys) ordered.push_back(inputs[i]);
+  return ordered;
 }
 
 NodePtr MakeSubgraphOpNode(const std::string& op_name, const Symbol& symbol,

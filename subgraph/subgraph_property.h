@@ -61,7 +61,7 @@ class SubgraphProperty {
   virtual SubgraphSelectorPtr CreateSubgraphSelector() const = 0;
   // The node replacing a subgraph. `symbol` computes the subgraph's outputs
   // from its inputs; the caller sets the node's inputs, one per element of
-  // symbol.ListInputs(), in that order, and uses output i for
+  // SubgraphInputs(symbol), in that order, and uses output i for
   // symbol.outputs[i]. `id` numbers subgraphs within one partitioning.
   virtual NodePtr CreateSubgraphNode(const Symbol& symbol, int id) const = 0;
   // Inference-only properties are skipped when gradients are needed.
@@ -129,6 +129,15 @@ std::vector<std::string> ListSubgraphBackends();
 void SetSubgraphPropertyOpNames(const std::string& backend,
                                 const std::vector<std::string>& op_names);
 void RemoveSubgraphPropertyOpNames(const std::string& backend);
+
+// Variable attribute numbering a subgraph's inputs (set by PartitionGraph).
+inline constexpr char kSubgraphInputKey[] = "__subgraph_input__";
+
+// The inputs of a subgraph symbol in the order its node takes them:
+// ListInputs() ordered by kSubgraphInputKey where set. Some may be read by
+// no op (PartitionGraph adds such inputs, as control dependencies, to keep
+// the outer graph's input order).
+std::vector<NodePtr> SubgraphInputs(const Symbol& symbol);
 
 // A node of op `op_name` (a subgraph op such as _default_subgraph_op) that
 // holds `symbol` in attrs.subgraphs[0].
