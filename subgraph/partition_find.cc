@@ -2,16 +2,22 @@
 //
 // The seed's algorithm grew a candidate, then searched the whole graph for
 // cycles and retried after excluding one node, up to n^2 times. Here a
-// candidate grows in topological order (a min-heap of node ids) while a
-// second heap propagates "taint" (outside nodes reachable from the
-// candidate) just up to the node being decided. A node whose producer is
-// tainted would close a cycle and is excluded at once, so growth never
-// walks far past a cycle. When growth is monotone in node id, this check is
-// exact; when SelectInput pulls in an earlier node it may not be, and one
-// full check (bounded by the candidate's id range) runs, excluding every
-// node that closes a cycle before regrowing. Finally the contracted graph
-// is checked for cycles between subgraphs (each convex subgraph alone can
-// still form one with another); a subgraph on such a cycle is dissolved.
+// candidate grows in topological order (a min-heap of node ids) and each
+// node is checked before it joins, so growth never needs a retry:
+//  - taint: outside nodes reachable from the candidate, propagated lazily
+//    (a min-heap) just up to the node being decided. A node with a tainted
+//    producer would close a cycle C -> outside -> node.
+//  - reach: outside nodes from which the candidate is reachable, propagated
+//    lazily backwards (a max-heap) just down to the node being decided.
+//    Only a node taken out of order (SelectInput pulled in a producer of a
+//    later member) can close a cycle node -> outside -> C, and only when
+//    one of its consumers is marked.
+// Both marks only grow while a candidate grows and are complete for the
+// range they were propagated over, so each check is exact and the work per
+// seed is bounded by the nodes within the candidate's id range. After
+// Filter, a piece that lost nodes is re-checked (CycleTargets). Finally the
+// contracted graph is checked for cycles between subgraphs (two subgraphs,
+// each convex, can still form one); a subgraph on such a cycle is dissolved.
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -68,6 +74,7 @@ namespace {
 
 using MinHeap =
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>;
+using MaxHeap = std::priority_queue<uint32_t>;
 
 class Finder {
  public:
@@ -81,7 +88,9 @@ class Finder {
         tainted_(n_, 0),
         taint_queued_(n_, 0),
         queued_(n_, 0),
-        excluded_(n_, 0) {
+        excluded_(n_, 0),
+        reach_(n_, 0),
+        reach_queued_(n_, 0) {
     found_.label.assign(n_, -1);
   }
 
@@ -110,17 +119,15 @@ class Finder {
     seed_excluded_.push_back(v);
   }
 
-  // Grows a candidate from `s`; sets *monotone when nodes were taken in
-  // increasing id order (then no cycle check is needed afterwards).
-  std::vector<uint32_t> Grow(uint32_t s, SubgraphSelector& sel,
-                             bool* monotone) {
+  // Grows a candidate from `s`, excluding nodes that would close a cycle.
+  std::vector<uint32_t> Grow(uint32_t s, SubgraphSelector& sel) {
     const uint32_t a = ++epoch_;
     MinHeap cand, taint;
+    MaxHeap reach;
     std::vector<uint32_t> members;
     cand.push(s);
     queued_[s] = a;
     uint32_t max_taken = 0;
-    *monotone = true;
     auto push_taint = [&](uint32_t v) {
       for (uint32_t k = adj_.out_begin[v]; k < adj_.out_begin[v + 1]; ++k) {
         const uint32_t c = adj_.out_list[k];
@@ -130,11 +137,20 @@ class Finder {
         }
       }
     };
+    auto push_reach = [&](uint32_t v) {
+      for (uint32_t k = adj_.in_begin[v]; k < adj_.in_begin[v + 1]; ++k) {
+        const uint32_t u = adj_.in_list[k];
+        if (!adj_.is_var[u] && in_c_[u] != a && reach_queued_[u] != a) {
+          reach_queued_[u] = a;
+          reach.push(u);
+        }
+      }
+    };
     while (!cand.empty()) {
       const uint32_t v = cand.top();
       cand.pop();
       if (!Free(v) || in_c_[v] == a) continue;
-      // Taint is exact for every node before v.
+      // Taint becomes exact for every node before v.
       while (!taint.empty() && taint.top() < v) {
         const uint32_t x = taint.top();
         taint.pop();
@@ -147,15 +163,30 @@ class Finder {
            ++k) {
         cycle = tainted_[adj_.in_list[k]] == a;
       }
+      if (!cycle && !members.empty() && v < max_taken) {
+        // Reach becomes exact for every node after v.
+        while (!reach.empty() && reach.top() > v) {
+          const uint32_t x = reach.top();
+          reach.pop();
+          if (in_c_[x] == a || reach_[x] == a) continue;
+          reach_[x] = a;
+          push_reach(x);
+        }
+        for (uint32_t k = adj_.out_begin[v];
+             !cycle && k < adj_.out_begin[v + 1]; ++k) {
+          const uint32_t c = adj_.out_list[k];
+          cycle = in_c_[c] != a && reach_[c] == a;
+        }
+      }
       if (cycle) {
         Exclude(v);
         continue;
       }
-      if (!members.empty() && v < max_taken) *monotone = false;
       max_taken = std::max(max_taken, v);
       in_c_[v] = a;
       members.push_back(v);
       push_taint(v);
+      push_reach(v);
       for (uint32_t k = adj_.in_begin[v]; k < adj_.data_in_end[v]; ++k) {
         const uint32_t u = adj_.in_list[k];
         if (Free(u) && queued_[u] != a && sel.SelectInput(node(v), node(u))) {
@@ -250,21 +281,7 @@ class Finder {
   void GrowFromSeed(uint32_t s, SubgraphSelector& sel) {
     seed_epoch_ = ++epoch_;
     seed_excluded_.clear();
-    std::vector<uint32_t> members;
-    while (true) {
-      bool monotone = true;
-      members = Grow(s, sel, &monotone);
-      if (monotone || members.size() < 2) break;
-      std::vector<uint32_t> targets = CycleTargets(members);
-      if (targets.empty()) break;
-      targets.erase(std::remove(targets.begin(), targets.end(), s),
-                    targets.end());
-      if (targets.empty()) {  // Only the seed closes a cycle: keep it alone.
-        members = {s};
-        break;
-      }
-      for (uint32_t t : targets) Exclude(t);
-    }
+    const std::vector<uint32_t> members = Grow(s, sel);
     std::vector<uint32_t> kept = ApplyFilter(members, sel);
     std::vector<std::vector<uint32_t>> work = Split(kept);
     const size_t first_group = found_.groups.size();
@@ -396,6 +413,7 @@ class Finder {
   // Epoch-stamped marks: equal to the current epoch means "set".
   uint32_t epoch_ = 0, seed_epoch_ = 0;
   std::vector<uint32_t> in_c_, tainted_, taint_queued_, queued_, excluded_;
+  std::vector<uint32_t> reach_, reach_queued_;
   std::vector<uint32_t> seed_excluded_;
   Found found_;
 };

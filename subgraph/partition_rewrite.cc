@@ -69,9 +69,6 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
   // Subgraph symbols and the nodes replacing them.
   std::vector<NodePtr> sg_node(num_groups);
   std::vector<Symbol> syms(num_groups);
-  // Per group: the original entry behind each cut variable.
-  std::vector<absl::flat_hash_map<const Node*, IndexedGraph::EntryRef>> cut(
-      num_groups);
   std::vector<NodePtr> copy(n);
   std::vector<std::vector<uint32_t>> sg_control(num_groups);
   const std::vector<std::vector<InputItem>> items =
@@ -90,8 +87,6 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
       }
       NodePtr var = Node::Variable(name);
       var->attrs.dict[kSubgraphInputKey] = std::to_string(k);
-      cut[g][var.get()] =
-          IndexedGraph::EntryRef{item.node_id, item.index, item.version};
       if (item.extra) {
         extras.push_back(var);
       } else {
@@ -174,16 +169,11 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
   }
   for (size_t g = 0; g < num_groups; ++g) {
     Node& node = *sg_node[g];
+    // Cut variables were numbered in this order (see SubgraphInputs).
     node.inputs.clear();
-    for (const NodePtr& var : SubgraphInputs(syms[g])) {
-      auto it = cut[g].find(var.get());
-      if (it == cut[g].end()) {
-        throw InvalidArgument(absl::StrCat(
-            "subgraph property \"", property.name(), "\": node \"",
-            node.name(), "\" holds a subgraph input \"", var->name(),
-            "\" that PartitionGraph did not create"));
-      }
-      node.inputs.push_back(map_entry(it->second));
+    for (const InputItem& item : items[g]) {
+      node.inputs.push_back(map_entry(
+          IndexedGraph::EntryRef{item.node_id, item.index, item.version}));
     }
     for (uint32_t d : sg_control[g]) {
       NodePtr dep = map_node(d);

@@ -63,34 +63,38 @@ std::string PrintType(const DType& t) { return DTypeName(t); }
 
 }  // namespace
 
-SubgraphInfo::SubgraphInfo(Symbol symbol)
-    : symbol_(std::move(symbol)), inputs_(SubgraphInputs(symbol_)) {
-  absl::flat_hash_map<const Node*, int> position;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    position[inputs_[i].get()] = static_cast<int>(i);
-  }
-  // Graph passes list inputs in depth-first order.
-  for (const NodePtr& v : symbol_.ListInputs()) {
-    dfs_to_op_.push_back(position.at(v.get()));
-  }
-  absl::flat_hash_set<int> mutated;
-  bool temp = false, random = false;
-  DFSVisit(symbol_.outputs, [&](const NodePtr& n) {
-    if (n->is_variable()) return;
-    for (int m : n->op()->MutateInputs(n->attrs)) {
-      if (m >= static_cast<int>(n->inputs.size())) continue;
-      auto it = position.find(n->inputs[m].node.get());
-      if (it != position.end()) mutated.insert(it->second);
+const SubgraphInfo::Analysis& SubgraphInfo::Analyzed() const {
+  std::call_once(once_, [this] {
+    Analysis& a = analysis_;
+    a.inputs = SubgraphInputs(symbol_);
+    absl::flat_hash_map<const Node*, int> position;
+    for (size_t i = 0; i < a.inputs.size(); ++i) {
+      position[a.inputs[i].get()] = static_cast<int>(i);
     }
-    for (const ResourceRequest& r : n->op()->Resources(n->attrs)) {
-      (r.type == ResourceRequest::kTempSpace ? temp : random) = true;
+    // Graph passes list inputs in depth-first order.
+    for (const NodePtr& v : symbol_.ListInputs()) {
+      a.dfs_to_op.push_back(position.at(v.get()));
     }
+    absl::flat_hash_set<int> mutated;
+    bool temp = false, random = false;
+    DFSVisit(symbol_.outputs, [&](const NodePtr& n) {
+      if (n->is_variable()) return;
+      for (int m : n->op()->MutateInputs(n->attrs)) {
+        if (m >= static_cast<int>(n->inputs.size())) continue;
+        auto it = position.find(n->inputs[m].node.get());
+        if (it != position.end()) mutated.insert(it->second);
+      }
+      for (const ResourceRequest& r : n->op()->Resources(n->attrs)) {
+        (r.type == ResourceRequest::kTempSpace ? temp : random) = true;
+      }
+    });
+    for (int i = 0; i < static_cast<int>(a.inputs.size()); ++i) {
+      if (mutated.contains(i)) a.mutate_inputs.push_back(i);
+    }
+    if (temp) a.resources.push_back({ResourceRequest::kTempSpace});
+    if (random) a.resources.push_back({ResourceRequest::kRandom});
   });
-  for (int i = 0; i < static_cast<int>(inputs_.size()); ++i) {
-    if (mutated.contains(i)) mutate_inputs_.push_back(i);
-  }
-  if (temp) resources_.push_back({ResourceRequest::kTempSpace});
-  if (random) resources_.push_back({ResourceRequest::kRandom});
+  return analysis_;
 }
 
 void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
@@ -102,7 +106,7 @@ void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
   const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
   std::vector<TShape> ins(in->size()), outs;
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
-    ins[dfs_to_op_[j]] = shapes[idx.entry_id(idx.input_nodes()[j], 0)];
+    ins[Analyzed().dfs_to_op[j]] = shapes[idx.entry_id(idx.input_nodes()[j], 0)];
   }
   for (const auto& e : idx.outputs()) outs.push_back(shapes[idx.entry_id(e)]);
   MergeBack<TShape>(who, "shape", "input", ins, in, MergeShape, PrintShape);
@@ -118,7 +122,7 @@ void SubgraphInfo::InferType(const std::string& who, std::vector<DType>* in,
   const auto& types = g.GetAttr<std::vector<DType>>("dtype");
   std::vector<DType> ins(in->size()), outs;
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
-    ins[dfs_to_op_[j]] = types[idx.entry_id(idx.input_nodes()[j], 0)];
+    ins[Analyzed().dfs_to_op[j]] = types[idx.entry_id(idx.input_nodes()[j], 0)];
   }
   for (const auto& e : idx.outputs()) outs.push_back(types[idx.entry_id(e)]);
   MergeBack<DType>(who, "dtype", "input", ins, in, MergeType, PrintType);
@@ -130,7 +134,7 @@ std::shared_ptr<const SubgraphInfo::Plan> SubgraphInfo::GetPlan(
   std::string key;
   std::vector<TShape> shapes;
   std::vector<DType> types;
-  for (int op_index : dfs_to_op_) {
+  for (int op_index : Analyzed().dfs_to_op) {
     const TBlob& b = in[op_index];
     absl::StrAppend(&key, b.shape.ToString(), DTypeName(b.dtype), ";");
     shapes.push_back(b.shape);
@@ -167,7 +171,7 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
 
   std::vector<TBlob> entries(idx.num_node_entries());
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
-    entries[idx.entry_id(idx.input_nodes()[j], 0)] = in[dfs_to_op_[j]];
+    entries[idx.entry_id(idx.input_nodes()[j], 0)] = in[Analyzed().dfs_to_op[j]];
   }
   // An output written once, by overwrite, goes straight to the caller's
   // memory; the others are computed aside and copied.

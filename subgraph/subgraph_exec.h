@@ -23,15 +23,20 @@ namespace subgraph_internal {
 
 class SubgraphInfo {
  public:
-  explicit SubgraphInfo(Symbol symbol);
+  // Cheap: the analysis runs on first use (partitioning creates many).
+  explicit SubgraphInfo(Symbol symbol) : symbol_(std::move(symbol)) {}
 
   const Symbol& symbol() const { return symbol_; }
-  // The subgraph's inputs in ListInputs() order (= the op's inputs).
-  const std::vector<NodePtr>& inputs() const { return inputs_; }
+  // The subgraph's inputs in SubgraphInputs() order (= the op's inputs).
+  const std::vector<NodePtr>& inputs() const { return Analyzed().inputs; }
   size_t num_outputs() const { return symbol_.outputs.size(); }
   // Input positions some inner op writes (auxiliary states).
-  const std::vector<int>& mutate_inputs() const { return mutate_inputs_; }
-  const std::vector<ResourceRequest>& resources() const { return resources_; }
+  const std::vector<int>& mutate_inputs() const {
+    return Analyzed().mutate_inputs;
+  }
+  const std::vector<ResourceRequest>& resources() const {
+    return Analyzed().resources;
+  }
 
   // Shape/dtype inference through the subgraph: fills what it can of `in`
   // and `out`; throws on contradictions, naming `who`.
@@ -49,21 +54,26 @@ class SubgraphInfo {
   struct Plan {
     Graph graph;  // With "shape" and "dtype".
   };
+  struct Analysis {
+    std::vector<NodePtr> inputs;
+    // Op input position of each graph input in depth-first order.
+    std::vector<int> dfs_to_op;
+    std::vector<int> mutate_inputs;
+    std::vector<ResourceRequest> resources;
+  };
+  const Analysis& Analyzed() const;
   std::shared_ptr<const Plan> GetPlan(const std::vector<TBlob>& in) const;
   // Op-order values reordered for the graph passes (depth-first order).
   template <typename T>
   std::vector<T> ToDFS(const std::vector<T>& op_order) const {
     std::vector<T> dfs;
-    for (int i : dfs_to_op_) dfs.push_back(op_order[i]);
+    for (int i : Analyzed().dfs_to_op) dfs.push_back(op_order[i]);
     return dfs;
   }
 
   Symbol symbol_;
-  std::vector<NodePtr> inputs_;
-  // Op input position of each graph input in depth-first order.
-  std::vector<int> dfs_to_op_;
-  std::vector<int> mutate_inputs_;
-  std::vector<ResourceRequest> resources_;
+  mutable std::once_flag once_;
+  mutable Analysis analysis_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const Plan>> plans_;
 };
