@@ -157,6 +157,16 @@ class Finder {
         if (in_c_[x] == a || tainted_[x] == a) continue;
         tainted_[x] = a;
         push_taint(x);
+        // An earlier subgraph becomes one node: reaching any member
+        // reaches all its outputs.
+        const int l = found_.label[x];
+        if (l >= 0 && group_mark_[l] != a) {
+          group_mark_[l] = a;
+          for (uint32_t y : found_.groups[l]) {
+            tainted_[y] = a;
+            push_taint(y);
+          }
+        }
       }
       bool cycle = tainted_[v] == a;
       for (uint32_t k = adj_.in_begin[v]; !cycle && k < adj_.in_begin[v + 1];
@@ -171,6 +181,14 @@ class Finder {
           if (in_c_[x] == a || reach_[x] == a) continue;
           reach_[x] = a;
           push_reach(x);
+          const int l = found_.label[x];
+          if (l >= 0 && group_reach_[l] != a) {
+            group_reach_[l] = a;
+            for (uint32_t y : found_.groups[l]) {
+              reach_[y] = a;
+              push_reach(y);
+            }
+          }
         }
         for (uint32_t k = adj_.out_begin[v];
              !cycle && k < adj_.out_begin[v + 1]; ++k) {
@@ -304,6 +322,8 @@ class Finder {
       for (uint32_t v : piece) found_.label[v] = label;
       found_.groups.push_back(std::move(piece));
       found_.excluded.emplace_back();
+      group_mark_.push_back(0);
+      group_reach_.push_back(0);
     }
     if (found_.groups.size() > first_group) {
       found_.excluded[first_group] = seed_excluded_;
@@ -346,51 +366,94 @@ class Finder {
     return kept;
   }
 
-  // Kahn's algorithm on the graph with each group contracted to one node.
+  // Strongly connected components of the graph with each group contracted
+  // to one unit; in every component with more than one unit, the group
+  // formed last is dissolved. Repeats until no cycle is left (rare: the
+  // growth checks see earlier groups as units already).
   void DissolveCycles() {
+    const size_t g = found_.groups.size();
+    const uint32_t total = n_ + static_cast<uint32_t>(g);
     while (true) {
-      const size_t g = found_.groups.size();
-      const uint32_t total = n_ + static_cast<uint32_t>(g);
       auto rep = [&](uint32_t v) {
         const int l = found_.label[v];
         return l < 0 ? v : n_ + static_cast<uint32_t>(l);
       };
-      std::vector<uint32_t> indeg(total, 0);
-      std::vector<std::vector<uint32_t>> succ(total);
+      // Successor lists of units (CSR).
+      std::vector<uint32_t> begin(total + 1, 0), succ;
+      std::vector<std::pair<uint32_t, uint32_t>> edges;
       for (uint32_t v = 0; v < n_; ++v) {
         const uint32_t rv = rep(v);
         for (uint32_t k = adj_.in_begin[v]; k < adj_.in_begin[v + 1]; ++k) {
           const uint32_t ru = rep(adj_.in_list[k]);
-          if (ru == rv) continue;
-          succ[ru].push_back(rv);
-          ++indeg[rv];
+          if (ru != rv) edges.emplace_back(ru, rv);
         }
       }
-      std::vector<uint32_t> ready;
-      for (uint32_t r = 0; r < total; ++r) {
-        if (indeg[r] == 0 && (r >= n_ || found_.label[r] < 0)) {
-          ready.push_back(r);
+      for (const auto& e : edges) ++begin[e.first + 1];
+      for (uint32_t u = 0; u < total; ++u) begin[u + 1] += begin[u];
+      succ.resize(edges.size());
+      std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+      for (const auto& e : edges) succ[fill[e.first]++] = e.second;
+      // Iterative Tarjan.
+      const uint32_t kNone = UINT32_MAX;
+      std::vector<uint32_t> index(total, kNone), low(total, 0), comp(total, kNone);
+      std::vector<bool> on_stack(total, false);
+      std::vector<uint32_t> stack;
+      std::vector<std::pair<uint32_t, uint32_t>> call;  // (unit, next edge)
+      uint32_t counter = 0, num_comps = 0;
+      std::vector<int> victim;  // Per component: latest group, or -1.
+      std::vector<uint32_t> comp_size;
+      for (uint32_t root = 0; root < total; ++root) {
+        if (index[root] != kNone) continue;
+        call.emplace_back(root, begin[root]);
+        index[root] = low[root] = counter++;
+        stack.push_back(root);
+        on_stack[root] = true;
+        while (!call.empty()) {
+          auto& [u, e] = call.back();
+          if (e < begin[u + 1]) {
+            const uint32_t w = succ[e++];
+            if (index[w] == kNone) {
+              index[w] = low[w] = counter++;
+              stack.push_back(w);
+              on_stack[w] = true;
+              call.emplace_back(w, begin[w]);
+            } else if (on_stack[w]) {
+              low[u] = std::min(low[u], index[w]);
+            }
+            continue;
+          }
+          const uint32_t done = u;
+          call.pop_back();
+          if (!call.empty()) {
+            low[call.back().first] = std::min(low[call.back().first], low[done]);
+          }
+          if (low[done] != index[done]) continue;
+          victim.push_back(-1);
+          comp_size.push_back(0);
+          uint32_t w;
+          do {
+            w = stack.back();
+            stack.pop_back();
+            on_stack[w] = false;
+            comp[w] = num_comps;
+            ++comp_size.back();
+            if (w >= n_) victim.back() = std::max<int>(victim.back(), w - n_);
+          } while (w != done);
+          ++num_comps;
         }
       }
-      while (!ready.empty()) {
-        const uint32_t r = ready.back();
-        ready.pop_back();
-        for (uint32_t t : succ[r]) {
-          if (--indeg[t] == 0) ready.push_back(t);
-        }
+      bool dissolved = false;
+      for (uint32_t c = 0; c < num_comps; ++c) {
+        if (comp_size[c] < 2 || victim[c] < 0) continue;
+        const int l = victim[c];
+        found_.notes.push_back(absl::StrCat(
+            "subgraph starting at \"", node(found_.groups[l][0]).name(),
+            "\" dissolved: it formed a cycle with another subgraph"));
+        for (uint32_t v : found_.groups[l]) found_.label[v] = -1;
+        found_.groups[l].clear();
+        dissolved = true;
       }
-      int victim = -1;
-      for (size_t l = 0; l < g; ++l) {
-        if (!found_.groups[l].empty() && indeg[n_ + l] > 0) {
-          victim = static_cast<int>(l);
-        }
-      }
-      if (victim < 0) break;
-      found_.notes.push_back(absl::StrCat(
-          "subgraph starting at \"", node(found_.groups[victim][0]).name(),
-          "\" dissolved: it formed a cycle with another subgraph"));
-      for (uint32_t v : found_.groups[victim]) found_.label[v] = -1;
-      found_.groups[victim].clear();
+      if (!dissolved) break;
     }
     // Drop dissolved groups, renumbering labels.
     std::vector<std::vector<uint32_t>> groups, excluded;
@@ -414,6 +477,8 @@ class Finder {
   uint32_t epoch_ = 0, seed_epoch_ = 0;
   std::vector<uint32_t> in_c_, tainted_, taint_queued_, queued_, excluded_;
   std::vector<uint32_t> reach_, reach_queued_;
+  // Per formed group: marked tainted / reaching in this attempt.
+  std::vector<uint32_t> group_mark_, group_reach_;
   std::vector<uint32_t> seed_excluded_;
   Found found_;
 };
