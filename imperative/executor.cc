@@ -1,16 +1,14 @@
 #include "imperative/executor.h"
 
-#include <algorithm>
 #include <cstring>
-#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/env.h"
 #include "base/error.h"
 #include "graph/pass.h"
 #include "imperative/imperative.h"
+#include "imperative/subgraph_hook.h"
 
 namespace mx {
 namespace {
@@ -39,33 +37,6 @@ void CheckCount(const char* what, size_t given,
                                        " given for ", names.size(), " (",
                                        absl::StrJoin(names, ", "), ")"));
   }
-}
-
-// Applies MX_SUBGRAPH_BACKEND through the "PartitionGraph" pass, looked up
-// by name so that this layer does not depend on //subgraph.
-Symbol MaybePartition(const Symbol& symbol, bool need_grad) {
-  const std::optional<std::string> backend = env::Get("MX_SUBGRAPH_BACKEND");
-  if (!backend.has_value() || *backend == "NONE") return symbol;
-  const std::string var = "MX_SUBGRAPH_BACKEND=" + *backend;
-  const std::vector<std::string> passes = PassRegistry::Get()->ListNames();
-  if (std::find(passes.begin(), passes.end(), "PartitionGraph") ==
-      passes.end()) {
-    throw ConfigError(var +
-                      " is set but the PartitionGraph pass is not linked "
-                      "into this program; add //subgraph:partition_graph to "
-                      "its deps");
-  }
-  Graph g(symbol);
-  g.SetAttr("subgraph_backend", *backend);
-  g.SetAttr("subgraph_need_grad", need_grad);
-  try {
-    g = ApplyPass(std::move(g), "PartitionGraph");
-  } catch (const NotFound& e) {
-    throw ConfigError(var + ": " + e.what());
-  }
-  Symbol out;
-  out.outputs = g.outputs;
-  return out;
 }
 
 }  // namespace
@@ -101,7 +72,7 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
   bool need_grad = false;
   for (OpReqType r : grad_reqs) need_grad |= r != OpReqType::kNullOp;
   // Arrays stay bound by the original names; only the graph changes.
-  exec->symbol_ = MaybePartition(symbol, need_grad);
+  exec->symbol_ = ApplySubgraphBackendFromEnv(symbol, need_grad);
   exec->grads_ = std::move(arg_grads);
   exec->grad_reqs_ = std::move(grad_reqs);
   exec->aux_ = std::move(aux);
