@@ -81,8 +81,8 @@ std::vector<NodeEntry> SubgraphGradient(const NodePtr& n,
   Symbol bwd;
   for (const NodeEntry& e : grads.outputs) bwd.outputs.push_back(remap(e));
 
-  NodePtr node = MakeSubgraphOpNode("_default_subgraph_op", bwd,
-                                    n->name() + "_backward");
+  NodePtr node =
+      MakeSubgraphOpNode("_default_subgraph_op", bwd, n->name() + "_backward");
   absl::flat_hash_map<const Node*, int> head_index, input_index;
   for (size_t i = 0; i < heads.size(); ++i) {
     head_index[heads[i].node.get()] = static_cast<int>(i);
@@ -94,8 +94,7 @@ std::vector<NodeEntry> SubgraphGradient(const NodePtr& n,
     if (auto h = head_index.find(v.get()); h != head_index.end()) {
       node->inputs.push_back(ograds[h->second]);
     } else if (auto f = fwd_out_index.find(v.get()); f != fwd_out_index.end()) {
-      node->inputs.push_back(
-          NodeEntry{n, static_cast<uint32_t>(f->second), 0});
+      node->inputs.push_back(NodeEntry{n, static_cast<uint32_t>(f->second), 0});
     } else if (auto x = input_index.find(v.get()); x != input_index.end()) {
       node->inputs.push_back(n->inputs[x->second]);
     } else {

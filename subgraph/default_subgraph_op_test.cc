@@ -114,8 +114,8 @@ TEST(DefaultSubgraphOp, InfersShapesAndTypesThroughTheSubgraph) {
                  {{"num_hidden", "5"}}, "fc");
   const Symbol part = PartitionGraph(Op("relu", {fc}), "default");
   RemoveSubgraphPropertyOpNames("default");
-  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {2, 7}}},
-                                   {}, OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {2, 7}}}, {},
+                                   OpReqType::kNullOp);
   EXPECT_EQ(exec->arg_dict().at("fc_weight").shape(), TShape({5, 7}));
   exec->Forward();
   EXPECT_EQ(exec->outputs()[0].shape(), TShape({2, 5}));
@@ -137,8 +137,8 @@ TEST(DefaultSubgraphOp, BatchNormMovingStatisticsStayAuxStatesAndUpdate) {
   EXPECT_EQ(part.ListAuxiliaryStates(), net.ListAuxiliaryStates());
   auto ref = Executor::SimpleBind(net, Context::CPU(), {{"data", {4, 3}}}, {},
                                   OpReqType::kNullOp);
-  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {4, 3}}},
-                                   {}, OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {4, 3}}}, {},
+                                   OpReqType::kNullOp);
   testing::FillRandom(ref.get());
   testing::CopyInputs(*ref, exec.get());
   ref->Forward(/*is_train=*/true);

@@ -36,9 +36,15 @@ Symbol Wide(int n) {
       const Symbol& a = layer[rng() % layer.size()];
       const Symbol& b = layer[rng() % layer.size()];
       switch (rng() % 3) {
-        case 0: next.push_back(Op("elemwise_add", {a, b}, &id)); break;
-        case 1: next.push_back(Op("sin", {a}, &id)); break;
-        default: next.push_back(Op("cos", {a}, &id)); break;
+        case 0:
+          next.push_back(Op("elemwise_add", {a, b}, &id));
+          break;
+        case 1:
+          next.push_back(Op("sin", {a}, &id));
+          break;
+        default:
+          next.push_back(Op("cos", {a}, &id));
+          break;
       }
     }
     layer = std::move(next);
@@ -62,8 +68,9 @@ template <Symbol (*Make)(int)>
 void BM_Partition(benchmark::State& state) {
   const Symbol sym = Make(static_cast<int>(state.range(0)));
   SetSubgraphPropertyOpNames(
-      "default", Make == Chain ? std::vector<std::string>{"sin", "cos"}
-                               : std::vector<std::string>{"sin", "elemwise_add"});
+      "default", Make == Chain
+                     ? std::vector<std::string>{"sin", "cos"}
+                     : std::vector<std::string>{"sin", "elemwise_add"});
   PartitionOptions options;
   options.verbose_from_env = false;
   size_t subgraphs = 0;
@@ -79,11 +86,20 @@ void BM_Partition(benchmark::State& state) {
 }
 
 BENCHMARK_TEMPLATE(BM_Partition, Chain)
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Partition, Wide)
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Partition, Cycles)
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace mx

@@ -55,7 +55,8 @@ Adjacency::Adjacency(const IndexedGraph& idx) {
     }
   }
   out_begin.assign(n + 1, 0);
-  for (uint32_t v = 0; v < n; ++v) out_begin[v + 1] = out_begin[v] + out_count[v + 1];
+  for (uint32_t v = 0; v < n; ++v)
+    out_begin[v + 1] = out_begin[v] + out_count[v + 1];
   out_list.assign(out_begin[n], 0);
   std::vector<uint32_t> fill(out_begin.begin(), out_begin.end() - 1);
   std::fill(last.begin(), last.end(), UINT32_MAX);
@@ -354,10 +355,12 @@ class Finder {
       } catch (const NotFound&) {
       }
       if (v == UINT32_MAX || in_c_[v] != a) {
-        throw InvalidArgument(absl::StrCat(
-            "subgraph property \"", property_.name(), "\": Filter returned "
-            "node \"", n == nullptr ? "(null)" : n->name(),
-            "\", which is not among the candidates it was given"));
+        throw InvalidArgument(
+            absl::StrCat("subgraph property \"", property_.name(),
+                         "\": Filter returned "
+                         "node \"",
+                         n == nullptr ? "(null)" : n->name(),
+                         "\", which is not among the candidates it was given"));
       }
       in_c_[v] = 0;  // Drops repeats.
       kept.push_back(v);
@@ -395,7 +398,8 @@ class Finder {
       for (const auto& e : edges) succ[fill[e.first]++] = e.second;
       // Iterative Tarjan.
       const uint32_t kNone = UINT32_MAX;
-      std::vector<uint32_t> index(total, kNone), low(total, 0), comp(total, kNone);
+      std::vector<uint32_t> index(total, kNone), low(total, 0),
+          comp(total, kNone);
       std::vector<bool> on_stack(total, false);
       std::vector<uint32_t> stack;
       std::vector<std::pair<uint32_t, uint32_t>> call;  // (unit, next edge)
@@ -425,7 +429,8 @@ class Finder {
           const uint32_t done = u;
           call.pop_back();
           if (!call.empty()) {
-            low[call.back().first] = std::min(low[call.back().first], low[done]);
+            low[call.back().first] =
+                std::min(low[call.back().first], low[done]);
           }
           if (low[done] != index[done]) continue;
           victim.push_back(-1);

@@ -32,14 +32,14 @@ Symbol PartitionOne(const Symbol& symbol, const SubgraphProperty& property,
   }
   std::vector<std::string> node_names;
   Symbol out;
-  out.outputs = partition_internal::RewriteGraph(symbol.outputs, idx, found,
-                                                 property, next_id,
-                                                 &node_names);
+  out.outputs = partition_internal::RewriteGraph(
+      symbol.outputs, idx, found, property, next_id, &node_names);
   for (size_t i = 0; i < found.groups.size(); ++i) {
     PartitionReport::Subgraph s;
     s.property = property.name();
     s.node = node_names[i];
-    for (uint32_t v : found.groups[i]) s.claimed.push_back(idx[v].source->name());
+    for (uint32_t v : found.groups[i])
+      s.claimed.push_back(idx[v].source->name());
     for (uint32_t v : found.excluded[i]) {
       s.excluded.push_back(idx[v].source->name());
     }
@@ -98,8 +98,8 @@ MX_REGISTER_PASS((PassInfo{
 }  // namespace
 
 std::string PartitionReport::ToString() const {
-  std::string out = absl::StrCat("PartitionGraph(backend \"", backend, "\"): ",
-                                 subgraphs.size(), " subgraph(s)\n");
+  std::string out = absl::StrCat("PartitionGraph(backend \"", backend,
+                                 "\"): ", subgraphs.size(), " subgraph(s)\n");
   for (const Subgraph& s : subgraphs) {
     absl::StrAppend(&out, "  ", s.node, " [", s.property, "] claims ",
                     s.claimed.size(), ": ", absl::StrJoin(s.claimed, ", "),
@@ -109,7 +109,8 @@ std::string PartitionReport::ToString() const {
                       absl::StrJoin(s.excluded, ", "), "\n");
     }
   }
-  for (const std::string& note : notes) absl::StrAppend(&out, "  note: ", note, "\n");
+  for (const std::string& note : notes)
+    absl::StrAppend(&out, "  note: ", note, "\n");
   return out;
 }
 

@@ -25,9 +25,9 @@ Symbol Op(const std::string& op, const std::vector<Symbol>& in,
 // through cos.
 Symbol Diamond() {
   Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})}, {}, "exp0");
-  return Op("elemwise_add", {Op("cos", {e}, {}, "cos0"),
-                             Op("sin", {e}, {}, "sin0")},
-            {}, "add0");
+  return Op("elemwise_add",
+            {Op("cos", {e}, {}, "cos0"), Op("sin", {e}, {}, "sin0")}, {},
+            "add0");
 }
 
 const std::vector<std::string> kAddNames = {"_Plus", "elemwise_add", "_plus"};
@@ -38,14 +38,12 @@ std::vector<std::string> With(std::vector<std::string> names) {
 
 TEST(PartitionGraph, Structure1ConvolutionsSharingAWeight) {
   Symbol data1 = Var("data1", {2, 3, 10, 10}), data2 = Var("data2");
-  Symbol conv1 = Op("Convolution", {data1, data2},
-                    {{"kernel", "(2,2)"}, {"num_filter", "1"},
-                     {"no_bias", "true"}},
-                    "conv1");
-  Symbol conv2 = Op("Convolution", {data2},
-                    {{"kernel", "(1,1)"}, {"num_filter", "1"},
-                     {"no_bias", "true"}},
-                    "conv2");
+  Symbol conv1 = Op(
+      "Convolution", {data1, data2},
+      {{"kernel", "(2,2)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv1");
+  Symbol conv2 = Op(
+      "Convolution", {data2},
+      {{"kernel", "(1,1)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv2");
   CheckFourWays(Symbol::Group({conv1, conv2}), {"Convolution"});
 }
 
@@ -55,8 +53,8 @@ TEST(PartitionGraph, Structure2CycleThroughAnOutsideNode) {
 }
 
 TEST(PartitionGraph, Structure3BatchNormKeepsAuxStates) {
-  Symbol bn = Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {},
-                 "bn1");
+  Symbol bn =
+      Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {}, "bn1");
   CheckFourWays(bn, With({"exp", "sin"}));
   CheckFourWays(bn, With({"exp", "cos"}));
   CheckFourWays(bn, With({"exp", "sin", "BatchNorm"}));
@@ -212,8 +210,8 @@ class DropMiddleProperty : public InferenceOnlyProperty {
 
 TEST(PartitionGraph, FilterSplitsTheRestByConnectivity) {
   Symbol x = Var("x", {4});
-  Symbol chain = Op("sin", {Op("cos", {Op("exp", {x}, {}, "a")}, {}, "b")},
-                    {}, "c");
+  Symbol chain =
+      Op("sin", {Op("cos", {Op("exp", {x}, {}, "a")}, {}, "b")}, {}, "c");
   DropMiddleProperty prop;
   PartitionReport report;
   const Symbol part = PartitionGraph(chain, prop, {}, &report);

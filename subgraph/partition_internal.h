@@ -45,8 +45,8 @@ struct InputItem {
 
 // Per group, its inputs in the order that keeps Symbol::ListInputs() of
 // the partitioned graph equal to the original's.
-std::vector<std::vector<InputItem>> OrderSubgraphInputs(
-    const IndexedGraph& idx, const Found& found);
+std::vector<std::vector<InputItem>> OrderSubgraphInputs(const IndexedGraph& idx,
+                                                        const Found& found);
 
 Found FindSubgraphs(const IndexedGraph& idx, const Adjacency& adj,
                     const SubgraphProperty& property);

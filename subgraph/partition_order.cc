@@ -14,8 +14,8 @@
 namespace mx {
 namespace partition_internal {
 
-std::vector<std::vector<InputItem>> OrderSubgraphInputs(
-    const IndexedGraph& idx, const Found& found) {
+std::vector<std::vector<InputItem>> OrderSubgraphInputs(const IndexedGraph& idx,
+                                                        const Found& found) {
   const uint32_t n = static_cast<uint32_t>(idx.num_nodes());
   const uint32_t num_groups = static_cast<uint32_t>(found.groups.size());
   auto unit_of = [&](uint32_t v) {
@@ -33,11 +33,10 @@ std::vector<std::vector<InputItem>> OrderSubgraphInputs(
         if (found.label[d] != static_cast<int>(g)) ext_control[g].push_back(d);
       }
     }
-    auto key = [&](const IndexedGraph::EntryRef& e) {
-      return idx.entry_id(e);
-    };
-    std::stable_sort(ext[g].begin(), ext[g].end(),
-                     [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    auto key = [&](const IndexedGraph::EntryRef& e) { return idx.entry_id(e); };
+    std::stable_sort(
+        ext[g].begin(), ext[g].end(),
+        [&](const auto& a, const auto& b) { return key(a) < key(b); });
     ext[g].erase(std::unique(ext[g].begin(), ext[g].end(),
                              [&](const auto& a, const auto& b) {
                                return key(a) == key(b);
@@ -71,9 +70,10 @@ std::vector<std::vector<InputItem>> OrderSubgraphInputs(
           advance();
           continue;
         }
-        const uint32_t child = next < info.inputs.size()
-                                   ? info.inputs[next].node_id
-                                   : info.control_deps[next - info.inputs.size()];
+        const uint32_t child =
+            next < info.inputs.size()
+                ? info.inputs[next].node_id
+                : info.control_deps[next - info.inputs.size()];
         ++next;
         push(unit_of(child));
         continue;
@@ -85,8 +85,9 @@ std::vector<std::vector<InputItem>> OrderSubgraphInputs(
         continue;
       }
       const size_t k = next++;
-      const uint32_t producer =
-          k < ext[g].size() ? ext[g][k].node_id : ext_control[g][k - ext[g].size()];
+      const uint32_t producer = k < ext[g].size()
+                                    ? ext[g][k].node_id
+                                    : ext_control[g][k - ext[g].size()];
       // Variables expected before this input's subtree come first.
       advance();
       while (p < vars.size() && vars[p] < producer) {

@@ -20,10 +20,14 @@ struct OpSpec {
 
 const std::vector<OpSpec>& Ops() {
   static const auto* ops = new std::vector<OpSpec>{
-      {"sin", 1, {}},          {"cos", 1, {}},
-      {"tanh", 1, {}},         {"relu", 1, {}},
-      {"negative", 1, {}},     {"elemwise_add", 2, {}},
-      {"elemwise_mul", 2, {}}, {"elemwise_sub", 2, {}},
+      {"sin", 1, {}},
+      {"cos", 1, {}},
+      {"tanh", 1, {}},
+      {"relu", 1, {}},
+      {"negative", 1, {}},
+      {"elemwise_add", 2, {}},
+      {"elemwise_mul", 2, {}},
+      {"elemwise_sub", 2, {}},
       {"_mul_scalar", 1, {{"scalar", "0.5"}}},
       {"_plus_scalar", 1, {{"scalar", "1"}}},
   };
@@ -36,16 +40,16 @@ Symbol RandomDag(std::mt19937* rng, int num_vars, int num_ops) {
     pool.push_back(Symbol::Variable("x" + std::to_string(i), {3, 4}));
   }
   auto pick = [&] {
-    return pool[std::uniform_int_distribution<size_t>(0, pool.size() - 1)(
-        *rng)];
+    return pool[std::uniform_int_distribution<size_t>(0,
+                                                      pool.size() - 1)(*rng)];
   };
   for (int i = 0; i < num_ops; ++i) {
-    const OpSpec& spec = Ops()[std::uniform_int_distribution<size_t>(
-        0, Ops().size() - 1)(*rng)];
+    const OpSpec& spec =
+        Ops()[std::uniform_int_distribution<size_t>(0, Ops().size() - 1)(*rng)];
     std::vector<Symbol> in;
     for (int k = 0; k < spec.arity; ++k) in.push_back(pick());
-    pool.push_back(Symbol::Create(spec.op, in, spec.attrs,
-                                  "n" + std::to_string(i)));
+    pool.push_back(
+        Symbol::Create(spec.op, in, spec.attrs, "n" + std::to_string(i)));
   }
   std::vector<Symbol> outs{pool.back()};
   const int extra = std::uniform_int_distribution<int>(0, 3)(*rng);
@@ -92,9 +96,9 @@ TEST(PartitionRandom, AcyclicSameInputsSameOutputs) {
   int partitioned_graphs = 0;
   for (int trial = 0; trial < 300; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    const Symbol sym = RandomDag(
-        &rng, std::uniform_int_distribution<int>(1, 4)(rng),
-        std::uniform_int_distribution<int>(2, 24)(rng));
+    const Symbol sym =
+        RandomDag(&rng, std::uniform_int_distribution<int>(1, 4)(rng),
+                  std::uniform_int_distribution<int>(2, 24)(rng));
     std::vector<std::string> names;
     for (const OpSpec& spec : Ops()) {
       if (rng() % 2) names.push_back(spec.op);
@@ -105,10 +109,10 @@ TEST(PartitionRandom, AcyclicSameInputsSameOutputs) {
     partitioned_graphs += testing::CountOps(part, "_default_subgraph_op") > 0;
     ASSERT_TRUE(IsAcyclic(part)) << sym.Print();
     ASSERT_EQ(part.ListInputNames(), sym.ListInputNames()) << sym.Print();
-    auto a = Executor::SimpleBind(sym, Context::CPU(), {}, {},
-                                  OpReqType::kNullOp);
-    auto b = Executor::SimpleBind(part, Context::CPU(), {}, {},
-                                  OpReqType::kNullOp);
+    auto a =
+        Executor::SimpleBind(sym, Context::CPU(), {}, {}, OpReqType::kNullOp);
+    auto b =
+        Executor::SimpleBind(part, Context::CPU(), {}, {}, OpReqType::kNullOp);
     testing::FillRandom(a.get(), -1, 1);
     testing::CopyInputs(*a, b.get());
     a->Forward();

@@ -126,10 +126,10 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
     NodePtr node = property.CreateSubgraphNode(sym, id);
     if (node == nullptr || node->is_variable() ||
         node->num_outputs() != sym.outputs.size()) {
-      throw InvalidArgument(absl::StrCat(
-          "subgraph property \"", property.name(),
-          "\": CreateSubgraphNode must return an op node with ",
-          sym.outputs.size(), " outputs"));
+      throw InvalidArgument(
+          absl::StrCat("subgraph property \"", property.name(),
+                       "\": CreateSubgraphNode must return an op node with ",
+                       sym.outputs.size(), " outputs"));
     }
     node_names->push_back(node->name());
     sg_node[g] = std::move(node);

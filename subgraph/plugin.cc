@@ -37,9 +37,8 @@ class Registrar : public PluginRegistrar {
   void RegisterSubgraphProperty(const std::string& backend,
                                 SubgraphPropertyPtr property) override {
     SubgraphBackendRegistry* registry = SubgraphBackendRegistry::Get();
-    const bool mine =
-        std::find(backends_.begin(), backends_.end(), backend) !=
-        backends_.end();
+    const bool mine = std::find(backends_.begin(), backends_.end(), backend) !=
+                      backends_.end();
     if (!mine && registry->Has(backend)) {
       throw AlreadyExists(absl::StrCat("subgraph backend \"", backend,
                                        "\" is already registered"));
@@ -98,9 +97,8 @@ PluginInfo LoadPlugin(const std::string& path) {
       realpath(path.c_str(), resolved) != nullptr ? resolved : path;
   for (const PluginInfo& p : Loaded()) {
     if (p.path == canonical) {
-      throw AlreadyExists(absl::StrCat(who, ": plugin \"", p.name,
-                                       "\" is already loaded from ",
-                                       canonical));
+      throw AlreadyExists(absl::StrCat(
+          who, ": plugin \"", p.name, "\" is already loaded from ", canonical));
     }
   }
   // RTLD_NOW: a plugin needing symbols the host does not export fails
@@ -116,8 +114,7 @@ PluginInfo LoadPlugin(const std::string& path) {
     }
     throw RuntimeError(absl::StrCat(who, ": dlopen failed: ", err, hint));
   }
-  auto init =
-      reinterpret_cast<MxPluginInitFn>(dlsym(handle, "mx_plugin_init"));
+  auto init = reinterpret_cast<MxPluginInitFn>(dlsym(handle, "mx_plugin_init"));
   if (init == nullptr) {
     dlclose(handle);
     throw InvalidArgument(
@@ -137,17 +134,17 @@ PluginInfo LoadPlugin(const std::string& path) {
   loading = was_loading;
   if (rc == 1 || (rc == 0 && plugin_abi != MX_PLUGIN_ABI_VERSION)) {
     registrar.Rollback();
-    throw InvalidArgument(absl::StrCat(who, ": plugin ABI version ",
-                                       plugin_abi, " but the host has ",
-                                       MX_PLUGIN_ABI_VERSION,
-                                       "; rebuild the plugin"));
+    throw InvalidArgument(absl::StrCat(
+        who, ": plugin ABI version ", plugin_abi, " but the host has ",
+        MX_PLUGIN_ABI_VERSION, "; rebuild the plugin"));
   }
   if (rc != 0) {
     // The handle stays open: code of the plugin may still be referenced
     // by objects the failed registration created.
     registrar.Rollback();
-    throw AlreadyExists(absl::StrCat(who, ": registration failed, nothing "
-                                          "was registered: ",
+    throw AlreadyExists(absl::StrCat(who,
+                                     ": registration failed, nothing "
+                                     "was registered: ",
                                      registrar.error()));
   }
   PluginInfo info{canonical, name, plugin_abi, registrar.ops(),

@@ -91,20 +91,20 @@ extern "C" typedef int (*MxPluginInitFn)(int host_abi, int* plugin_abi,
 
 // Defines mx_plugin_init for a plugin called `name` whose registration
 // function is `fn(mx::PluginRegistrar&)`.
-#define MX_DEFINE_PLUGIN(name, fn)                                         \
-  extern "C" __attribute__((visibility("default"))) int mx_plugin_init(    \
-      int host_abi, int* plugin_abi, const char** plugin_name,             \
-      ::mx::PluginRegistrar* registrar) {                                  \
-    *plugin_abi = MX_PLUGIN_ABI_VERSION;                                   \
-    *plugin_name = name;                                                   \
-    if (host_abi != MX_PLUGIN_ABI_VERSION) return 1;                       \
-    try {                                                                  \
-      fn(*registrar);                                                      \
-    } catch (const std::exception& e) {                                    \
-      registrar->Fail(e.what());                                           \
-      return 2;                                                            \
-    }                                                                      \
-    return 0;                                                              \
+#define MX_DEFINE_PLUGIN(name, fn)                                      \
+  extern "C" __attribute__((visibility("default"))) int mx_plugin_init( \
+      int host_abi, int* plugin_abi, const char** plugin_name,          \
+      ::mx::PluginRegistrar* registrar) {                               \
+    *plugin_abi = MX_PLUGIN_ABI_VERSION;                                \
+    *plugin_name = name;                                                \
+    if (host_abi != MX_PLUGIN_ABI_VERSION) return 1;                    \
+    try {                                                               \
+      fn(*registrar);                                                   \
+    } catch (const std::exception& e) {                                 \
+      registrar->Fail(e.what());                                        \
+      return 2;                                                         \
+    }                                                                   \
+    return 0;                                                           \
   }
 
 #endif  // MXCORE_SUBGRAPH_PLUGIN_H_

@@ -29,8 +29,7 @@ int main(int argc, char** argv) {
     const float v[2] = {1.5f, -2};
     x.SyncCopyFromCPU(v, 2);
     const std::vector<float> y =
-        mx::imperative::Invoke("_test_plugin_double", {x})[0]
-            .ToVector<float>();
+        mx::imperative::Invoke("_test_plugin_double", {x})[0].ToVector<float>();
     if (y != std::vector<float>{3, -4}) {
       std::cerr << "FAIL: plugin op computed the wrong values\n";
       return 1;

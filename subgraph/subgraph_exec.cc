@@ -32,7 +32,8 @@ void WriteOut(const TBlob& src, OpReqType req, const TBlob& dst) {
     const T* s = src.data<T>();
     T* d = dst.data<T>();
     for (size_t i = 0; i < n; ++i) {
-      d[i] = static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
+      d[i] =
+          static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
     }
   });
 }
@@ -44,10 +45,9 @@ void MergeBack(const std::string& who, const char* what, const char* kind,
   for (size_t i = 0; i < given->size(); ++i) {
     T merged = (*given)[i];
     if (!merge(&merged, inferred[i])) {
-      throw InvalidArgument(absl::StrCat(who, ": ", kind, " ", i, " has ",
-                                         what, " ", print((*given)[i]),
-                                         " but the subgraph gives ",
-                                         print(inferred[i])));
+      throw InvalidArgument(absl::StrCat(
+          who, ": ", kind, " ", i, " has ", what, " ", print((*given)[i]),
+          " but the subgraph gives ", print(inferred[i])));
     }
     (*given)[i] = merged;
   }
@@ -106,7 +106,8 @@ void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
   const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
   std::vector<TShape> ins(in->size()), outs;
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
-    ins[Analyzed().dfs_to_op[j]] = shapes[idx.entry_id(idx.input_nodes()[j], 0)];
+    ins[Analyzed().dfs_to_op[j]] =
+        shapes[idx.entry_id(idx.input_nodes()[j], 0)];
   }
   for (const auto& e : idx.outputs()) outs.push_back(shapes[idx.entry_id(e)]);
   MergeBack<TShape>(who, "shape", "input", ins, in, MergeShape, PrintShape);
@@ -171,7 +172,8 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
 
   std::vector<TBlob> entries(idx.num_node_entries());
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
-    entries[idx.entry_id(idx.input_nodes()[j], 0)] = in[Analyzed().dfs_to_op[j]];
+    entries[idx.entry_id(idx.input_nodes()[j], 0)] =
+        in[Analyzed().dfs_to_op[j]];
   }
   // An output written once, by overwrite, goes straight to the caller's
   // memory; the others are computed aside and copied.
@@ -233,10 +235,10 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
           op.create_state()(node.attrs, dev, in_shapes, in_types);
       (*s)(state, octx, ins, reqs, outs);
     } else {
-      throw NotImplemented(absl::StrCat(
-          "subgraph op: inner op \"", op.name(), "\" (node \"", node.name(),
-          "\") has no kernel for ", dev.ToString(),
-          " that can run inside a subgraph"));
+      throw NotImplemented(
+          absl::StrCat("subgraph op: inner op \"", op.name(), "\" (node \"",
+                       node.name(), "\") has no kernel for ", dev.ToString(),
+                       " that can run inside a subgraph"));
     }
   }
   for (size_t k = 0; k < idx.outputs().size(); ++k) {
@@ -250,16 +252,16 @@ std::shared_ptr<const SubgraphInfo> GetSubgraphInfo(const NodeAttrs& attrs) {
   using Ptr = std::shared_ptr<const SubgraphInfo>;
   if (const Ptr* info = std::any_cast<Ptr>(&attrs.parsed)) return *info;
   if (attrs.subgraphs.empty() || attrs.subgraphs[0] == nullptr) {
-    throw InvalidArgument(absl::StrCat("subgraph op \"", attrs.name,
-                                       "\" holds no subgraph"));
+    throw InvalidArgument(
+        absl::StrCat("subgraph op \"", attrs.name, "\" holds no subgraph"));
   }
   return std::make_shared<const SubgraphInfo>(*attrs.subgraphs[0]);
 }
 
 void AttachSubgraphInfo(NodeAttrs* attrs) {
   if (attrs->subgraphs.empty() || attrs->subgraphs[0] == nullptr) {
-    throw InvalidArgument(absl::StrCat("subgraph op \"", attrs->name,
-                                       "\" holds no subgraph"));
+    throw InvalidArgument(
+        absl::StrCat("subgraph op \"", attrs->name, "\" holds no subgraph"));
   }
   attrs->parsed = std::shared_ptr<const SubgraphInfo>(
       std::make_shared<SubgraphInfo>(*attrs->subgraphs[0]));

@@ -56,9 +56,9 @@ void SubgraphBackendRegistry::RunFirstUseHook() const {
 void SubgraphBackendRegistry::Register(const std::string& backend,
                                        SubgraphPropertyPtr property) {
   if (backend == "NONE" || backend.empty()) {
-    throw InvalidArgument(absl::StrCat(
-        "SubgraphBackendRegistry::Register: \"", backend,
-        "\" is reserved (NONE means no partitioning)"));
+    throw InvalidArgument(
+        absl::StrCat("SubgraphBackendRegistry::Register: \"", backend,
+                     "\" is reserved (NONE means no partitioning)"));
   }
   if (property == nullptr) {
     throw InvalidArgument(absl::StrCat("SubgraphBackendRegistry::Register(\"",
@@ -87,10 +87,9 @@ std::vector<SubgraphPropertyPtr> SubgraphBackendRegistry::Lookup(
     auto it = backends_.find(backend);
     if (it != backends_.end()) return it->second;
   }
-  throw NotFound(absl::StrCat("unknown subgraph backend \"", backend,
-                              "\"; registered: ",
-                              absl::StrJoin(ListNames(), ", "),
-                              " (or NONE for no partitioning)"));
+  throw NotFound(absl::StrCat(
+      "unknown subgraph backend \"", backend, "\"; registered: ",
+      absl::StrJoin(ListNames(), ", "), " (or NONE for no partitioning)"));
 }
 
 std::vector<std::string> SubgraphBackendRegistry::ListNames() const {

@@ -150,10 +150,10 @@ NodePtr MakeSubgraphOpNode(const std::string& op_name, const Symbol& symbol,
 #define MX_SUBGRAPH_VAR_(line) MX_SUBGRAPH_CONCAT_(mx_subgraph_prop_, line)
 // Registers a property class in a backend at static-initialization time
 // (libraries using it need alwayslink = 1).
-#define MX_REGISTER_SUBGRAPH_PROPERTY(backend, Class)                     \
-  static const bool MX_SUBGRAPH_VAR_(__LINE__) [[maybe_unused]] =         \
-      (::mx::SubgraphBackendRegistry::Get()->Register(                    \
-           #backend, std::make_shared<Class>()),                          \
+#define MX_REGISTER_SUBGRAPH_PROPERTY(backend, Class)             \
+  static const bool MX_SUBGRAPH_VAR_(__LINE__) [[maybe_unused]] = \
+      (::mx::SubgraphBackendRegistry::Get()->Register(            \
+           #backend, std::make_shared<Class>()),                  \
        true)
 
 #endif  // MXCORE_SUBGRAPH_SUBGRAPH_PROPERTY_H_

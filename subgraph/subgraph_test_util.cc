@@ -10,8 +10,7 @@
 namespace mx {
 namespace testing {
 
-ScopedEnv::ScopedEnv(const char* name, const std::string& value)
-    : name_(name) {
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
   if (const char* old = std::getenv(name)) {
     had_ = true;
     old_ = old;
@@ -62,8 +61,7 @@ void CopyInputs(const Executor& from, Executor* to) {
     for (size_t k = 0; k < x.size(); ++k) {
       if (std::memcmp(&x[k], &y[k], sizeof(double)) != 0) {
         return ::testing::AssertionFailure()
-               << "output " << i << "[" << k << "]: " << x[k] << " vs "
-               << y[k];
+               << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k];
       }
     }
   }

@@ -14,10 +14,14 @@ namespace {
 Symbol Chain8() {
   Symbol s = Symbol::Variable("x");
   const std::vector<std::pair<std::string, AttrDict>> ops = {
-      {"_mul_scalar", {{"scalar", "1.5"}}}, {"_plus_scalar", {{"scalar", "1"}}},
-      {"relu", {}},                         {"square", {}},
-      {"_minus_scalar", {{"scalar", "3"}}}, {"abs", {}},
-      {"negative", {}},                     {"_mul_scalar", {{"scalar", "0.5"}}},
+      {"_mul_scalar", {{"scalar", "1.5"}}},
+      {"_plus_scalar", {{"scalar", "1"}}},
+      {"relu", {}},
+      {"square", {}},
+      {"_minus_scalar", {{"scalar", "3"}}},
+      {"abs", {}},
+      {"negative", {}},
+      {"_mul_scalar", {{"scalar", "0.5"}}},
   };
   for (const auto& [op, attrs] : ops) s = Symbol::Create(op, {s}, attrs);
   return s;
@@ -25,8 +29,8 @@ Symbol Chain8() {
 
 void Run(benchmark::State& state, const std::string& backend) {
   const Symbol net = PartitionGraph(Chain8(), backend);
-  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"x", {1 << 20}}},
-                                   {}, OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(net, Context::CPU(), {{"x", {1 << 20}}}, {},
+                                   OpReqType::kNullOp);
   exec->Forward();
   exec->outputs()[0].WaitToRead();
   for (auto _ : state) {

@@ -31,8 +31,7 @@ Symbol Chain() {
 }
 
 void ExpectFusedMatches(const Symbol& net, DType dtype, int fused_nodes) {
-  const std::map<std::string, TShape> shapes = {{"x", {5, 7}},
-                                                {"w", {5, 7}}};
+  const std::map<std::string, TShape> shapes = {{"x", {5, 7}}, {"w", {5, 7}}};
   const std::map<std::string, DType> types = {{"x", dtype}, {"w", dtype}};
   auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, types,
                                   OpReqType::kNullOp);
@@ -73,8 +72,8 @@ TEST(FusePlugin, NonElementwiseOpsSplitTheChain) {
   PartitionReport report;
   const Symbol part = PartitionGraph(out, "fuse", {}, &report);
   EXPECT_EQ(CountOps(part, "_fused_elemwise"), 2) << report.ToString();
-  auto ref = Executor::SimpleBind(out, Context::CPU(), shapes, {},
-                                  OpReqType::kNullOp);
+  auto ref =
+      Executor::SimpleBind(out, Context::CPU(), shapes, {}, OpReqType::kNullOp);
   auto exec = Executor::SimpleBind(part, Context::CPU(), shapes, {},
                                    OpReqType::kNullOp);
   testing::FillRandom(ref.get());

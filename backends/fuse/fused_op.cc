@@ -62,30 +62,50 @@ template <typename T>
 void Exec(const Instr& in, const T* a, const T* b, T* y, int64_t n) {
   const T s = static_cast<T>(in.scalar);
   switch (in.code) {
-    case Code::kNegative: return Map1(a, y, n, [](T x) { return -x; });
-    case Code::kAbs: return Map1(a, y, n, [](T x) { return x < 0 ? -x : x; });
-    case Code::kExp: return Map1(a, y, n, [](T x) { return std::exp(x); });
-    case Code::kLog: return Map1(a, y, n, [](T x) { return std::log(x); });
-    case Code::kSqrt: return Map1(a, y, n, [](T x) { return std::sqrt(x); });
-    case Code::kSquare: return Map1(a, y, n, [](T x) { return x * x; });
+    case Code::kNegative:
+      return Map1(a, y, n, [](T x) { return -x; });
+    case Code::kAbs:
+      return Map1(a, y, n, [](T x) { return x < 0 ? -x : x; });
+    case Code::kExp:
+      return Map1(a, y, n, [](T x) { return std::exp(x); });
+    case Code::kLog:
+      return Map1(a, y, n, [](T x) { return std::log(x); });
+    case Code::kSqrt:
+      return Map1(a, y, n, [](T x) { return std::sqrt(x); });
+    case Code::kSquare:
+      return Map1(a, y, n, [](T x) { return x * x; });
     case Code::kReciprocal:
       return Map1(a, y, n, [](T x) { return T(1) / x; });
-    case Code::kSin: return Map1(a, y, n, [](T x) { return std::sin(x); });
-    case Code::kCos: return Map1(a, y, n, [](T x) { return std::cos(x); });
-    case Code::kTanh: return Map1(a, y, n, [](T x) { return std::tanh(x); });
+    case Code::kSin:
+      return Map1(a, y, n, [](T x) { return std::sin(x); });
+    case Code::kCos:
+      return Map1(a, y, n, [](T x) { return std::cos(x); });
+    case Code::kTanh:
+      return Map1(a, y, n, [](T x) { return std::tanh(x); });
     case Code::kSigmoid:
       return Map1(a, y, n, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
-    case Code::kRelu: return Map1(a, y, n, [](T x) { return x > 0 ? x : T(0); });
-    case Code::kAdd: return Map2(a, b, y, n, [](T x, T z) { return x + z; });
-    case Code::kSub: return Map2(a, b, y, n, [](T x, T z) { return x - z; });
-    case Code::kMul: return Map2(a, b, y, n, [](T x, T z) { return x * z; });
-    case Code::kDiv: return Map2(a, b, y, n, [](T x, T z) { return x / z; });
-    case Code::kPlusScalar: return Map1(a, y, n, [s](T x) { return x + s; });
-    case Code::kMinusScalar: return Map1(a, y, n, [s](T x) { return x - s; });
-    case Code::kRMinusScalar: return Map1(a, y, n, [s](T x) { return s - x; });
-    case Code::kMulScalar: return Map1(a, y, n, [s](T x) { return x * s; });
-    case Code::kDivScalar: return Map1(a, y, n, [s](T x) { return x / s; });
-    case Code::kRDivScalar: return Map1(a, y, n, [s](T x) { return s / x; });
+    case Code::kRelu:
+      return Map1(a, y, n, [](T x) { return x > 0 ? x : T(0); });
+    case Code::kAdd:
+      return Map2(a, b, y, n, [](T x, T z) { return x + z; });
+    case Code::kSub:
+      return Map2(a, b, y, n, [](T x, T z) { return x - z; });
+    case Code::kMul:
+      return Map2(a, b, y, n, [](T x, T z) { return x * z; });
+    case Code::kDiv:
+      return Map2(a, b, y, n, [](T x, T z) { return x / z; });
+    case Code::kPlusScalar:
+      return Map1(a, y, n, [s](T x) { return x + s; });
+    case Code::kMinusScalar:
+      return Map1(a, y, n, [s](T x) { return x - s; });
+    case Code::kRMinusScalar:
+      return Map1(a, y, n, [s](T x) { return s - x; });
+    case Code::kMulScalar:
+      return Map1(a, y, n, [s](T x) { return x * s; });
+    case Code::kDivScalar:
+      return Map1(a, y, n, [s](T x) { return x / s; });
+    case Code::kRDivScalar:
+      return Map1(a, y, n, [s](T x) { return s / x; });
   }
 }
 
@@ -121,7 +141,8 @@ void Run(const Program& p, const std::vector<TBlob>& in,
     }
     for (size_t k = 0; k < p.outputs.size(); ++k) {
       const int r = p.outputs[k];
-      if (out_of_reg[r] == static_cast<int>(k) || req[k] == OpReqType::kNullOp) {
+      if (out_of_reg[r] == static_cast<int>(k) ||
+          req[k] == OpReqType::kNullOp) {
         continue;
       }
       T* y = out[k].data<T>() + start;
@@ -157,8 +178,8 @@ void Unify(const NodeAttrs& attrs, const char* what, std::vector<V>* in,
       common = v;
       have = true;
     } else if (!merge(&common, v)) {
-      throw ShapeError(absl::StrCat("_fused_elemwise \"", attrs.name, "\": ",
-                                    where, " has another ", what,
+      throw ShapeError(absl::StrCat("_fused_elemwise \"", attrs.name,
+                                    "\": ", where, " has another ", what,
                                     " than the other operands"));
     }
   };
@@ -192,8 +213,8 @@ Program Compile(const Symbol& subgraph) {
     if (n->is_variable()) return;
     auto code = Codes().find(n->op()->name());
     if (code == Codes().end()) {
-      throw InvalidArgument(absl::StrCat("_fused_elemwise: node \"",
-                                         n->name(), "\" (op ", n->op()->name(),
+      throw InvalidArgument(absl::StrCat("_fused_elemwise: node \"", n->name(),
+                                         "\" (op ", n->op()->name(),
                                          ") is not elementwise-fusable"));
     }
     Instr in;
@@ -225,9 +246,8 @@ void RegisterFusedOp(PluginRegistrar& r) {
       .Describe(
           "A chain or tree of elementwise ops (attrs.subgraphs[0]) computed "
           "in one pass over memory (fuse plugin); float32 and float64.")
-      .SetNumInputs([](const NodeAttrs& attrs) {
-        return GetProgram(attrs)->num_inputs;
-      })
+      .SetNumInputs(
+          [](const NodeAttrs& attrs) { return GetProgram(attrs)->num_inputs; })
       .SetNumOutputs([](const NodeAttrs& attrs) {
         return static_cast<int>(GetProgram(attrs)->outputs.size());
       })
@@ -251,18 +271,17 @@ void RegisterFusedOp(PluginRegistrar& r) {
                                         "float64)"));
         }
       })
-      .SetCompute(Context::kCPU,
-                  [](const OpContext&, const NodeAttrs& attrs,
-                     const std::vector<TBlob>& in,
-                     const std::vector<OpReqType>& req,
-                     const std::vector<TBlob>& out) {
-                    const std::shared_ptr<const Program> p = GetProgram(attrs);
-                    if (out[0].dtype == DType::kFloat64) {
-                      Run<double>(*p, in, req, out);
-                    } else {
-                      Run<float>(*p, in, req, out);
-                    }
-                  });
+      .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
+                                    const std::vector<TBlob>& in,
+                                    const std::vector<OpReqType>& req,
+                                    const std::vector<TBlob>& out) {
+        const std::shared_ptr<const Program> p = GetProgram(attrs);
+        if (out[0].dtype == DType::kFloat64) {
+          Run<double>(*p, in, req, out);
+        } else {
+          Run<float>(*p, in, req, out);
+        }
+      });
 }
 
 }  // namespace fuse

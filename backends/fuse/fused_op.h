@@ -13,11 +13,28 @@ namespace mx {
 namespace fuse {
 
 enum class Code {
-  kNegative, kAbs, kExp, kLog, kSqrt, kSquare, kReciprocal, kSin, kCos,
-  kTanh, kSigmoid, kRelu,                      // Unary.
-  kAdd, kSub, kMul, kDiv,                      // Binary, equal shapes.
-  kPlusScalar, kMinusScalar, kRMinusScalar, kMulScalar, kDivScalar,
-  kRDivScalar,                                 // With a scalar.
+  kNegative,
+  kAbs,
+  kExp,
+  kLog,
+  kSqrt,
+  kSquare,
+  kReciprocal,
+  kSin,
+  kCos,
+  kTanh,
+  kSigmoid,
+  kRelu,  // Unary.
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,  // Binary, equal shapes.
+  kPlusScalar,
+  kMinusScalar,
+  kRMinusScalar,
+  kMulScalar,
+  kDivScalar,
+  kRDivScalar,  // With a scalar.
 };
 
 // Whether the fuse backend can compute op `name`.
