@@ -13,7 +13,7 @@
 //   mx::SetSubgraphPropertyOpNames("default", {"exp", "sin"});
 //   mx::PartitionReport report;
 //   mx::Symbol part = mx::PartitionGraph(net, "default", {}, &report);
-//   std::cerr << report.ToString() << part.ToDOT();
+//   std::cerr << report.ToString() << mx::PartitionedToDOT(part);
 //
 // Also registered as graph pass "PartitionGraph": needs graph attribute
 // "subgraph_backend" (std::string), reads "subgraph_need_grad" (bool) when
@@ -65,6 +65,10 @@ Symbol PartitionGraph(const Symbol& symbol, const std::string& backend,
 Symbol PartitionGraph(const Symbol& symbol, const SubgraphProperty& property,
                       const PartitionOptions& options = {},
                       PartitionReport* report = nullptr);
+
+// Graphviz DOT of a partitioned symbol: Symbol::ToDOT of the outer graph
+// plus, as a dashed cluster per subgraph node, the graph it holds.
+std::string PartitionedToDOT(const Symbol& symbol);
 
 }  // namespace mx
 

@@ -105,8 +105,10 @@ TEST(PartitionGraph, ReportNamesClaimedAndExcludedNodes) {
   EXPECT_EQ(CountOps(part, "_default_subgraph_op"), 2);
   const std::string text = report.ToString();
   EXPECT_TRUE(Contains(text, "excluded to break cycles: add0")) << text;
-  const std::string dot = part.ToDOT();
+  const std::string dot = PartitionedToDOT(part);
   EXPECT_TRUE(Contains(dot, "_default_subgraph_op")) << dot;
+  EXPECT_TRUE(Contains(dot, "subgraph cluster_0")) << dot;
+  EXPECT_TRUE(Contains(dot, "s0_n1 -> s0_n2")) << dot;  // exp0 -> sin0.
 }
 
 TEST(PartitionGraph, VerboseEnvPrintsTheReport) {

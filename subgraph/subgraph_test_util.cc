@@ -88,12 +88,12 @@ std::unique_ptr<Executor> BindLike(const Symbol& symbol,
                                    const Executor& shapes_from) {
   std::vector<NDArray> args, aux;
   for (const std::string& name : symbol.ListArguments()) {
-    const NDArray& a = shapes_from.arg_dict().at(name);
+    const NDArray a = shapes_from.arg_dict().at(name);
     args.emplace_back(a.shape(), a.ctx(), a.dtype());
     CopyFromTo(a, args.back());
   }
   for (const std::string& name : symbol.ListAuxiliaryStates()) {
-    const NDArray& a = shapes_from.aux_dict().at(name);
+    const NDArray a = shapes_from.aux_dict().at(name);
     aux.emplace_back(a.shape(), a.ctx(), a.dtype());
     CopyFromTo(a, aux.back());
   }
