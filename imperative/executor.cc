@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "graph/pass.h"
 #include "imperative/imperative.h"
+#include "imperative/subgraph_hook.h"
 
 namespace mx {
 namespace {
@@ -68,6 +69,10 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
     }
   }
   exec->args_ = std::move(args);
+  bool need_grad = false;
+  for (OpReqType r : grad_reqs) need_grad |= r != OpReqType::kNullOp;
+  // Arrays stay bound by the original names; only the graph changes.
+  exec->symbol_ = ApplySubgraphBackendFromEnv(symbol, need_grad);
   exec->grads_ = std::move(arg_grads);
   exec->grad_reqs_ = std::move(grad_reqs);
   exec->aux_ = std::move(aux);
@@ -161,15 +166,18 @@ void Executor::Init() {
     const auto& shapes = inferred.GetAttr<std::vector<TShape>>("shape");
     const auto& types = inferred.GetAttr<std::vector<DType>>("dtype");
     const IndexedGraph& fidx = inferred.indexed_graph();
-    const std::vector<NodePtr> arg_nodes =
-        symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs);
+    absl::flat_hash_map<std::string, NodePtr> arg_nodes;
+    for (const NodePtr& n :
+         symbol_.ListInputs(Symbol::InputKind::kReadOnlyArgs)) {
+      arg_nodes[n->name()] = n;
+    }
     for (size_t i = 0; i < symbol_.outputs.size(); ++i) {
       const uint32_t eid = fidx.entry_id(symbol_.outputs[i]);
       head_grads_.emplace_back(shapes[eid], ctx_, types[eid]);
       bound[HeadGradName(i)] = head_grads_.back();
     }
     std::vector<NodePtr> xs;
-    for (int a : grad_args_) xs.push_back(arg_nodes[a]);
+    for (int a : grad_args_) xs.push_back(arg_nodes.at(arg_names_[a]));
     plan = WithGradients(symbol_, xs);
   }
   const Graph combined(plan);

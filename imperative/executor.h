@@ -12,6 +12,10 @@
 //   batch.size()); exec->Forward(/*is_train=*/false); std::vector<float> y =
 //   exec->outputs()[0].ToVector<float>();
 //
+// When MX_SUBGRAPH_BACKEND names a backend (not NONE), Bind partitions the
+// symbol first (imperative/subgraph_hook.h); arrays stay bound by the
+// original names and symbol() returns the partitioned graph.
+//
 // With gradients requested, binding also builds the backward graph (the
 // Gradient pass) and plans forward and backward together: Forward runs
 // the forward nodes, Backward the rest, reusing the forward values it needs.

@@ -2,6 +2,7 @@
 #include "imperative/executor.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "backends/cpu/op_test_util.h"
 #include "base/error.h"
@@ -255,6 +256,24 @@ TEST(Executor, MLPMemoryPlanReport) {
       "[memory] MLP 784-256-256-256-10, batch 64: planned %zu bytes, "
       "%zu without reuse\n",
       exec->planned_bytes(), exec->bytes_without_reuse());
+}
+
+TEST(Executor, SubgraphBackendWithoutPartitionPassSaysWhatToLink) {
+  // This test binary does not link //subgraph:partition_graph.
+  setenv("MX_SUBGRAPH_BACKEND", "default", 1);
+  try {
+    Executor::SimpleBind(SmallNet(), Context::CPU(), {{"x", {2}}});
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(testing::Contains(e.what(), "MX_SUBGRAPH_BACKEND=default"));
+    EXPECT_TRUE(testing::Contains(e.what(), "//subgraph:partition_graph"));
+  }
+  unsetenv("MX_SUBGRAPH_BACKEND");
+  // NONE means no partitioning, linked or not.
+  setenv("MX_SUBGRAPH_BACKEND", "NONE", 1);
+  EXPECT_NO_THROW(
+      Executor::SimpleBind(SmallNet(), Context::CPU(), {{"x", {2}}}));
+  unsetenv("MX_SUBGRAPH_BACKEND");
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+// _default_subgraph_op: backward through partitioned graphs equals
+// backward of the original graph; shape/dtype inference and aux states.
+#include "backends/cpu/op_test_util.h"
+#include "graph/pass.h"
+#include "gtest/gtest.h"
+#include "subgraph/partition_graph.h"
+#include "subgraph/subgraph_test_util.h"
+
+namespace mx {
+namespace {
+
+using testing::AllClose;
+using testing::ToDouble;
+
+Symbol Op(const std::string& op, const std::vector<Symbol>& in,
+          const AttrDict& attrs = {}, const std::string& name = "") {
+  return Symbol::Create(op, in, attrs, name);
+}
+
+// Two outputs; exp's output is read by both a claimed and an unclaimed op,
+// and x is read twice.
+Symbol Net() {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  Symbol a = Op("exp", {x}, {}, "a");
+  Symbol b = Op("sin", {a}, {}, "b");
+  Symbol c = Op("elemwise_mul", {a, w}, {}, "c");
+  Symbol d = Op("tanh", {c}, {}, "d");
+  Symbol e = Op("elemwise_add", {b, d}, {}, "e");
+  Symbol f = Op("elemwise_mul", {e, x}, {}, "f");
+  return Symbol::Group({Op("_mul_scalar", {f}, {{"scalar", "3"}}, "g"), b});
+}
+
+const std::vector<std::string> kClaimed = {"exp", "sin", "elemwise_mul",
+                                           "elemwise_add", "_mul_scalar"};
+
+std::unique_ptr<Executor> BindWithGrads(const Symbol& s, OpReqType req) {
+  const std::map<std::string, TShape> shapes = {{"x", {3, 4}}, {"w", {3, 4}}};
+  const std::map<std::string, DType> types = {{"x", DType::kFloat64},
+                                              {"w", DType::kFloat64}};
+  auto exec = Executor::SimpleBind(s, Context::CPU(), shapes, types, req);
+  testing::FillRandom(exec.get(), -1, 1);
+  return exec;
+}
+
+void ExpectSameGradients(const Symbol& partitioned_or_original, bool use_env,
+                         OpReqType req) {
+  const Symbol net = Net();
+  auto ref = BindWithGrads(net, req);
+  std::unique_ptr<Executor> exec;
+  {
+    testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", use_env ? "default" : "NONE");
+    exec = BindWithGrads(partitioned_or_original, req);
+  }
+  ASSERT_GT(testing::CountOps(exec->symbol(), "_default_subgraph_op"), 0);
+  const std::vector<NDArray> heads = {
+      testing::RandomArray({3, 4}, DType::kFloat64, -1, 1, 11),
+      testing::RandomArray({3, 4}, DType::kFloat64, -1, 1, 12)};
+  for (int round = 0; round < 2; ++round) {  // kAddTo accumulates.
+    ref->Forward(true);
+    ref->Backward(heads);
+    exec->Forward(true);
+    exec->Backward(heads);
+  }
+  for (const auto& [name, g] : ref->grad_dict()) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(AllClose(ToDouble(exec->grad_dict().at(name)), ToDouble(g),
+                         1e-12, 1e-12));
+  }
+  for (size_t i = 0; i < ref->outputs().size(); ++i) {
+    EXPECT_TRUE(AllClose(ToDouble(exec->outputs()[i]),
+                         ToDouble(ref->outputs()[i]), 1e-12, 1e-12));
+  }
+}
+
+TEST(DefaultSubgraphOp, BackwardOfPartitionedSymbolMatchesOriginal) {
+  SetSubgraphPropertyOpNames("default", kClaimed);
+  const Symbol part = PartitionGraph(Net(), "default");
+  ExpectSameGradients(part, /*use_env=*/false, OpReqType::kWriteTo);
+  ExpectSameGradients(part, /*use_env=*/false, OpReqType::kAddTo);
+  RemoveSubgraphPropertyOpNames("default");
+}
+
+TEST(DefaultSubgraphOp, BackwardWithBackendFromEnvironmentMatchesOriginal) {
+  SetSubgraphPropertyOpNames("default", kClaimed);
+  ExpectSameGradients(Net(), /*use_env=*/true, OpReqType::kWriteTo);
+  RemoveSubgraphPropertyOpNames("default");
+}
+
+TEST(DefaultSubgraphOp, GradientIsAnotherSubgraphOp) {
+  SetSubgraphPropertyOpNames("default", {"exp", "sin"});
+  Symbol x = Symbol::Variable("x");
+  const Symbol part =
+      PartitionGraph(Op("sin", {Op("exp", {x}, {}, "a")}, {}, "b"), "default");
+  RemoveSubgraphPropertyOpNames("default");
+  ASSERT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
+  Graph g(part);
+  g.SetAttr("grad_ys", part.outputs);
+  g.SetAttr("grad_ys_out_grad",
+            std::vector<NodeEntry>{Symbol::Variable("head").outputs[0]});
+  g.SetAttr("grad_xs", std::vector<NodeEntry>{x.outputs[0]});
+  Symbol grads;
+  grads.outputs = ApplyPass(g, "Gradient").outputs;
+  ASSERT_EQ(grads.outputs.size(), 1u);
+  const Node& bwd = *grads.outputs[0].node;
+  EXPECT_EQ(bwd.op()->name(), "_default_subgraph_op");
+  EXPECT_EQ(bwd.name(), "_default_subgraph0_backward");
+  // Reads x, the head gradient and nothing it could recompute cheaply.
+  EXPECT_EQ(grads.ListInputNames(), (std::vector<std::string>{"x", "head"}));
+}
+
+TEST(DefaultSubgraphOp, InfersShapesAndTypesThroughTheSubgraph) {
+  SetSubgraphPropertyOpNames("default", {"FullyConnected", "relu"});
+  Symbol fc = Op("FullyConnected", {Symbol::Variable("data")},
+                 {{"num_hidden", "5"}}, "fc");
+  const Symbol part = PartitionGraph(Op("relu", {fc}), "default");
+  RemoveSubgraphPropertyOpNames("default");
+  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {2, 7}}}, {},
+                                   OpReqType::kNullOp);
+  EXPECT_EQ(exec->arg_dict().at("fc_weight").shape(), TShape({5, 7}));
+  exec->Forward();
+  EXPECT_EQ(exec->outputs()[0].shape(), TShape({2, 5}));
+  // A wrong dtype is reported through the subgraph.
+  testing::ExpectError<DTypeError>(
+      [&] {
+        Executor::SimpleBind(part, Context::CPU(), {{"data", {2, 7}}},
+                             {{"data", DType::kFloat64}}, OpReqType::kNullOp);
+      },
+      {"fc"});
+}
+
+TEST(DefaultSubgraphOp, BatchNormMovingStatisticsStayAuxStatesAndUpdate) {
+  SetSubgraphPropertyOpNames("default", {"BatchNorm", "relu"});
+  Symbol bn = Op("BatchNorm", {Symbol::Variable("data")}, {}, "bn");
+  const Symbol net = Op("relu", {bn});
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(part.ListAuxiliaryStates(), net.ListAuxiliaryStates());
+  auto ref = Executor::SimpleBind(net, Context::CPU(), {{"data", {4, 3}}}, {},
+                                  OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(part, Context::CPU(), {{"data", {4, 3}}}, {},
+                                   OpReqType::kNullOp);
+  testing::FillRandom(ref.get());
+  testing::CopyInputs(*ref, exec.get());
+  ref->Forward(/*is_train=*/true);
+  exec->Forward(/*is_train=*/true);
+  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+  for (const auto& [name, a] : ref->aux_dict()) {
+    EXPECT_EQ(ToDouble(exec->aux_dict().at(name)), ToDouble(a)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace mx

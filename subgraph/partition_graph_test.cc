@@ -1,0 +1,227 @@
+// The seed's network structures 1-7, each checked four ways, and the
+// partitioner's reports and errors.
+#include "subgraph/partition_graph.h"
+
+#include "backends/cpu/op_test_util.h"
+#include "gtest/gtest.h"
+#include "subgraph/subgraph_test_util.h"
+
+namespace mx {
+namespace {
+
+using testing::CheckFourWays;
+using testing::Contains;
+using testing::CountOps;
+
+Symbol Var(const std::string& name, const TShape& shape = TShape()) {
+  return Symbol::Variable(name, shape);
+}
+Symbol Op(const std::string& op, const std::vector<Symbol>& in,
+          const AttrDict& attrs = {}, const std::string& name = "") {
+  return Symbol::Create(op, in, attrs, name);
+}
+
+// exp -> (cos, sin) -> add: claiming exp, sin and add closes a cycle
+// through cos.
+Symbol Diamond() {
+  Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})}, {}, "exp0");
+  return Op("elemwise_add",
+            {Op("cos", {e}, {}, "cos0"), Op("sin", {e}, {}, "sin0")}, {},
+            "add0");
+}
+
+const std::vector<std::string> kAddNames = {"_Plus", "elemwise_add", "_plus"};
+std::vector<std::string> With(std::vector<std::string> names) {
+  names.insert(names.end(), kAddNames.begin(), kAddNames.end());
+  return names;
+}
+
+TEST(PartitionGraph, Structure1ConvolutionsSharingAWeight) {
+  Symbol data1 = Var("data1", {2, 3, 10, 10}), data2 = Var("data2");
+  Symbol conv1 = Op(
+      "Convolution", {data1, data2},
+      {{"kernel", "(2,2)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv1");
+  Symbol conv2 = Op(
+      "Convolution", {data2},
+      {{"kernel", "(1,1)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv2");
+  CheckFourWays(Symbol::Group({conv1, conv2}), {"Convolution"});
+}
+
+TEST(PartitionGraph, Structure2CycleThroughAnOutsideNode) {
+  CheckFourWays(Diamond(), With({"exp", "sin"}));
+  CheckFourWays(Diamond(), With({"exp", "cos"}));
+}
+
+TEST(PartitionGraph, Structure3BatchNormKeepsAuxStates) {
+  Symbol bn =
+      Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {}, "bn1");
+  CheckFourWays(bn, With({"exp", "sin"}));
+  CheckFourWays(bn, With({"exp", "cos"}));
+  CheckFourWays(bn, With({"exp", "sin", "BatchNorm"}));
+  CheckFourWays(bn, With({"exp", "cos", "BatchNorm"}));
+  CheckFourWays(bn, {"exp", "BatchNorm"});
+  CheckFourWays(bn, {"BatchNorm"});
+}
+
+TEST(PartitionGraph, Structure4DuplicateOutputs) {
+  Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})});
+  CheckFourWays(Symbol::Group({e, e, e}), {"exp"});
+}
+
+TEST(PartitionGraph, Structure5DuplicateInputs) {
+  Symbol data = Var("data", {2, 3, 10, 10});
+  CheckFourWays(Op("elemwise_add", {data, data}), kAddNames);
+}
+
+TEST(PartitionGraph, Structure6SinFeedingConvolutionWeight) {
+  Symbol data1 = Var("data1", {3, 3, 10, 10});
+  Symbol data3 = Op("sin", {Var("data2", {1, 3, 2, 2})}, {}, "sin6");
+  Symbol conv = Op("Convolution", {data1, data3},
+                   {{"kernel", "(2,2)"}, {"num_filter", "1"}}, "conv6");
+  for (const auto& names : std::vector<std::vector<std::string>>{
+           {}, {"sin"}, {"Convolution"}, {"sin", "Convolution"}}) {
+    CheckFourWays(conv, names);
+  }
+}
+
+TEST(PartitionGraph, Structure7LongPathCycle) {
+  Symbol s = Op("sin", {Var("data", {1})}, {}, "sin7");
+  Symbol c = Op("cos", {s});
+  for (int i = 0; i < 5; ++i) c = Op("cos", {c});
+  CheckFourWays(Op("elemwise_add", {s, c}, {}, "add7"), With({"sin"}));
+}
+
+TEST(PartitionGraph, ReportNamesClaimedAndExcludedNodes) {
+  SetSubgraphPropertyOpNames("default", With({"exp", "sin"}));
+  PartitionReport report;
+  const Symbol part = PartitionGraph(Diamond(), "default", {}, &report);
+  RemoveSubgraphPropertyOpNames("default");
+  // add0 would close exp0 -> cos0 -> add0; it stands alone.
+  ASSERT_EQ(report.subgraphs.size(), 2u);
+  EXPECT_EQ(report.subgraphs[0].claimed,
+            (std::vector<std::string>{"exp0", "sin0"}));
+  EXPECT_EQ(report.subgraphs[0].excluded, std::vector<std::string>{"add0"});
+  EXPECT_EQ(report.subgraphs[1].claimed, std::vector<std::string>{"add0"});
+  EXPECT_EQ(CountOps(part, "_default_subgraph_op"), 2);
+  const std::string text = report.ToString();
+  EXPECT_TRUE(Contains(text, "excluded to break cycles: add0")) << text;
+  const std::string dot = PartitionedToDOT(part);
+  EXPECT_TRUE(Contains(dot, "_default_subgraph_op")) << dot;
+  EXPECT_TRUE(Contains(dot, "subgraph cluster_0")) << dot;
+  EXPECT_TRUE(Contains(dot, "s0_n1 -> s0_n2")) << dot;  // exp0 -> sin0.
+}
+
+TEST(PartitionGraph, VerboseEnvPrintsTheReport) {
+  testing::ScopedEnv env("MX_SUBGRAPH_VERBOSE", "1");
+  SetSubgraphPropertyOpNames("default", {"exp"});
+  ::testing::internal::CaptureStderr();
+  PartitionGraph(Diamond(), "default");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_TRUE(Contains(err, "claims 1: exp0")) << err;
+}
+
+TEST(PartitionGraph, BadVerboseValueNamesTheVariable) {
+  testing::ScopedEnv env("MX_SUBGRAPH_VERBOSE", "maybe");
+  SetSubgraphPropertyOpNames("default", {"exp"});
+  testing::ExpectError<ConfigError>(
+      [] { PartitionGraph(Diamond(), "default"); }, {"MX_SUBGRAPH_VERBOSE"});
+  RemoveSubgraphPropertyOpNames("default");
+}
+
+TEST(PartitionGraph, UnknownBackendListsRegisteredOnes) {
+  testing::ExpectError<NotFound>(
+      [] { PartitionGraph(Diamond(), "nope"); },
+      {"unknown subgraph backend \"nope\"", "default", "NONE"});
+}
+
+TEST(PartitionGraph, NoneLeavesTheGraphAlone) {
+  const Symbol s = Diamond();
+  EXPECT_EQ(PartitionGraph(s, "NONE").outputs, s.outputs);
+}
+
+TEST(PartitionGraph, DefaultWithoutOpNamesIsAClearError) {
+  testing::ExpectError<InvalidArgument>(
+      [] { PartitionGraph(Diamond(), "default"); },
+      {"SetSubgraphPropertyOpNames"});
+}
+
+TEST(PartitionGraph, BadBackendInEnvironmentNamesTheVariable) {
+  testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", "nope");
+  testing::ExpectError<ConfigError>(
+      [] {
+        Executor::SimpleBind(Diamond(), Context::CPU(), {}, {},
+                             OpReqType::kNullOp);
+      },
+      {"MX_SUBGRAPH_BACKEND=nope", "default"});
+}
+
+// Claims everything; declares itself inference-only.
+class InferenceOnlyProperty : public SubgraphProperty {
+ public:
+  class All : public SubgraphSelector {
+   public:
+    bool Select(const Node&) override { return true; }
+    bool SelectInput(const Node&, const Node&) override { return true; }
+    bool SelectOutput(const Node&, const Node&) override { return true; }
+  };
+  std::string name() const override { return "inference_only"; }
+  bool inference_only() const override { return true; }
+  SubgraphSelectorPtr CreateSubgraphSelector() const override {
+    return std::make_shared<All>();
+  }
+  NodePtr CreateSubgraphNode(const Symbol& s, int id) const override {
+    return MakeSubgraphOpNode("_default_subgraph_op", s,
+                              "all" + std::to_string(id));
+  }
+};
+
+TEST(PartitionGraph, InferenceOnlyPropertySkippedWhenGradientsNeeded) {
+  InferenceOnlyProperty prop;
+  PartitionReport report;
+  PartitionOptions options;
+  EXPECT_EQ(CountOps(PartitionGraph(Diamond(), prop, options, &report),
+                     "_default_subgraph_op"),
+            1);
+  options.need_grad = true;
+  const Symbol same = PartitionGraph(Diamond(), prop, options, &report);
+  EXPECT_EQ(CountOps(same, "_default_subgraph_op"), 0);
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_TRUE(Contains(report.notes[0], "inference only")) << report.notes[0];
+}
+
+// Filter drops the middle of a chain: the rest splits in two.
+class DropMiddleProperty : public InferenceOnlyProperty {
+ public:
+  class Selector : public All {
+   public:
+    std::vector<const Node*> Filter(
+        const std::vector<const Node*>& c) override {
+      std::vector<const Node*> kept;
+      for (const Node* n : c) {
+        if (n->name() != "b") kept.push_back(n);
+      }
+      return kept;
+    }
+  };
+  bool inference_only() const override { return false; }
+  SubgraphSelectorPtr CreateSubgraphSelector() const override {
+    return std::make_shared<Selector>();
+  }
+};
+
+TEST(PartitionGraph, FilterSplitsTheRestByConnectivity) {
+  Symbol x = Var("x", {4});
+  Symbol chain =
+      Op("sin", {Op("cos", {Op("exp", {x}, {}, "a")}, {}, "b")}, {}, "c");
+  DropMiddleProperty prop;
+  PartitionReport report;
+  const Symbol part = PartitionGraph(chain, prop, {}, &report);
+  ASSERT_EQ(report.subgraphs.size(), 2u);
+  EXPECT_EQ(report.subgraphs[0].claimed, std::vector<std::string>{"a"});
+  EXPECT_EQ(report.subgraphs[1].claimed, std::vector<std::string>{"c"});
+  EXPECT_EQ(CountOps(part, "cos"), 1);
+}
+
+}  // namespace
+}  // namespace mx
