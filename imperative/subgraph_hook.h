@@ -6,9 +6,8 @@
 //
 //   Symbol bound = ApplySubgraphBackendFromEnv(symbol, /*need_grad=*/false);
 //
-// Used by Executor::Bind (and so SimpleBind). TODO(nn): HybridBlock must
-// call it on its graph before building its CachedOp, passing need_grad =
-// whether autograd is recording, as MXNet does at hybridize.
+// Used by Executor::Bind (and so SimpleBind) and by HybridBlock before it
+// builds a CachedOp (need_grad = whether autograd is recording).
 #ifndef MXCORE_IMPERATIVE_SUBGRAPH_HOOK_H_
 #define MXCORE_IMPERATIVE_SUBGRAPH_HOOK_H_
 

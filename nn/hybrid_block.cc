@@ -1,5 +1,6 @@
 #include "nn/hybrid_block.h"
 
+#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "base/error.h"
 #include "imperative/deferred_compute.h"
 #include "imperative/imperative.h"
+#include "imperative/subgraph_hook.h"
 #include "nn/params_file.h"
 #include "nn/trace_context.h"
 
@@ -91,6 +93,11 @@ void HybridBlock::ClearTraces() {
   latest_ = nullptr;
 }
 
+const Symbol& HybridBlock::cached_symbol() const {
+  symbol();  // Throws when there is no trace.
+  return latest_->op->symbol();
+}
+
 const Symbol& HybridBlock::symbol() const {
   if (latest_ == nullptr) {
     throw StateError(absl::StrCat(TypeName(),
@@ -167,14 +174,25 @@ std::shared_ptr<HybridBlock::Trace> HybridBlock::MakeTrace(
     trace->input_index.push_back(index);
     trace->params.push_back(param);
   }
-  trace->op = std::make_unique<CachedOp>(trace->symbol, options_);
+  // MX_SUBGRAPH_BACKEND partitions the graph the CachedOp runs; the traced
+  // symbol (what Export writes) stays unpartitioned. Inference-only
+  // properties apply only to traces made while not recording.
+  trace->op = std::make_unique<CachedOp>(
+      ApplySubgraphBackendFromEnv(trace->symbol, imperative::IsRecording()),
+      options_);
   return trace;
 }
 
 std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
   // Inside a parent's trace the parent's graph takes this block's ops.
   if (!active_ || imperative::IsDeferredCompute()) return Block::Call(inputs);
-  std::string signature;
+  // With a subgraph backend, recording calls get traces of their own: the
+  // backend may apply inference-only rewrites to the others.
+  const char* backend = std::getenv("MX_SUBGRAPH_BACKEND");
+  const bool partitioned = backend != nullptr && *backend != '\0' &&
+                           std::string(backend) != "NONE";
+  std::string signature =
+      partitioned && imperative::IsRecording() ? "grad;" : "";
   for (const NDArray& in : inputs) {
     absl::StrAppend(&signature, in.ctx().ToString(), in.shape().ToString(),
                     DTypeName(in.dtype()), ";");

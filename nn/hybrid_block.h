@@ -59,6 +59,9 @@ class HybridBlock : public Block {
   int num_traces() const { return num_traces_; }
   // The latest traced graph (StateError when there is none).
   const Symbol& symbol() const;
+  // The graph the latest trace's CachedOp runs: symbol(), partitioned when
+  // MX_SUBGRAPH_BACKEND is set.
+  const Symbol& cached_symbol() const;
 
   // Input variable names for `n` inputs: {"data"} or {"data0", ...}.
   static std::vector<std::string> InputNames(size_t n);

@@ -25,8 +25,8 @@
 ABSL_FLAG(std::string, model, "mlp", "mlp or cnn");
 ABSL_FLAG(int, epochs, 2, "passes over the training set");
 ABSL_FLAG(int, batch_size, 64, "examples per step");
-ABSL_FLAG(double, lr, -1, "learning rate (default: 0.1 for sgd, 0.001 adam)");
-ABSL_FLAG(std::string, optimizer, "sgd", "sgd or adam");
+ABSL_FLAG(double, lr, -1, "learning rate (default: 0.001 adam, 0.05 sgd)");
+ABSL_FLAG(std::string, optimizer, "adam", "adam or sgd");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(double, wd, 0, "weight decay");
 ABSL_FLAG(bool, hybridize, true, "trace the model into a graph (CachedOp)");
@@ -65,7 +65,7 @@ std::unique_ptr<nn::Optimizer> MakeOptimizer() {
   const double lr = absl::GetFlag(FLAGS_lr);
   if (name == "sgd") {
     nn::SGDOptions o;
-    o.learning_rate = lr > 0 ? lr : 0.1;
+    o.learning_rate = lr > 0 ? lr : 0.05;
     o.momentum = absl::GetFlag(FLAGS_momentum);
     o.wd = absl::GetFlag(FLAGS_wd);
     return nn::MakeSGD(o);
@@ -114,7 +114,8 @@ double Accuracy(nn::Block& net, const data::Dataset& test) {
   NDArray x, y;
   int64_t correct = 0, seen = 0;
   while (it.Next(&x, &y)) {
-    const std::vector<float> pred = nd::argmax(net(x), 1).ToVector<float>();
+    const std::vector<float> pred =
+        nd::cast(nd::argmax(net(x), 1), DType::kFloat32).ToVector<float>();
     const std::vector<float> label = y.ToVector<float>();
     for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == label[i];
     seen += static_cast<int64_t>(pred.size());
