@@ -21,6 +21,7 @@
 #include "imperative/nd.h"
 #include "nn/nn.h"
 #include "tools/data/idx.h"
+#include "tools/models.h"
 
 ABSL_FLAG(std::string, model, "mlp", "mlp or cnn");
 ABSL_FLAG(int, epochs, 2, "passes over the training set");
@@ -37,28 +38,6 @@ ABSL_FLAG(int, limit, 0, "use only the first N training examples (0: all)");
 
 namespace mx {
 namespace {
-
-std::shared_ptr<nn::HybridSequential> MakeModel(const std::string& name) {
-  auto net = std::make_shared<nn::HybridSequential>();
-  if (name == "mlp") {
-    net->Add(std::make_shared<nn::Dense>(256, "relu"))
-        .Add(std::make_shared<nn::Dense>(128, "relu"))
-        .Add(std::make_shared<nn::Dense>(10));
-  } else if (name == "cnn") {
-    nn::Conv2D::Options conv;
-    conv.activation = "relu";
-    net->Add(std::make_shared<nn::Conv2D>(32, TShape{3, 3}, conv))
-        .Add(std::make_shared<nn::MaxPool2D>())
-        .Add(std::make_shared<nn::Conv2D>(64, TShape{3, 3}, conv))
-        .Add(std::make_shared<nn::MaxPool2D>())
-        .Add(std::make_shared<nn::Flatten>())
-        .Add(std::make_shared<nn::Dense>(128, "relu"))
-        .Add(std::make_shared<nn::Dense>(10));
-  } else {
-    throw InvalidArgument("--model must be mlp or cnn, not \"" + name + "\"");
-  }
-  return net;
-}
 
 std::unique_ptr<nn::Optimizer> MakeOptimizer() {
   const std::string name = absl::GetFlag(FLAGS_optimizer);
@@ -137,7 +116,7 @@ int Train() {
   const int epochs = absl::GetFlag(FLAGS_epochs);
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   random::Seed(seed);
-  auto net = MakeModel(absl::GetFlag(FLAGS_model));
+  auto net = models::Make(absl::GetFlag(FLAGS_model));
   net->Initialize(nn::init::Xavier());
   if (absl::GetFlag(FLAGS_hybridize)) net->Hybridize();
   nn::SoftmaxCrossEntropyLoss loss_fn;
@@ -177,8 +156,8 @@ int Train() {
     std::printf("epoch %d/%d: train loss %.4f, test accuracy %.4f\n", epoch,
                 epochs, loss_sum / loss_count, accuracy);
   }
-  const double images = static_cast<double>(epochs) *
-                        batches.batches_per_epoch() * batch;
+  const double images =
+      static_cast<double>(epochs) * batches.batches_per_epoch() * batch;
   std::printf(
       "summary: model=%s hybridize=%d optimizer=%s epochs=%d batch=%d "
       "test_accuracy=%.4f train_time=%.1fs images_per_s=%.0f\n",

@@ -1,0 +1,59 @@
+// One training step (forward, backward, Adam update) of the trainer's
+// models at batch 64, imperative vs hybridized (CachedOp).
+//   TrainStep/mlp/0 (imperative), TrainStep/mlp/1 (hybridized), cnn alike.
+#include <string>
+
+#include "autograd/autograd.h"
+#include "benchmark/benchmark.h"
+#include "engine/engine.h"
+#include "imperative/nd.h"
+#include "nn/nn.h"
+#include "tools/models.h"
+
+namespace mx {
+namespace {
+
+void TrainStep(benchmark::State& state, const std::string& model) {
+  const bool hybridize = state.range(0) != 0;
+  const int64_t batch = 64;
+  random::Seed(1);
+  auto net = models::Make(model);
+  net->Initialize(nn::init::Xavier());
+  if (hybridize) net->Hybridize();
+  nn::SoftmaxCrossEntropyLoss loss_fn;
+  nn::Trainer trainer(net->CollectParams(), nn::MakeAdam({}));
+  NDArray x = nd::random_uniform(0, 1, {batch, 1, 28, 28});
+  NDArray y = nd::cast(nd::random_uniform(0, 10, {batch}), DType::kInt32);
+  y = nd::cast(y, DType::kFloat32);
+  for (auto _ : state) {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = loss_fn({(*net)(x), y})[0];
+    }
+    autograd::Backward({loss});
+    trainer.Step(batch);
+    engine::Engine::Get()->WaitForAll();
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.SetLabel(std::string(hybridize ? "hybridized " : "imperative ") +
+                 engine::Engine::Get()->type_name());
+}
+
+void BM_TrainStepMLP(benchmark::State& state) { TrainStep(state, "mlp"); }
+void BM_TrainStepCNN(benchmark::State& state) { TrainStep(state, "cnn"); }
+BENCHMARK(BM_TrainStepMLP)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_TrainStepCNN)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace mx
+
+BENCHMARK_MAIN();

@@ -1,0 +1,21 @@
+// The trainer's models, shared with the train-step benchmark.
+#ifndef MXCORE_TOOLS_MODELS_H_
+#define MXCORE_TOOLS_MODELS_H_
+
+#include <memory>
+#include <string>
+
+#include "nn/sequential.h"
+
+namespace mx {
+namespace models {
+
+// "mlp": Dense 256-relu, 128-relu, 10. "cnn": Conv 32 3x3-relu, max-pool,
+// Conv 64 3x3-relu, max-pool, Dense 128-relu, 10. Throws InvalidArgument
+// for another name.
+std::shared_ptr<nn::HybridSequential> Make(const std::string& name);
+
+}  // namespace models
+}  // namespace mx
+
+#endif  // MXCORE_TOOLS_MODELS_H_
