@@ -19,18 +19,6 @@
 namespace mx {
 namespace {
 
-struct EntryKey {
-  const Node* node;
-  uint32_t index;
-  bool operator==(const EntryKey& o) const {
-    return node == o.node && index == o.index;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const EntryKey& k) {
-    return H::combine(std::move(h), k.node, k.index);
-  }
-};
-
 Graph Gradient(Graph g) {
   const auto& ys = g.GetAttr<std::vector<NodeEntry>>("grad_ys");
   const auto& head_grads =

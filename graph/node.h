@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/op.h"
@@ -33,6 +34,20 @@ struct NodeEntry {
 
   friend bool operator==(const NodeEntry& a, const NodeEntry& b) {
     return a.node == b.node && a.index == b.index && a.version == b.version;
+  }
+};
+
+// Output `index` of `node`, ignoring versions: a key for hash maps
+// (absl::flat_hash_map<EntryKey, ...>) of per-entry data.
+struct EntryKey {
+  const Node* node;
+  uint32_t index;
+  bool operator==(const EntryKey& o) const {
+    return node == o.node && index == o.index;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const EntryKey& k) {
+    return H::combine(std::move(h), k.node, k.index);
   }
 };
 

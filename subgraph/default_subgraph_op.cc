@@ -17,18 +17,6 @@ namespace {
 using subgraph_internal::GetSubgraphInfo;
 using subgraph_internal::SubgraphInfo;
 
-struct EntryKey {
-  const Node* node;
-  uint32_t index;
-  bool operator==(const EntryKey& o) const {
-    return node == o.node && index == o.index;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const EntryKey& k) {
-    return H::combine(std::move(h), k.node, k.index);
-  }
-};
-
 std::vector<NodeEntry> SubgraphGradient(const NodePtr& n,
                                         const std::vector<NodeEntry>& ograds) {
   std::shared_ptr<const SubgraphInfo> info = GetSubgraphInfo(n->attrs);
