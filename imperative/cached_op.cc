@@ -123,7 +123,38 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
 CachedOp::CachedOp(Symbol symbol, Options options)
     : symbol_(std::move(symbol)),
       options_(options),
-      input_names_(symbol_.ListInputNames()) {}
+      input_names_(symbol_.ListInputNames()) {
+  DFSVisit(symbol_.outputs, [this](const NodePtr& n) {
+    dynamic_shape_ |= !n->is_variable() && n->op()->is_dynamic_shape();
+  });
+}
+
+std::vector<NDArray> CachedOp::RunOpByOp(
+    const std::vector<NDArray>& inputs) const {
+  const Graph g(symbol_);
+  const IndexedGraph& idx = g.indexed_graph();
+  std::vector<NDArray> entries(idx.num_node_entries());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    entries[idx.entry_id(idx.input_nodes()[i], 0)] = inputs[i];
+  }
+  imperative::InvokeOptions options;
+  options.ctx = inputs[0].ctx();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node& node = *idx[nid].source;
+    if (node.is_variable()) continue;
+    std::vector<NDArray> in, out;
+    for (const auto& e : idx[nid].inputs)
+      in.push_back(entries[idx.entry_id(e)]);
+    imperative::Invoke(node.attrs, in, &out, options);
+    for (uint32_t i = 0; i < out.size(); ++i) {
+      entries[idx.entry_id(nid, i)] = out[i];
+    }
+  }
+  std::vector<NDArray> outputs;
+  for (const auto& e : idx.outputs())
+    outputs.push_back(entries[idx.entry_id(e)]);
+  return outputs;
+}
 
 size_t CachedOp::num_plans() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -149,6 +180,7 @@ std::string CachedOp::Signature(const std::vector<NDArray>& inputs) const {
 
 std::vector<NDArray> CachedOp::Forward(const std::vector<NDArray>& inputs) {
   std::string signature = Signature(inputs);
+  if (dynamic_shape_) return RunOpByOp(inputs);
   if (imperative::IsRecording()) {
     for (const NDArray& in : inputs) {
       if (!in.autograd_entry().empty()) {

@@ -59,8 +59,11 @@ class CachedOp {
   std::vector<NDArray> RecordedForward(const std::vector<NDArray>& inputs,
                                        std::string signature);
 
+  std::vector<NDArray> RunOpByOp(const std::vector<NDArray>& inputs) const;
+
   const Symbol symbol_;
   const Options options_;
+  bool dynamic_shape_ = false;
   const std::vector<std::string> input_names_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<GraphRunner>> plans_;

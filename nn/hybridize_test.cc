@@ -276,6 +276,36 @@ TEST(Hybridize, ExportThenImportGivesTheSameOutputs) {
                NotFound);
 }
 
+// The seed's dynamic-shape block: boolean indexing and flatnonzero inside
+// a hybridized Forward give what the imperative Forward gives.
+class DynamicShapeBlock : public HybridBlock {
+ public:
+  DynamicShapeBlock()
+      : dense_(RegisterChild("dense", std::make_shared<Dense>(10))) {}
+  std::vector<NDArray> Forward(const std::vector<NDArray>& in) override {
+    return {nd::boolean_mask(in[0].Reshape({-1}), in[1]).Reshape({2, 2}),
+            nd::flatnonzero((*dense_)(in[0]))};
+  }
+
+ private:
+  std::shared_ptr<Dense> dense_;
+};
+
+TEST(Hybridize, DynamicShapeInsideABlock) {
+  const NDArray x = NDArray::FromVector<float>({3, 2}, {0, 1, 1, 1, 2, 2});
+  const NDArray idx = nd::cast(x.Reshape({-1}) < 2, DType::kFloat32);
+  DynamicShapeBlock block;
+  block.Initialize(init::Normal(0.3));
+  const std::vector<NDArray> imperative = block({x, idx});
+  block.Hybridize();
+  const std::vector<NDArray> hybrid = block({x, idx});
+  ASSERT_EQ(hybrid.size(), 2u);
+  EXPECT_EQ(hybrid[0].shape(), TShape({2, 2}));
+  EXPECT_EQ(ToDouble(hybrid[0]), ToDouble(imperative[0]));
+  EXPECT_EQ(ToDouble(hybrid[1]), ToDouble(imperative[1]));
+  EXPECT_EQ(block.num_traces(), 1);
+}
+
 }  // namespace
 }  // namespace nn
 }  // namespace mx
