@@ -1,5 +1,6 @@
 // Variables, Backward and Grad: build the gradient graph of the recorded
 // nodes and run it op by op.
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -99,24 +100,22 @@ Plan CollectHeads(const std::vector<NDArray>& heads, const char* who) {
 
 // zeros_like(output) of a forward output whose value was not kept (an
 // output with no gradient flowing in): zeros from the recorded shape.
-const NDArray* ZerosFromMetadata(
+std::optional<NDArray> ZerosFromMetadata(
     const Node& n,
     const absl::flat_hash_map<const Node*, std::vector<NDArray>>& values) {
-  thread_local NDArray zeros;
-  if (n.op()->name() != "zeros_like") return nullptr;
+  if (n.op()->name() != "zeros_like") return std::nullopt;
   const NodeEntry& e = n.inputs[0];
   const AGInfo* info = InfoOf(*e.node);
   if (info == nullptr || values.contains(e.node.get()) ||
       e.index >= info->shapes.size() || !info->values[e.index].is_none()) {
-    return nullptr;
+    return std::nullopt;
   }
   imperative::InvokeOptions on;
   on.ctx = info->ctx;
-  zeros = imperative::Invoke("_zeros", {},
-                             {{"shape", info->shapes[e.index].ToString()},
-                              {"dtype", DTypeName(info->types[e.index])}},
-                             on)[0];
-  return &zeros;
+  return imperative::Invoke("_zeros", {},
+                            {{"shape", info->shapes[e.index].ToString()},
+                             {"dtype", DTypeName(info->types[e.index])}},
+                            on)[0];
 }
 
 // Runs the gradient graph of `plan.ys` with respect to `xs`; returns one
@@ -195,7 +194,7 @@ std::vector<NDArray> Differentiate(const Plan& plan,
           "it)"));
     }
     std::vector<NDArray> out;
-    if (const NDArray* zeros = ZerosFromMetadata(*n, values)) {
+    if (std::optional<NDArray> zeros = ZerosFromMetadata(*n, values)) {
       out = {*zeros};
     } else {
       std::vector<NDArray> in;

@@ -88,6 +88,17 @@ struct TakeParam {
   }
 };
 
+// take and _backward_take: output 0 has the dtype of input 0 (data or
+// gradient); input 1 holds indices.
+void TakeType(const NodeAttrs& attrs, std::vector<DType>* in,
+              std::vector<DType>* out) {
+  if ((*in)[1] != DType::kUnknown) {
+    RequireIndexType(attrs, (*in)[1], 1, "indices");
+  }
+  AssignType(attrs, out, 0, (*in)[0], true);
+  AssignType(attrs, in, 0, (*out)[0], false);
+}
+
 void TakeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                std::vector<TShape>* out) {
   const TShape &a = (*in)[0], &idx = (*in)[1];
@@ -169,14 +180,7 @@ MX_REGISTER_OP(take)
     .SetInputNames({"a", "indices"})
     .SetParams<TakeParam>()
     .SetInferShape(TakeShape)
-    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                     std::vector<DType>* out) {
-      if ((*in)[1] != DType::kUnknown) {
-        RequireIndexType(attrs, (*in)[1], 1, "indices");
-      }
-      AssignType(attrs, out, 0, (*in)[0], true);
-      AssignType(attrs, in, 0, (*out)[0], false);
-    })
+    .SetInferType(TakeType)
     .SetCompute(Context::kCPU, TakeCompute);
 
 // ---- _backward_take. ----
@@ -227,14 +231,7 @@ MX_REGISTER_OP(_backward_take)
       TakeShape(attrs, &take_in, &take_out);
       AssignShape(attrs, in, 0, take_out[0], false);
     })
-    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                     std::vector<DType>* out) {
-      if ((*in)[1] != DType::kUnknown) {
-        RequireIndexType(attrs, (*in)[1], 1, "indices");
-      }
-      AssignType(attrs, out, 0, (*in)[0], true);
-      AssignType(attrs, in, 0, (*out)[0], false);
-    })
+    .SetInferType(TakeType)
     .SetCompute(Context::kCPU, BackwardTakeCompute);
 
 // ---- one_hot. ----

@@ -72,29 +72,38 @@ void SoftmaxLine(const T* x, T* y, int64_t len, int64_t stride, double inv_t,
   }
 }
 
+// Calls line(base, len, stride, inv_t) for every line along the softmax
+// axis of `s` (base: offset of the line's first element), in parallel.
+template <typename F>
+void ForEachSoftmaxLine(const NodeAttrs& attrs, const TShape& s, F line) {
+  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
+  const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
+  const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
+  const int64_t lines = s.ProdDims(0, ax) * inner;
+  const double inv_t = 1.0 / p.temperature.value_or(1.0);
+  ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t l = b; l < e; ++l) {
+                  line((l / inner) * len * inner + l % inner, len, inner,
+                       inv_t);
+                }
+              });
+}
+
 template <bool kLog>
 void SoftmaxCompute(const OpContext&, const NodeAttrs& attrs,
                     const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp) return;
-  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
-  const TShape& s = in[0].shape;
-  const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
-  const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
-  const int64_t lines = s.ProdDims(0, ax) * inner;
-  const double inv_t = 1.0 / p.temperature.value_or(1.0);
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
-    ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
-                [&](int64_t b, int64_t e) {
-                  for (int64_t l = b; l < e; ++l) {
-                    const int64_t base = (l / inner) * len * inner + l % inner;
-                    SoftmaxLine<kLog>(x + base, y + base, len, inner, inv_t,
-                                      req[0]);
-                  }
-                });
+    ForEachSoftmaxLine(
+        attrs, in[0].shape,
+        [&](int64_t base, int64_t len, int64_t stride, double inv_t) {
+          SoftmaxLine<kLog>(x + base, y + base, len, stride, inv_t, req[0]);
+        });
   });
 }
 
@@ -226,24 +235,16 @@ void SoftmaxBackwardCompute(const OpContext&, const NodeAttrs& attrs,
                             const std::vector<OpReqType>& req,
                             const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp) return;
-  const SoftmaxParam& p = attrs.get<SoftmaxParam>();
-  const TShape& s = in[0].shape;
-  const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
-  const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
-  const int64_t lines = s.ProdDims(0, ax) * inner;
-  const double inv_t = 1.0 / p.temperature.value_or(1.0);
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     const T* g = in[0].data<T>();
     const T* y = in[1].data<T>();
     T* dx = out[0].data<T>();
-    ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
-                [&](int64_t b, int64_t e) {
-                  for (int64_t l = b; l < e; ++l) {
-                    const int64_t base = (l / inner) * len * inner + l % inner;
-                    SoftmaxGradLine<kLog>(g + base, y + base, dx + base, len,
-                                          inner, inv_t, req[0]);
-                  }
-                });
+    ForEachSoftmaxLine(
+        attrs, in[0].shape,
+        [&](int64_t base, int64_t len, int64_t stride, double inv_t) {
+          SoftmaxGradLine<kLog>(g + base, y + base, dx + base, len, stride,
+                                inv_t, req[0]);
+        });
   });
 }
 
