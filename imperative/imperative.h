@@ -108,9 +108,12 @@ void InstallInvokeHooks(const InvokeHooks& hooks);
 }  // namespace imperative
 
 namespace random {
-// Reseeds the generators of every context (those created later too).
+// Reseeds the generators of every context (those created later too); each
+// device gets its own stream (the device id is mixed in, as MXNet does).
 void Seed(uint64_t seed);
-// Reseeds the generator of one context.
+// Reseeds the generator of one context with `seed` alone (MXNet's
+// per-device seeding): devices of one type seeded alike draw the same
+// sequence, so multi-device runs reproduce.
 void Seed(uint64_t seed, Context ctx);
 }  // namespace random
 

@@ -20,19 +20,23 @@ Generators& State() {
   return *g;
 }
 
-// Distinct streams per device from one user seed.
-uint64_t DeviceSeed(uint64_t seed, Context ctx) {
+// The generator state for `seed` on devices of ctx's type. MXNet seeds a
+// single device with the seed itself, so devices of one type seeded alike
+// draw the same numbers ...
+uint64_t TypeSeed(uint64_t seed, Context ctx) {
   return seed * 0x9E3779B97F4A7C15ull +
-         static_cast<uint64_t>(ctx.dev_type) * 131 +
-         static_cast<uint64_t>(ctx.dev_id);
+         static_cast<uint64_t>(ctx.dev_type) * 131;
+}
+// ... while the global seed gives each device its own stream (MXNet adds the
+// device id), so data-parallel replicas do not draw identical dropout masks.
+uint64_t DeviceSeed(uint64_t seed, Context ctx) {
+  return TypeSeed(seed, ctx) + static_cast<uint64_t>(ctx.dev_id);
 }
 
-void Reseed(Generator* gen, uint64_t seed, Context ctx) {
+void Reseed(Generator* gen, uint64_t state, Context ctx) {
   engine::Engine::Get()->PushSync(
-      [gen, s = DeviceSeed(seed, ctx)](engine::RunContext) {
-        gen->engine.seed(s);
-      },
-      ctx, {}, {gen->var}, engine::FnProperty::kNormal, 0, "random::Seed");
+      [gen, state](engine::RunContext) { gen->engine.seed(state); }, ctx, {},
+      {gen->var}, engine::FnProperty::kNormal, 0, "random::Seed");
 }
 
 }  // namespace
@@ -57,12 +61,14 @@ void Seed(uint64_t seed) {
   auto& g = random_internal::State();
   std::lock_guard<std::mutex> lock(g.mu);
   g.seed = seed;
-  for (auto& [ctx, gen] : g.by_ctx) random_internal::Reseed(gen, seed, ctx);
+  for (auto& [ctx, gen] : g.by_ctx) {
+    random_internal::Reseed(gen, random_internal::DeviceSeed(seed, ctx), ctx);
+  }
 }
 
 void Seed(uint64_t seed, Context ctx) {
   random_internal::Generator* gen = random_internal::GetGenerator(ctx);
-  random_internal::Reseed(gen, seed, ctx);
+  random_internal::Reseed(gen, random_internal::TypeSeed(seed, ctx), ctx);
 }
 
 }  // namespace random

@@ -128,6 +128,12 @@ TEST(BroadcastGradient, Where) {
                     {ArrayOf({3}, {1, 0, 1}), RandomArray({2, 1}, {}, -1, 1, 1),
                      RandomArray({1, 3}, {}, -1, 1, 2)},
                     o));
+  // MXNet's row form: a 1-D condition over the rows of a square x.
+  EXPECT_TRUE(
+      CheckGradient("where", {},
+                    {ArrayOf({3}, {1, 0, 1}), RandomArray({3, 3}, {}, -1, 1, 1),
+                     RandomArray({3, 3}, {}, -1, 1, 2)},
+                    o));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 // keeps the gradient's dtype without knowing it and is differentiable again.
 // Ties: maximum(a, b) and _maximum_scalar give the gradient to a where
 // a == b (likewise for minimum); clip passes it on [a_min, a_max] inclusive.
+// NaN: the forward propagates a NaN input (as NumPy), and the gradient goes
+// to the input the NaN came from (a when both are NaN).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -41,6 +43,24 @@ double ScalarOf(const NodePtr& n) { return n->attrs.get<ScalarParam>().scalar; }
 // g where `cond`, zero elsewhere (shape: cond and g broadcast together).
 NodeEntry Where(GradBuilder& b, const NodeEntry& cond, const NodeEntry& g) {
   return b.Op("where", {cond, g, b.Op("zeros_like", {g})});
+}
+
+// 1 where x is NaN, 0 elsewhere (x != x).
+NodeEntry IsNanOf(GradBuilder& b, const NodeEntry& x) {
+  return b.Op("broadcast_not_equal", {x, x});
+}
+
+// The gradient routes of a selection (maximum, minimum): g where `wins` or
+// the first input is NaN (the input the output came from), and the rest.
+struct Routes {
+  NodeEntry first, second;
+};
+Routes SelectionRoutes(GradBuilder& b, const NodeEntry& wins,
+                       const NodeEntry& g) {
+  const NodeEntry zeros = b.Op("zeros_like", {g});
+  const NodeEntry nan = IsNanOf(b, b.x(0));
+  return {b.Op("where", {wins, g, b.Op("where", {nan, g, zeros})}),
+          b.Op("where", {wins, zeros, b.Op("where", {nan, zeros, g})})};
 }
 
 // `g` summed back to forward input i's shape.
@@ -146,10 +166,12 @@ void RegisterElemwiseGradients() {
     return b.Mul(g, b.Scale(b.y(), std::log(ScalarOf(b.n))));
   });
   SetUnaryGrad("_maximum_scalar", [](B& b, const E& g) {
-    return Where(b, CompareScalar(b, "_greater_equal_scalar"), g);
+    return SelectionRoutes(b, CompareScalar(b, "_greater_equal_scalar"), g)
+        .first;
   });
   SetUnaryGrad("_minimum_scalar", [](B& b, const E& g) {
-    return Where(b, CompareScalar(b, "_lesser_equal_scalar"), g);
+    return SelectionRoutes(b, CompareScalar(b, "_lesser_equal_scalar"), g)
+        .first;
   });
   SetUnaryGrad("clip", [](B& b, const E& g) {
     const AttrDict& d = b.n->attrs.dict;
@@ -184,16 +206,14 @@ void RegisterElemwiseGradients() {
     return std::vector<E>{ToInput(b, ga, 0), ToInput(b, gb, 1)};
   });
   SetBinaryGrad("broadcast_maximum", [](B& b, const E& g) {
-    E a_wins = b.Op("broadcast_greater_equal", {b.x(0), b.x(1)});
-    E b_wins = b.Op("broadcast_lesser", {b.x(0), b.x(1)});
-    return std::vector<E>{ToInput(b, Where(b, a_wins, g), 0),
-                          ToInput(b, Where(b, b_wins, g), 1)};
+    const Routes r = SelectionRoutes(
+        b, b.Op("broadcast_greater_equal", {b.x(0), b.x(1)}), g);
+    return std::vector<E>{ToInput(b, r.first, 0), ToInput(b, r.second, 1)};
   });
   SetBinaryGrad("broadcast_minimum", [](B& b, const E& g) {
-    E a_wins = b.Op("broadcast_lesser_equal", {b.x(0), b.x(1)});
-    E b_wins = b.Op("broadcast_greater", {b.x(0), b.x(1)});
-    return std::vector<E>{ToInput(b, Where(b, a_wins, g), 0),
-                          ToInput(b, Where(b, b_wins, g), 1)};
+    const Routes r =
+        SelectionRoutes(b, b.Op("broadcast_lesser_equal", {b.x(0), b.x(1)}), g);
+    return std::vector<E>{ToInput(b, r.first, 0), ToInput(b, r.second, 1)};
   });
 
   for (const char* op :

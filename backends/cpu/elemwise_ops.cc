@@ -67,9 +67,10 @@ Op& RegisterUnary(const std::string& name, UnaryDomain domain, F f,
       .SetCompute(Context::kCPU, UnaryKernel(f));
 }
 
+// NaN for NaN, as NumPy (so relu's and abs's gradients propagate NaN).
 template <typename A>
 A Sign(A x) {
-  return static_cast<A>((x > A(0)) - (x < A(0)));
+  return IsNan(x) ? x : static_cast<A>((x > A(0)) - (x < A(0)));
 }
 
 [[maybe_unused]] const bool kUnaryRegistered = [] {
@@ -110,7 +111,8 @@ A Sign(A x) {
       },
       "1 / (1 + e^-x)");
   RegisterUnary(
-      "relu", D::kNumeric, [](auto x) { return x > 0 ? x : decltype(x)(0); },
+      "relu", D::kNumeric,
+      [](auto x) { return x > 0 || IsNan(x) ? x : decltype(x)(0); },
       "max(x, 0)");
   RegisterUnary(
       "erf", D::kFloat, [](auto x) { return std::erf(x); },
@@ -201,13 +203,13 @@ struct PowF {
 struct MaxF {
   template <typename A>
   static A Map(A a, A b) {
-    return a > b ? a : b;
+    return a > b || IsNan(a) ? a : b;  // NaN in either wins, as NumPy.
   }
 };
 struct MinF {
   template <typename A>
   static A Map(A a, A b) {
-    return a < b ? a : b;
+    return a < b || IsNan(a) ? a : b;  // NaN in either wins, as NumPy.
   }
 };
 struct EqF {

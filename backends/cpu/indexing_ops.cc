@@ -306,12 +306,27 @@ MX_REGISTER_OP(one_hot)
 
 // ---- where. ----
 
+// MXNet's row form: a 1-D condition of length x.shape[0], with x and y of
+// one shape of rank > 1, picks whole rows. It is read as shape (n, 1, ...)
+// and then broadcast like any condition (so a square x takes rows, as in
+// MXNet, where NumPy would take columns).
+TShape WhereConditionShape(const TShape& cond, const TShape& x,
+                           const TShape& y) {
+  if (cond.ndim() != 1 || x.ndim() < 2 || x != y || cond[0] != x[0]) {
+    return cond;
+  }
+  TShape rows(std::vector<int64_t>(static_cast<size_t>(x.ndim()), 1));
+  rows[0] = cond[0];
+  return rows;
+}
+
 void WhereShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                 std::vector<TShape>* out) {
   for (const TShape& s : *in) {
     if (!s.is_known()) return;
   }
-  const TShape cx = BroadcastShape(attrs, (*in)[0], (*in)[1]);
+  const TShape cond = WhereConditionShape((*in)[0], (*in)[1], (*in)[2]);
+  const TShape cx = BroadcastShape(attrs, cond, (*in)[1]);
   AssignShape(attrs, out, 0, BroadcastShape(attrs, cx, (*in)[2]), true);
 }
 
@@ -342,7 +357,8 @@ void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
     });
     return;
   }
-  const auto sc = BroadcastStrides(in[0].shape, os);
+  const auto sc = BroadcastStrides(
+      WhereConditionShape(in[0].shape, in[1].shape, in[2].shape), os);
   const auto sx = BroadcastStrides(in[1].shape, os);
   const auto sy = BroadcastStrides(in[2].shape, os);
   ParallelFor(n, kGrain / 4, [&](int64_t s, int64_t e) {
@@ -358,7 +374,9 @@ void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
 MX_REGISTER_OP(where)
     .Describe(
         "condition ? x : y elementwise, with NumPy broadcasting of all three; "
-        "the condition is true where non-zero.")
+        "the condition is true where non-zero. A 1-D condition of length "
+        "x.shape[0] with x and y of one shape (rank > 1) selects whole rows "
+        "(MXNet's form).")
     .SetNumInputs(3)
     .SetInputNames({"condition", "x", "y"})
     .SetInferShape(WhereShape)

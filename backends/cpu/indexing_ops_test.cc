@@ -212,6 +212,29 @@ TEST(Where, BroadcastsAllThreeLikeNumPy) {
   }
 }
 
+// MXNet's row form: a 1-D condition of length x.shape[0] picks rows, also
+// when x is square (NumPy broadcasting would pick columns there).
+TEST(Where, OneDimConditionSelectsRows) {
+  for (const TShape& xs : {TShape{3, 3}, TShape{3, 2}, TShape{3, 2, 4}}) {
+    NDArray c = ArrayOf({3}, {1, 0, 2}, DType::kInt32);
+    NDArray x = RandomArray(xs, DType::kFloat32, -9, 9, 2);
+    NDArray y = RandomArray(xs, DType::kFloat32, -9, 9, 3);
+    NDArray o = nd::where(c, x, y);
+    EXPECT_EQ(o.shape(), xs);
+    const auto xv = ToDouble(x), yv = ToDouble(y);
+    const int64_t row = xs.Size() / 3;
+    std::vector<double> expected;
+    for (int64_t i = 0; i < xs.Size(); ++i)
+      expected.push_back(i / row == 1 ? yv[i] : xv[i]);
+    EXPECT_EQ(ToDouble(o), expected) << xs;
+  }
+  // Any other 1-D condition broadcasts as in NumPy (here: columns).
+  NDArray c = ArrayOf({2}, {1, 0}, DType::kInt32);
+  NDArray o = nd::where(c, ArrayOf({3, 2}, {1, 2, 3, 4, 5, 6}),
+                        ArrayOf({3, 2}, {-1, -2, -3, -4, -5, -6}));
+  EXPECT_EQ(ToDouble(o), (std::vector<double>{1, -2, 3, -4, 5, -6}));
+}
+
 TEST(Where, MismatchedShapesOrDTypesAreErrors) {
   NDArray c = ArrayOf({2}, {1, 0}, DType::kBool);
   ExpectError<ShapeError>(

@@ -356,6 +356,19 @@ TEST(Random, ContextsHaveTheirOwnStreams) {
   EXPECT_EQ(ToDouble(nd::random_uniform(0, 1, {16}, Context::CPU(1))), x);
 }
 
+// MXNet's per-device seeding: one device seeded with n draws what any other
+// device of its type seeded with n draws; a different n differs.
+TEST(Random, DevicesOfOneTypeSeededAlikeDrawTheSame) {
+  random::Seed(5, Context::CPU(0));
+  random::Seed(5, Context::CPU(3));
+  const std::vector<double> on0 = ToDouble(nd::random_normal(0, 1, {16}));
+  const std::vector<double> on3 =
+      ToDouble(nd::random_normal(0, 1, {16}, Context::CPU(3)));
+  EXPECT_EQ(on0, on3);
+  random::Seed(6, Context::CPU(3));
+  EXPECT_NE(ToDouble(nd::random_normal(0, 1, {16}, Context::CPU(3))), on0);
+}
+
 TEST(Random, NonFloatDTypeIsDTypeError) {
   for (DType dtype : {DType::kInt32, DType::kUInt8, DType::kInt64, DType::kInt8,
                       DType::kBool}) {

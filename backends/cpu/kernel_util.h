@@ -27,6 +27,13 @@ struct AccTypeOf<float16> {
 template <typename T>
 using AccType = typename AccTypeOf<T>::type;
 
+// NaN test for every element type (false for integers and bool); x != x
+// instead of std::isnan so float16 and integer types need no overloads.
+template <typename A>
+inline bool IsNan(A x) {
+  return x != x;  // NOLINT: the NaN test
+}
+
 // Writes `value` to *dst as `req` says.
 template <typename T, typename V>
 inline void Assign(T* dst, OpReqType req, V value) {

@@ -75,7 +75,7 @@ void ActivationCompute(const OpContext&, const NodeAttrs& attrs,
   const std::string& act = attrs.get<ActivationParam>().act_type;
   if (act == "relu") {
     MapFloat(in[0], req[0], out[0],
-             [](auto x) { return x > 0 ? x : decltype(x)(0); });
+             [](auto x) { return x > 0 || IsNan(x) ? x : decltype(x)(0); });
   } else if (act == "sigmoid") {
     MapFloat(in[0], req[0], out[0], [](auto x) {
       using A = decltype(x);
@@ -200,7 +200,7 @@ struct DropoutParam {
   TShape axes;
   std::optional<bool> cudnn_off;
   static void Declare(ParamSchema<DropoutParam>* s) {
-    s->Field("p", &DropoutParam::p).Describe("Drop probability, in [0, 1).");
+    s->Field("p", &DropoutParam::p).Describe("Drop probability, in [0, 1].");
     s->Field("mode", &DropoutParam::mode)
         .Choices({"training", "always"})
         .Describe("training: active only in training mode");
@@ -213,9 +213,9 @@ struct DropoutParam {
 void DropoutShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                   std::vector<TShape>* out) {
   const DropoutParam& p = attrs.get<DropoutParam>();
-  if (!(p.p >= 0 && p.p < 1)) {
+  if (!(p.p >= 0 && p.p <= 1)) {
     throw InvalidArgument(
-        absl::StrCat(OpLabel(attrs), ": p=", p.p, " must be in [0, 1)"));
+        absl::StrCat(OpLabel(attrs), ": p=", p.p, " must be in [0, 1]"));
   }
   AssignShape(attrs, in, 0, (*out)[0], false);
   AssignShape(attrs, out, 0, (*in)[0], true);
@@ -240,7 +240,9 @@ void DropoutImpl(const OpContext& ctx, const DropoutParam& p, const TBlob& in,
   // The mask as stored, so that output = data * mask exactly.
   std::vector<T> mask(static_cast<size_t>(mask_blob.Size()), T(1.0f));
   if (active) {
-    const T keep_scale = static_cast<T>(1.0 / (1.0 - p.p));
+    // p = 1 drops everything (MXNet allows it); no 1/0 scale then. The
+    // draws still happen so later random ops see the same stream.
+    const T keep_scale = static_cast<T>(p.p < 1 ? 1.0 / (1.0 - p.p) : 0.0);
     RandomEngine& rng = ctx.random();
     for (T& m : mask) {
       // 53 random bits give a uniform double in [0, 1).
@@ -281,8 +283,9 @@ void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs,
 MX_REGISTER_OP(Dropout)
     .Describe(
         "In training (or mode=always) zeroes each element with "
-        "probability p and scales the rest by 1/(1-p); the identity "
-        "otherwise. Output 1 is the mask (0 or 1/(1-p)) applied.")
+        "probability p and scales the rest by 1/(1-p) (p = 1: all zeros); "
+        "the identity otherwise. Output 1 is the mask (0 or 1/(1-p)) "
+        "applied.")
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetNumOutputs(2)

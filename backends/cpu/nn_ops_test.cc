@@ -387,9 +387,20 @@ TEST(Dropout, AxesShareTheMask) {
       }
 }
 
+// MXNet accepts p = 1: every output (and the gradient) is zero.
+TEST(Dropout, POneDropsEverything) {
+  imperative::TrainingScope train(true);
+  for (DType dt : kFloats) {
+    NDArray x = RandomArray({8, 5}, dt, 0.5, 1.5, 9);
+    std::vector<NDArray> out = nd::CallMulti("Dropout", {x}, {{"p", "1"}});
+    EXPECT_EQ(ToDouble(out[0]), std::vector<double>(40, 0.0));
+    EXPECT_EQ(ToDouble(out[1]), std::vector<double>(40, 0.0));
+  }
+}
+
 TEST(Dropout, BadInputsAreTypedErrors) {
   NDArray x = RandomArray({3});
-  for (const char* p : {"1", "-0.1", "1.5"}) {
+  for (const char* p : {"-0.1", "1.5", "nan"}) {
     try {
       nd::Call("Dropout", {x}, {{"p", p}});
       FAIL() << p;

@@ -53,12 +53,16 @@ TEST(ReduceGradient, MaxAndMin) {
   }
 }
 
-TEST(ReduceGradient, MaxTiesShareTheGradient) {
+// MXNet: g * (x == max), so every tied element gets the whole gradient.
+TEST(ReduceGradient, MaxTiesEachGetTheGradient) {
   const NDArray x = ArrayOf({2, 3}, {1, 3, 3, 2, 2, 2});
   auto g = Gradients("max", {{"axis", "1"}}, {x}, {ArrayOf({2}, {1, 6})});
-  EXPECT_EQ(g[0], (std::vector<double>{0, 0.5, 0.5, 2, 2, 2}));
+  EXPECT_EQ(g[0], (std::vector<double>{0, 1, 1, 6, 6, 6}));
   g = Gradients("min", {}, {x}, {ArrayOf(TShape::Scalar(), {4})});
   EXPECT_EQ(g[0], (std::vector<double>{4, 0, 0, 0, 0, 0}));
+  g = Gradients("min", {{"axis", "1"}, {"keepdims", "1"}}, {x},
+                {ArrayOf({2, 1}, {1, 6})});
+  EXPECT_EQ(g[0], (std::vector<double>{1, 0, 0, 6, 6, 6}));
 }
 
 TEST(ReduceGradient, BroadcastReducedLike) {

@@ -522,20 +522,18 @@ AttrDict ReduceAttrs(const NodePtr& n) {
     attrs["normalize"] = "1";
     return E{b.Op("_broadcast_reduced_like", {g[0], b.x()}, attrs)};
   });
-  // Ties share the gradient equally (each of k maxima gets g/k): a valid
-  // subgradient whose sum is g, as in PyTorch's amax/amin.
+  // MXNet's definition, g * (x == max): every tied extremum gets the whole
+  // head gradient (PyTorch's amax splits it instead).
   for (const char* op : {"max", "min"}) {
     SetGradient(op, [](B& b, const E& g) {
       const AttrDict attrs = ReduceAttrs(b.n);
       const NodeEntry x = b.x();
-      NodeEntry hit =
+      const NodeEntry hit =
           b.Op("broadcast_equal",
                {x, b.Op("_broadcast_reduced_like", {b.y(), x}, attrs)});
-      NodeEntry mask =
-          b.Op("where", {hit, b.Op("ones_like", {x}), b.Op("zeros_like", {x})});
-      NodeEntry share =
-          b.Op("elemwise_div", {g[0], b.Op("sum", {mask}, attrs)});
-      return E{b.Mul(mask, b.Op("_broadcast_reduced_like", {share, x}, attrs))};
+      return E{
+          b.Op("where", {hit, b.Op("_broadcast_reduced_like", {g[0], x}, attrs),
+                         b.Op("zeros_like", {x})})};
     });
   }
   SetGradient("_broadcast_reduced_like", [](B& b, const E& g) {
