@@ -36,6 +36,8 @@ EngineOptions EngineOptions::FromEnv() {
   }
   options.cpu_worker_threads = static_cast<int>(env::GetInt(
       "MX_CPU_WORKER_NTHREADS", options.cpu_worker_threads, 1, 1024));
+  options.max_pending_ops = env::GetInt(
+      "MX_ENGINE_MAX_PENDING", options.max_pending_ops, 0, int64_t{1} << 40);
   return options;
 }
 
@@ -43,15 +45,27 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   if (options.cpu_worker_threads < 1 || options.device_worker_threads < 1) {
     throw InvalidArgument("Engine::Create: worker thread counts must be >= 1");
   }
+  if (options.max_pending_ops < 0) {
+    throw InvalidArgument("Engine::Create: max_pending_ops must be >= 0");
+  }
+  std::unique_ptr<Engine> engine;
   switch (options.type) {
     case EngineType::kNaive:
+      // Runs each op inside its push: nothing is ever pending.
       return CreateNaiveEngine();
     case EngineType::kThreaded:
-      return CreateThreadedEngine(options);
+      engine = CreateThreadedEngine(options);
+      break;
     case EngineType::kThreadedPerDevice:
-      return CreateThreadedEnginePerDevice(options);
+      engine = CreateThreadedEnginePerDevice(options);
+      break;
   }
-  throw InvalidArgument("Engine::Create: unknown engine type");
+  if (engine == nullptr) {
+    throw InvalidArgument("Engine::Create: unknown engine type");
+  }
+  static_cast<EngineBase*>(engine.get())
+      ->SetMaxPending(options.max_pending_ops);
+  return engine;
 }
 
 std::shared_ptr<Engine> Engine::GetShared() {

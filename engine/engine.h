@@ -102,8 +102,9 @@ class CallbackOnComplete {
 
 enum class EngineType { kNaive, kThreaded, kThreadedPerDevice };
 
-// Engine configuration. FromEnv() reads MX_ENGINE_TYPE and
-// MX_CPU_WORKER_NTHREADS (see README) and throws ConfigError on bad values.
+// Engine configuration. FromEnv() reads MX_ENGINE_TYPE,
+// MX_CPU_WORKER_NTHREADS and MX_ENGINE_MAX_PENDING (see README) and throws
+// ConfigError on bad values.
 struct EngineOptions {
   EngineType type = EngineType::kThreadedPerDevice;
   // Worker threads for CPU compute (per CPU device in the per-device engine,
@@ -111,6 +112,14 @@ struct EngineOptions {
   int cpu_worker_threads = 1;
   // Compute workers per non-CPU device (per-device engine only).
   int device_worker_threads = 2;
+  // Back-pressure (threaded engines): once this many operations are pending
+  // (pushed, not completed), a push from outside the engine's operations
+  // blocks until half of them have completed, so a loop that never waits
+  // cannot run arbitrarily far ahead of the workers and hold the memory of
+  // every array it dropped. 0: unbounded. Pushes made by a running
+  // operation never block (they would deadlock a worker).
+  int64_t max_pending_ops = kDefaultMaxPendingOps;
+  static constexpr int64_t kDefaultMaxPendingOps = 128;
 
   static EngineOptions FromEnv();
 };

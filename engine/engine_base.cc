@@ -203,7 +203,34 @@ ErrorRef EngineBase::UpstreamError(const Opr& opr) {
   return nullptr;
 }
 
+namespace {
+// Operations running on this thread (nested: inline waits inside ops). A push
+// made by a running operation is never throttled: the worker it would block
+// may be the one that has to drain the queue.
+thread_local int tls_running_ops = 0;
+struct RunningOp {
+  RunningOp() { ++tls_running_ops; }
+  ~RunningOp() { --tls_running_ops; }
+};
+}  // namespace
+
+void EngineBase::Throttle() {
+  if (tls_running_ops > 0 ||
+      pending_.load(std::memory_order_relaxed) < max_pending_) {
+    return;
+  }
+  const int64_t low = max_pending_ / 2;
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  // Counted before pending_ is read (both sequentially consistent), so a
+  // completion that brings pending_ to `low` either sees this thread and
+  // notifies, or happened before the read below and lets it pass.
+  throttled_.fetch_add(1);
+  idle_cv_.wait(lock, [&] { return pending_.load() <= low; });
+  throttled_.fetch_sub(1);
+}
+
 void EngineBase::Execute(OprBlock* block) {
+  RunningOp running;
   Opr* opr = block->opr;
   if (!opr->never_skip) {
     ErrorRef upstream = UpstreamError(*opr);
@@ -263,8 +290,13 @@ void EngineBase::Finish(OprBlock* block) {
   // touch nothing after the atomic.
   int64_t pending = pending_.load(std::memory_order_relaxed);
   while (pending > 1) {
-    if (pending_.compare_exchange_weak(pending, pending - 1,
-                                       std::memory_order_acq_rel)) {
+    if (pending_.compare_exchange_weak(pending, pending - 1)) {
+      // Every count is passed through once, so exactly one completion
+      // brings it to the low mark; it wakes throttled pushers.
+      if (pending - 1 == max_pending_ / 2 && throttled_.load() > 0) {
+        std::lock_guard<std::mutex> lock(idle_mu_);
+        idle_cv_.notify_all();
+      }
       return;
     }
   }

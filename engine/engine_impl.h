@@ -122,6 +122,10 @@ class EngineBase : public Engine {
   // Called through CallbackOnComplete.
   void Complete(OprBlock* block, std::exception_ptr error);
 
+  // Back-pressure limit (EngineOptions::max_pending_ops); 0 = none. Set
+  // before the first push.
+  void SetMaxPending(int64_t limit) { max_pending_ = limit; }
+
  protected:
   static Var* var_of(const VarHandle& h) { return h.var_; }
 
@@ -155,6 +159,7 @@ class EngineBase : public Engine {
   static OprBlock* NewBlock(Context ctx, int priority);
   static void FreeBlock(OprBlock* block);
   void Submit(OprBlock* block) {
+    if (max_pending_ > 0) Throttle();
     AddPending();
     PushBlock(block);
   }
@@ -170,12 +175,19 @@ class EngineBase : public Engine {
                FnProperty prop, std::string_view name) const;
   void RecordFailure(const ErrorRef& error);
   void Finish(OprBlock* block);
+  // Blocks a push from outside the engine's operations while max_pending_
+  // operations are pending, until no more than half of them are.
+  void Throttle();
   static void ReleaseOpr(Opr* opr);
   static ErrorRef UpstreamError(const Opr& opr);
 
   std::atomic<int64_t> pending_{0};
   std::mutex idle_mu_;
+  // Signalled when pending_ reaches 0, and when it falls to the throttle's
+  // low mark while a pusher is throttled.
   std::condition_variable idle_cv_;
+  int64_t max_pending_ = 0;
+  std::atomic<int> throttled_{0};  // Pushers blocked in Throttle.
 
   std::mutex failures_mu_;
   std::vector<ErrorRef> failures_;

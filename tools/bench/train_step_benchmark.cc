@@ -1,12 +1,16 @@
 // One training step (forward, backward, Adam update) of the trainer's
-// models at batch 64, imperative vs hybridized (CachedOp).
-//   TrainStep/mlp/0 (imperative), TrainStep/mlp/1 (hybridized), cnn alike.
+// models at batch 64, imperative vs hybridized (CachedOp), waiting after
+// every step or never (a loop that only reads the loss now and then; the
+// engine's back-pressure, MX_ENGINE_MAX_PENDING, bounds how far it runs
+// ahead). Reports the peak bytes the arrays held (peak_MiB).
+//   BM_TrainStepMLP/<hybridized>/<wait every step>, cnn alike.
 #include <string>
 
 #include "autograd/autograd.h"
 #include "benchmark/benchmark.h"
 #include "engine/engine.h"
 #include "imperative/nd.h"
+#include "ndarray/storage.h"
 #include "nn/nn.h"
 #include "tools/models.h"
 
@@ -15,6 +19,7 @@ namespace {
 
 void TrainStep(benchmark::State& state, const std::string& model) {
   const bool hybridize = state.range(0) != 0;
+  const bool wait_each_step = state.range(1) != 0;
   const int64_t batch = 64;
   random::Seed(1);
   auto net = models::Make(model);
@@ -25,6 +30,8 @@ void TrainStep(benchmark::State& state, const std::string& model) {
   NDArray x = nd::random_uniform(0, 1, {batch, 1, 28, 28});
   NDArray y = nd::cast(nd::random_uniform(0, 10, {batch}), DType::kInt32);
   y = nd::cast(y, DType::kFloat32);
+  engine::Engine::Get()->WaitForAll();
+  Storage::Get()->ResetPeak(Context::CPU());
   for (auto _ : state) {
     NDArray loss;
     {
@@ -33,23 +40,26 @@ void TrainStep(benchmark::State& state, const std::string& model) {
     }
     autograd::Backward({loss});
     trainer.Step(batch);
-    engine::Engine::Get()->WaitForAll();
+    if (wait_each_step) engine::Engine::Get()->WaitForAll();
   }
+  engine::Engine::Get()->WaitForAll();
+  state.counters["peak_MiB"] =
+      Storage::Get()->GetStats(Context::CPU()).peak_bytes_in_use /
+      (1024.0 * 1024.0);
   state.SetItemsProcessed(state.iterations() * batch);
   state.SetLabel(std::string(hybridize ? "hybridized " : "imperative ") +
+                 (wait_each_step ? "wait/step " : "no wait ") +
                  engine::Engine::Get()->type_name());
 }
 
 void BM_TrainStepMLP(benchmark::State& state) { TrainStep(state, "mlp"); }
 void BM_TrainStepCNN(benchmark::State& state) { TrainStep(state, "cnn"); }
 BENCHMARK(BM_TrainStepMLP)
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgsProduct({{0, 1}, {1, 0}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_TrainStepCNN)
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgsProduct({{0, 1}, {1, 0}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
