@@ -194,31 +194,35 @@ TEST(ViewGrad, SlicedConvolutionOutputGivesAnalyticWeightGradient) {
       AllClose(ToDouble(bias.grad()), std::vector<double>(O, 2.0 * OH * OW)));
 }
 
-// A reshaped variable feeding dot: for L = sum(H * dot(V, B)) with
-// V = x.Reshape(6, 4): dL/dV = H B^T (read back in x's shape), dL/dB = V^T H.
+// A reshaped array feeding dot: for L = sum(H * dot(V, B)) with
+// V = (s * x).Reshape(6, 4): dL/dx = s H B^T (read back in x's shape),
+// dL/dB = V^T H. s = 1 views the variable itself, s = 2 a recorded result.
 TEST(ViewGrad, ReshapedViewFeedingDotGivesAnalyticGradients) {
-  NDArray x = RandomArray({2, 3, 4}, DType::kFloat64, -1, 1, 6);
-  NDArray b = RandomArray({4, 5}, DType::kFloat64, -1, 1, 7);
-  NDArray h = RandomArray({6, 5}, DType::kFloat64, -1, 1, 8);
-  AttachGrad(&x);
-  AttachGrad(&b);
-  NDArray loss;
-  {
-    RecordScope record;
-    loss = nd::sum(nd::dot(x.Reshape({-1, 4}), b) * h);
+  for (double scale : {1.0, 2.0}) {
+    NDArray x = RandomArray({2, 3, 4}, DType::kFloat64, -1, 1, 6);
+    NDArray b = RandomArray({4, 5}, DType::kFloat64, -1, 1, 7);
+    NDArray h = RandomArray({6, 5}, DType::kFloat64, -1, 1, 8);
+    AttachGrad(&x);
+    AttachGrad(&b);
+    NDArray loss;
+    {
+      RecordScope record;
+      NDArray v = scale == 1.0 ? x : x * scale;
+      loss = nd::sum(nd::dot(v.Reshape({-1, 4}), b) * h);
+    }
+    Backward({loss});
+    const std::vector<double> xv = ToDouble(x), bv = ToDouble(b),
+                              hv = ToDouble(h);
+    std::vector<double> dx(24, 0.0), db(20, 0.0);
+    for (int r = 0; r < 6; ++r)
+      for (int k = 0; k < 4; ++k)
+        for (int o = 0; o < 5; ++o) {
+          dx[r * 4 + k] += scale * hv[r * 5 + o] * bv[k * 5 + o];
+          db[k * 5 + o] += scale * xv[r * 4 + k] * hv[r * 5 + o];
+        }
+    EXPECT_TRUE(AllClose(ToDouble(x.grad()), dx)) << scale;
+    EXPECT_TRUE(AllClose(ToDouble(b.grad()), db)) << scale;
   }
-  Backward({loss});
-  const std::vector<double> xv = ToDouble(x), bv = ToDouble(b),
-                            hv = ToDouble(h);
-  std::vector<double> dx(24, 0.0), db(20, 0.0);
-  for (int r = 0; r < 6; ++r)
-    for (int k = 0; k < 4; ++k)
-      for (int o = 0; o < 5; ++o) {
-        dx[r * 4 + k] += hv[r * 5 + o] * bv[k * 5 + o];
-        db[k * 5 + o] += xv[r * 4 + k] * hv[r * 5 + o];
-      }
-  EXPECT_TRUE(AllClose(ToDouble(x.grad()), dx));
-  EXPECT_TRUE(AllClose(ToDouble(b.grad()), db));
 }
 
 // A row of a recorded array feeding FullyConnected: V = (2x)[1] (3,4),
