@@ -186,11 +186,55 @@ void Record(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   RecordOp(attrs, inputs, outputs);
 }
 
+// Records `op` with `dict` from `in` to `*out`, which already holds the
+// result (a view of `in`): nothing runs, the node only links the two.
+void RecordAs(const char* op, AttrDict dict, const NDArray& in, NDArray* out) {
+  std::vector<NDArray> outputs = {*out};
+  RecordOp(MakeAttrs(OpRegistry::Get()->Lookup(op), std::move(dict)), {in},
+           &outputs);
+  *out = std::move(outputs[0]);
+}
+
+// A view of a recorded array, made while recording, is recorded as the op
+// that computes the same values (as deferred compute traces it), so its
+// gradient is scattered or reshaped back into the viewed array's.
+void RecordView(const NDArray& self, const NDArray::TracedCall& call,
+                NDArray* view) {
+  if (!imperative::IsRecording()) return;
+  using Call = NDArray::TracedCall;
+  switch (call.method) {
+    case Call::kReshape:
+      RecordAs("Reshape",
+               {{"shape", call.shape.ToString()},
+                {"reverse", call.reverse ? "True" : "False"}},
+               self, view);
+      return;
+    case Call::kSlice:
+      RecordAs("slice_axis",
+               {{"axis", "0"},
+                {"begin", absl::StrCat(call.begin)},
+                {"end", absl::StrCat(call.end)}},
+               self, view);
+      return;
+    case Call::kAt: {
+      // The (1, ...) row, itself a recorded view, then its axis dropped.
+      NDArray row = self.Slice(call.begin, call.end);
+      RecordAs("squeeze", {{"axis", "(0,)"}}, row, view);
+      return;
+    }
+    case Call::kCopy:
+      break;
+  }
+  throw InvalidArgument(
+      "autograd: NDArray::Copy is not a view and is not recorded as one");
+}
+
 [[maybe_unused]] const bool kHooksInstalled = [] {
   imperative::InvokeHooks hooks;
   hooks.check_record = CheckRecord;
   hooks.record = Record;
   imperative::InstallInvokeHooks(hooks);
+  NDArray::SetRecordViewHook(RecordView);
   return true;
 }();
 

@@ -188,7 +188,9 @@ bool TraceMethod(const NDArray& self, const NDArray::TracedCall& call,
   };
   switch (call.method) {
     case Call::kReshape:
-      *out = op("Reshape", self, {{"shape", call.shape.ToString()}});
+      *out = op("Reshape", self,
+                {{"shape", call.shape.ToString()},
+                 {"reverse", call.reverse ? "True" : "False"}});
       return true;
     case Call::kSlice:
     case Call::kAt: {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "ndarray/reshape.h"
 
 namespace mx {
 
@@ -143,45 +144,33 @@ engine::VarHandle NDArray::var() const {
   return ptr_->var;
 }
 
-NDArray NDArray::Reshape(const TShape& target) const {
-  CheckNotNone("NDArray::Reshape");
-  if (NDArray traced; TraceMethod({TracedCall::kReshape, target}, &traced)) {
-    return traced;
-  }
-  const TShape& current = shape();
-  TShape out = target;
-  int unknown = -1;
-  int64_t known_size = 1;
-  for (int i = 0; i < out.ndim(); ++i) {
-    if (out[i] == -1 && unknown < 0) {
-      unknown = i;
-    } else if (out[i] < 0) {
-      throw ShapeError(absl::StrCat("NDArray::Reshape: target shape ",
-                                    target.ToString(),
-                                    " may hold at most one -1 and no other "
-                                    "negative dimension"));
-    } else {
-      known_size *= out[i];
-    }
-  }
-  if (unknown >= 0 && known_size > 0)
-    out[unknown] = current.Size() / known_size;
-  if (out.Size() != current.Size()) {
-    throw ShapeError(absl::StrCat("NDArray::Reshape: cannot view shape ",
-                                  current.ToString(), " (", current.Size(),
-                                  " elements) as ", target.ToString()));
-  }
+NDArray NDArray::View(const TShape& shape, size_t byte_offset) const {
   NDArray view = *this;
-  view.shape_ = out;
+  view.shape_ = shape;
+  view.byte_offset_ = byte_offset;
+  // The base's history and gradient describe the base, not the view (a
+  // view carrying them would send its gradient, of its own shape, into the
+  // base's slot).
+  view.autograd_entry_ = {};
+  view.grad_.reset();
+  return view;
+}
+
+NDArray NDArray::Reshape(const TShape& target, bool reverse) const {
+  CheckNotNone("NDArray::Reshape");
+  TracedCall call{TracedCall::kReshape, target};
+  call.reverse = reverse;
+  if (NDArray traced; TraceMethod(call, &traced)) return traced;
+  NDArray view = View(
+      InferReshape(shape(), target, reverse, "NDArray::Reshape"), byte_offset_);
+  RecordView(call, &view);
   return view;
 }
 
 NDArray NDArray::Slice(int64_t begin, int64_t end) const {
   CheckNotNone("NDArray::Slice");
-  if (NDArray traced;
-      TraceMethod({TracedCall::kSlice, TShape(), begin, end}, &traced)) {
-    return traced;
-  }
+  const TracedCall call{TracedCall::kSlice, TShape(), begin, end};
+  if (NDArray traced; TraceMethod(call, &traced)) return traced;
   const TShape& s = shape();
   if (s.ndim() < 1) {
     throw ShapeError("NDArray::Slice: cannot slice a scalar (shape ())");
@@ -190,25 +179,27 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
     throw ShapeError(absl::StrCat("NDArray::Slice: range [", begin, ", ", end,
                                   ") is invalid for shape ", s.ToString()));
   }
-  NDArray view = *this;
-  view.shape_[0] = end - begin;
-  view.byte_offset_ += begin * s.ProdDims(1, s.ndim()) * DTypeSize(dtype_);
+  TShape rows = s;
+  rows[0] = end - begin;
+  NDArray view = View(
+      rows, byte_offset_ + begin * s.ProdDims(1, s.ndim()) * DTypeSize(dtype_));
+  RecordView(call, &view);
   return view;
 }
 
 NDArray NDArray::At(int64_t i) const {
   CheckNotNone("NDArray::At");
-  if (NDArray traced;
-      TraceMethod({TracedCall::kAt, TShape(), i, i + 1}, &traced)) {
-    return traced;
-  }
+  const TracedCall call{TracedCall::kAt, TShape(), i, i + 1};
+  if (NDArray traced; TraceMethod(call, &traced)) return traced;
   const TShape& s = shape();
   if (s.ndim() < 1 || i < 0 || i >= s[0]) {
     throw ShapeError(absl::StrCat("NDArray::At: index ", i,
                                   " is out of range for shape ", s.ToString()));
   }
-  NDArray view = Slice(i, i + 1);
-  view.shape_ = TShape(s.begin() + 1, s.end());
+  NDArray view =
+      View(TShape(s.begin() + 1, s.end()),
+           byte_offset_ + i * s.ProdDims(1, s.ndim()) * DTypeSize(dtype_));
+  RecordView(call, &view);
   return view;
 }
 
@@ -243,9 +234,9 @@ void NDArray::set_grad(const NDArray& grad) {
 
 namespace {
 std::atomic<NDArray::DeferredComputeFn> deferred_compute_hook{nullptr};
+std::atomic<NDArray::TraceMethodFn> trace_method_hook{nullptr};
+std::atomic<NDArray::RecordViewFn> record_view_hook{nullptr};
 }  // namespace
-
-static std::atomic<NDArray::TraceMethodFn> trace_method_hook{nullptr};
 
 void NDArray::SetDeferredComputeHook(DeferredComputeFn fn) {
   deferred_compute_hook.store(fn);
@@ -253,6 +244,15 @@ void NDArray::SetDeferredComputeHook(DeferredComputeFn fn) {
 
 void NDArray::SetTraceMethodHook(TraceMethodFn fn) {
   trace_method_hook.store(fn);
+}
+
+void NDArray::SetRecordViewHook(RecordViewFn fn) { record_view_hook.store(fn); }
+
+void NDArray::RecordView(const TracedCall& call, NDArray* view) const {
+  // Views of arrays without history (the common case) cost nothing more.
+  if (autograd_entry_.empty()) return;
+  RecordViewFn fn = record_view_hook.load(std::memory_order_acquire);
+  if (fn != nullptr) fn(*this, call, view);
 }
 
 bool NDArray::TraceMethod(const TracedCall& call, NDArray* out) const {

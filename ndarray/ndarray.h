@@ -93,8 +93,15 @@ class NDArray {
   // Completed writes to the underlying chunk.
   uint64_t version() const { return var().version(); }
 
-  // Views sharing memory. Reshape: same element count, at most one -1.
-  NDArray Reshape(const TShape& shape) const;
+  // Views sharing memory. A view has no autograd history of its own unless
+  // it was made while recording from an array with one; then it is
+  // recorded as the op it stands for (Reshape, slice_axis, slice_axis +
+  // squeeze), so gradients flow back to the viewed array.
+  //
+  // Reshape: the target in MXNet's codes, as the Reshape op reads them (0
+  // copies a dim, -1 infers one, -2 copies the rest, -3 merges two, -4
+  // splits one; `reverse` applies them from the right; see reshape.h).
+  NDArray Reshape(const TShape& shape, bool reverse = false) const;
   // Rows [begin, end) of the first axis.
   NDArray Slice(int64_t begin, int64_t end) const;
   // Row i of the first axis, with that axis dropped.
@@ -126,13 +133,21 @@ class NDArray {
   // when it traced the call.
   struct TracedCall {
     enum Method { kReshape, kSlice, kAt, kCopy } method;
-    TShape shape;               // kReshape
+    TShape shape;                // kReshape (the codes)
     int64_t begin = 0, end = 0;  // kSlice (begin, end), kAt (begin)
     Context ctx;                 // kCopy
+    bool reverse = false;        // kReshape
   };
   using TraceMethodFn = bool (*)(const NDArray& self, const TracedCall& call,
                                  NDArray* out);
   static void SetTraceMethodHook(TraceMethodFn fn);
+  // Autograd installs the function that records a view (`call` is kReshape,
+  // kSlice or kAt) of `self`, an array with an autograd history, while
+  // recording: it sets `view`'s history. Views of arrays without a history
+  // never call it.
+  using RecordViewFn = void (*)(const NDArray& self, const TracedCall& call,
+                                NDArray* view);
+  static void SetRecordViewHook(RecordViewFn fn);
   // True when both are views of the same chunk.
   bool SharesChunkWith(const NDArray& other) const {
     return ptr_ != nullptr && ptr_ == other.ptr_;
@@ -188,6 +203,10 @@ class NDArray {
   // Computes a traced array's history if it is still pending.
   void ComputeDeferred() const;
   bool TraceMethod(const TracedCall& call, NDArray* out) const;
+  // A view of this chunk with `shape` at `byte_offset`, without history.
+  NDArray View(const TShape& shape, size_t byte_offset) const;
+  // Gives `view` (of this array) its autograd history, if it gets one.
+  void RecordView(const TracedCall& call, NDArray* view) const;
 
   std::shared_ptr<Chunk> ptr_;
   mutable TShape shape_;

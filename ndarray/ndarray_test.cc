@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "base/error.h"
 #include "gtest/gtest.h"
@@ -127,6 +130,51 @@ TEST(NDArray, ViewsShareMemory) {
   EXPECT_TRUE(flat.SharesChunkWith(a));
   EXPECT_EQ(a.At(2).At(1).shape(), TShape::Scalar());
   EXPECT_EQ(a.At(2).At(1).ToVector<int32_t>(), (std::vector<int32_t>{8}));
+}
+
+// The view applies MXNet's codes as the Reshape op does (shared
+// implementation, ndarray/reshape.h) and stays a view of the same memory.
+TEST(NDArray, ReshapeViewAcceptsMxnetSpecialCodes) {
+  std::vector<int32_t> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = i;
+  NDArray a = NDArray::FromVector<int32_t>({2, 3, 4}, values);
+  const std::vector<std::tuple<TShape, bool, TShape>> cases = {
+      {{0, -1}, false, {2, 12}},      {{0, -1}, true, {3, 8}},
+      {{-3, 0}, false, {6, 4}},       {{-4, 1, 2, -2}, false, {1, 2, 3, 4}},
+      {{-2, 1}, false, {2, 3, 4, 1}}, {{-1, 0}, true, {6, 4}},
+      {{4, 0, 2}, false, {4, 3, 2}},
+  };
+  for (const auto& [codes, reverse, expected] : cases) {
+    NDArray v = a.Reshape(codes, reverse);
+    EXPECT_EQ(v.shape(), expected) << codes << " reverse " << reverse;
+    EXPECT_TRUE(v.SharesChunkWith(a));
+    EXPECT_EQ(v.ToVector<int32_t>(), values);
+  }
+  // Of a slice: the view keeps the slice's offset.
+  EXPECT_EQ(a.At(1).Reshape({-3}).ToVector<int32_t>(),
+            std::vector<int32_t>(values.begin() + 12, values.end()));
+  try {
+    a.Reshape({-4, 4, -1});
+    ADD_FAILURE() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "NDArray::Reshape: cannot reshape (2,3,4) to shape=(-4,4,-1)"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+// A view is a new array for autograd: the base's gradient buffer (and
+// history) describe the base, not the view.
+TEST(NDArray, ViewsDoNotCarryTheBaseGradient) {
+  NDArray a = NDArray::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  a.set_grad(NDArray::FromVector<float>({2, 3}, {0, 0, 0, 0, 0, 0}));
+  EXPECT_FALSE(a.grad().is_none());
+  EXPECT_TRUE(a.Reshape({-1}).grad().is_none());
+  EXPECT_TRUE(a.Slice(0, 1).grad().is_none());
+  EXPECT_TRUE(a.At(1).grad().is_none());
+  EXPECT_TRUE(a.Reshape({-1}).autograd_entry().empty());
 }
 
 TEST(NDArray, ViewAsReinterpretsTheChunk) {

@@ -111,6 +111,22 @@ TEST(DeferredCompute, WithInputs) {
   }
 }
 
+// Traced NDArray::Reshape passes MXNet's codes (and reverse) to the
+// Reshape op, which gives the shape and values the eager view gives.
+TEST(DeferredCompute, ReshapeViewCodesAreTracedWithReverse) {
+  auto f = [](const NDArray& x) {
+    return x.Reshape({1, 2, 5}).Reshape({-1, 0}, true);
+  };
+  const NDArray eager = f(nd::arange(10));
+  EXPECT_EQ(eager.shape(), TShape({2, 5}));
+  Arrays xs;
+  Arrays ys = Trace(
+      Arange10, [&](const Arrays& x) { return Arrays{f(x[0])}; }, &xs);
+  EXPECT_FALSE(ys[0].is_written());
+  EXPECT_EQ(ys[0].shape(), eager.shape());
+  EXPECT_EQ(ToDouble(ys[0]), ToDouble(eager));
+}
+
 TEST(DeferredCompute, OpsAreRecordedNotRun) {
   Arrays xs;
   Arrays ys = Trace(

@@ -68,6 +68,11 @@ TEST(Reshape, SpecialCodesGiveDocumentedShapes) {
     EXPECT_EQ(y.shape(), c.expected)
         << c.in << " to " << c.codes << " reverse " << c.reverse;
     EXPECT_EQ(ToDouble(y), ToDouble(x));  // Same data, row-major order.
+    // NDArray::Reshape (the view) reads the codes the same way.
+    NDArray view = x.Reshape(c.codes, c.reverse);
+    EXPECT_EQ(view.shape(), c.expected)
+        << "view " << c.in << " to " << c.codes << " reverse " << c.reverse;
+    EXPECT_TRUE(view.SharesChunkWith(x));
   }
 }
 
@@ -100,6 +105,9 @@ TEST(Reshape, BadTargetsAreShapeErrorsNamingOpInputAndTarget) {
     ExpectError<ShapeError>(
         [&] { nd::reshape(x, codes, reverse); },
         {"op \"Reshape\"", "(2,3)", "shape=" + codes.ToString()});
+    ExpectError<ShapeError>(
+        [&] { x.Reshape(codes, reverse); },
+        {"NDArray::Reshape", "(2,3)", "shape=" + codes.ToString()});
   }
   ExpectError<ShapeError>(
       [&] {
