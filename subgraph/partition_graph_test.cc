@@ -73,9 +73,12 @@ TEST(PartitionGraph, Structure5DuplicateInputs) {
   CheckFourWays(Op("elemwise_add", {data, data}), kAddNames);
 }
 
+// data2 is declared (1, 0, 2, 2) in the seed, 0 meaning unknown (-1 here):
+// its channel count flows back from the convolution's weight through sin,
+// and through the subgraph node when sin is claimed.
 TEST(PartitionGraph, Structure6SinFeedingConvolutionWeight) {
   Symbol data1 = Var("data1", {3, 3, 10, 10});
-  Symbol data3 = Op("sin", {Var("data2", {1, 3, 2, 2})}, {}, "sin6");
+  Symbol data3 = Op("sin", {Var("data2", {1, -1, 2, 2})}, {}, "sin6");
   Symbol conv = Op("Convolution", {data1, data3},
                    {{"kernel", "(2,2)"}, {"num_filter", "1"}}, "conv6");
   for (const auto& names : std::vector<std::vector<std::string>>{
