@@ -94,6 +94,44 @@ TEST(PartitionGraph, Structure7LongPathCycle) {
   CheckFourWays(Op("elemwise_add", {s, c}, {}, "add7"), With({"sin"}));
 }
 
+// The partitioned symbol saved as JSON loads back with its subgraphs and
+// computes exactly what the unpartitioned symbol does.
+void ExpectJSONRoundTrip(const Symbol& net,
+                         const std::vector<std::string>& op_names) {
+  SetSubgraphPropertyOpNames("default", op_names);
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  const std::string json = part.ToJSON();
+  const Symbol loaded = Symbol::FromJSON(json);
+  EXPECT_EQ(loaded.ToJSON(), json);
+  EXPECT_GT(CountOps(loaded, "_default_subgraph_op"), 0);
+  EXPECT_EQ(loaded.ListArguments(), net.ListArguments());
+  EXPECT_EQ(loaded.ListAuxiliaryStates(), net.ListAuxiliaryStates());
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  auto exec =
+      Executor::SimpleBind(loaded, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  testing::FillRandom(ref.get(), -1, 1);
+  testing::CopyInputs(*ref, exec.get());
+  for (int run = 0; run < 2; ++run) {
+    ref->Forward(/*is_train=*/run == 1);
+    exec->Forward(/*is_train=*/run == 1);
+    EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+  }
+}
+
+TEST(PartitionGraph, SavedAsJSONLoadsBackAndComputesTheSame) {
+  ExpectJSONRoundTrip(Diamond(), With({"exp", "sin"}));
+  Symbol bn =
+      Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {}, "bn1");
+  ExpectJSONRoundTrip(bn, With({"exp", "cos", "BatchNorm"}));
+  // Inputs reordered inside the subgraph: x feeds the second op first.
+  Symbol x = Var("x", {3, 2}), y = Var("y", {3, 2});
+  ExpectJSONRoundTrip(
+      Op("elemwise_sub", {Op("sin", {y}), Op("elemwise_mul", {x, y})}),
+      {"sin", "elemwise_mul", "elemwise_sub"});
+}
+
 TEST(PartitionGraph, ReportNamesClaimedAndExcludedNodes) {
   SetSubgraphPropertyOpNames("default", With({"exp", "sin"}));
   PartitionReport report;
@@ -224,6 +262,74 @@ TEST(PartitionGraph, FilterSplitsTheRestByConnectivity) {
   EXPECT_EQ(report.subgraphs[0].claimed, std::vector<std::string>{"a"});
   EXPECT_EQ(report.subgraphs[1].claimed, std::vector<std::string>{"c"});
   EXPECT_EQ(CountOps(part, "cos"), 1);
+}
+
+// The default backend's choice of groups, declining those of fewer than
+// `min_size` nodes.
+class MinSizeProperty : public SubgraphProperty {
+ public:
+  explicit MinSizeProperty(size_t min_size) : min_size_(min_size) {}
+  std::string name() const override { return "min_size"; }
+  SubgraphSelectorPtr CreateSubgraphSelector() const override {
+    return default_->CreateSubgraphSelector();
+  }
+  NodePtr CreateSubgraphNode(const Symbol& s, int id) const override {
+    size_t ops = 0;
+    DFSVisit(s.outputs, [&](const NodePtr& n) { ops += !n->is_variable(); });
+    if (ops < min_size_) return nullptr;
+    return MakeSubgraphOpNode("_default_subgraph_op", s,
+                              "big" + std::to_string(id));
+  }
+
+ private:
+  size_t min_size_;
+  // Callers remove the op names again.
+  SubgraphPropertyPtr default_ = [] {
+    SetSubgraphPropertyOpNames("default", With({"exp", "sin"}));
+    return SubgraphBackendRegistry::Get()->Lookup("default")[0];
+  }();
+};
+
+void ExpectSameAsUnpartitioned(const Symbol& net, const Symbol& part) {
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  auto exec =
+      Executor::SimpleBind(part, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  testing::FillRandom(ref.get(), -1, 1);
+  testing::CopyInputs(*ref, exec.get());
+  ref->Forward();
+  exec->Forward();
+  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+}
+
+TEST(PartitionGraph, NullSubgraphNodeRejectsThatSubgraphOnly) {
+  // Groups are {exp0, sin0} and {add0}; the single-node one is declined.
+  MinSizeProperty prop(2);
+  PartitionReport report;
+  const Symbol part = PartitionGraph(Diamond(), prop, {}, &report);
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(CountOps(part, "_default_subgraph_op"), 1);
+  EXPECT_EQ(CountOps(part, "elemwise_add"), 1);
+  EXPECT_EQ(CountOps(part, "cos"), 1);
+  ASSERT_EQ(report.subgraphs.size(), 1u);
+  EXPECT_EQ(report.subgraphs[0].claimed,
+            (std::vector<std::string>{"exp0", "sin0"}));
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_TRUE(Contains(report.notes[0], "\"add0\" rejected"))
+      << report.ToString();
+  ExpectSameAsUnpartitioned(Diamond(), part);
+}
+
+TEST(PartitionGraph, NullSubgraphNodeForEveryGroupLeavesTheGraphUnpartitioned) {
+  MinSizeProperty prop(100);
+  PartitionReport report;
+  const Symbol part = PartitionGraph(Diamond(), prop, {}, &report);
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(CountOps(part, "_default_subgraph_op"), 0);
+  EXPECT_EQ(part.ToJSON(), Diamond().ToJSON());
+  EXPECT_TRUE(report.subgraphs.empty());
+  EXPECT_EQ(report.notes.size(), 2u);
+  ExpectSameAsUnpartitioned(Diamond(), part);
 }
 
 }  // namespace
