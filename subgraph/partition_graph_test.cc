@@ -94,6 +94,18 @@ TEST(PartitionGraph, Structure7LongPathCycle) {
   CheckFourWays(Op("elemwise_add", {s, c}, {}, "add7"), With({"sin"}));
 }
 
+void ExpectSameAsUnpartitioned(const Symbol& net, const Symbol& part) {
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  auto exec =
+      Executor::SimpleBind(part, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  testing::FillRandom(ref.get(), -1, 1);
+  testing::CopyInputs(*ref, exec.get());
+  ref->Forward();
+  exec->Forward();
+  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+}
+
 // The partitioned symbol saved as JSON loads back with its subgraphs and
 // computes exactly what the unpartitioned symbol does.
 void ExpectJSONRoundTrip(const Symbol& net,
@@ -130,6 +142,100 @@ TEST(PartitionGraph, SavedAsJSONLoadsBackAndComputesTheSame) {
   ExpectJSONRoundTrip(
       Op("elemwise_sub", {Op("sin", {y}), Op("elemwise_mul", {x, y})}),
       {"sin", "elemwise_mul", "elemwise_sub"});
+}
+
+std::vector<std::vector<std::string>> Claimed(const PartitionReport& r) {
+  std::vector<std::vector<std::string>> groups;
+  for (const auto& s : r.subgraphs) groups.push_back(s.claimed);
+  return groups;
+}
+
+TEST(PartitionGraph, CycleBreakingExcludesWhatMXNetExcludes) {
+  // Ids: s=1, m=3, x=4, a=5, v=6; tanh (x) is not claimed. From seed s
+  // the candidate is {s, a, v, m} (m pulled in as an input of v); x both
+  // consumes m and feeds a, so MXNet excludes the larger of the two, a,
+  // and regrows: {s}. From seed m, {m, v, a} loses a the same way; then
+  // m -> x -> a -> v still leaves and re-enters {m, v}, so v goes too.
+  // The rest forms {a, v}. (Excluding m first would have kept {s, a, v}.)
+  Symbol s = Op("sin", {Var("x0", {2, 3})}, {}, "s");
+  Symbol m = Op("cos", {Var("x1", {2, 3})}, {}, "m");
+  Symbol x = Op("tanh", {m}, {}, "x");
+  Symbol a = Op("elemwise_add", {s, x}, {}, "a");
+  Symbol v = Op("elemwise_mul", {a, m}, {}, "v");
+  SetSubgraphPropertyOpNames("default",
+                             {"sin", "cos", "elemwise_add", "elemwise_mul"});
+  PartitionReport report;
+  const Symbol part = PartitionGraph(v, "default", {}, &report);
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(Claimed(report),
+            (std::vector<std::vector<std::string>>{{"s"}, {"m"}, {"a", "v"}}));
+  ASSERT_EQ(report.subgraphs.size(), 3u);
+  EXPECT_EQ(report.subgraphs[0].excluded, std::vector<std::string>{"a"});
+  EXPECT_EQ(report.subgraphs[1].excluded, (std::vector<std::string>{"a", "v"}));
+  ExpectSameAsUnpartitioned(v, part);
+}
+
+TEST(PartitionGraph, CycleBreakingExcludesTheLargestConsumerFirst) {
+  // s feeds c1 and c2 directly and through the unclaimed cos nodes y1, y2,
+  // c1 feeds c2. MXNet excludes the largest consumer of a cycle's outside
+  // node (c2), regrows, then excludes c1.
+  Symbol s = Op("sin", {Var("x", {4})}, {}, "s");
+  Symbol y1 = Op("cos", {s}, {}, "y1");
+  Symbol c1 = Op("elemwise_add", {s, y1}, {}, "c1");
+  Symbol y2 = Op("cos", {s}, {}, "y2");
+  Symbol c2 = Op("elemwise_mul", {c1, y2}, {}, "c2");
+  SetSubgraphPropertyOpNames("default",
+                             {"sin", "elemwise_add", "elemwise_mul"});
+  PartitionReport report;
+  const Symbol part = PartitionGraph(c2, "default", {}, &report);
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(Claimed(report),
+            (std::vector<std::vector<std::string>>{{"s"}, {"c1", "c2"}}));
+  ASSERT_FALSE(report.subgraphs.empty());
+  EXPECT_EQ(report.subgraphs[0].excluded,
+            (std::vector<std::string>{"c2", "c1"}));
+  ExpectSameAsUnpartitioned(c2, part);
+}
+
+// Seeds only on elemwise_add; grows into the ops named.
+class AddSeedProperty : public SubgraphProperty {
+ public:
+  class Selector : public SubgraphSelector {
+   public:
+    bool Select(const Node& n) override {
+      return n.op()->name() == "elemwise_add";
+    }
+    bool SelectInput(const Node&, const Node& n) override { return Grows(n); }
+    bool SelectOutput(const Node&, const Node& n) override { return Grows(n); }
+
+   private:
+    static bool Grows(const Node& n) {
+      return !n.is_variable() && n.op()->name() != "tanh";
+    }
+  };
+  std::string name() const override { return "add_seed"; }
+  SubgraphSelectorPtr CreateSubgraphSelector() const override {
+    return std::make_shared<Selector>();
+  }
+  NodePtr CreateSubgraphNode(const Symbol& s, int id) const override {
+    return MakeSubgraphOpNode("_default_subgraph_op", s,
+                              "sg" + std::to_string(id));
+  }
+};
+
+TEST(PartitionGraph, SeedClosingACycleKeepsTheSeedAndExcludesItsProducer) {
+  // The seed add pulls in its producer m; m -> x -> add is a cycle whose
+  // largest consumer is the seed itself. MXNet aborts here ("A cycle is
+  // found in the computational graph"); mxcore excludes m.
+  Symbol m = Op("cos", {Var("x0", {3})}, {}, "m");
+  Symbol add = Op("elemwise_add", {m, Op("tanh", {m}, {}, "x")}, {}, "add");
+  AddSeedProperty prop;
+  PartitionReport report;
+  const Symbol part = PartitionGraph(add, prop, {}, &report);
+  EXPECT_EQ(Claimed(report), (std::vector<std::vector<std::string>>{{"add"}}));
+  ASSERT_EQ(report.subgraphs.size(), 1u);
+  EXPECT_EQ(report.subgraphs[0].excluded, std::vector<std::string>{"m"});
+  ExpectSameAsUnpartitioned(add, part);
 }
 
 TEST(PartitionGraph, ReportNamesClaimedAndExcludedNodes) {
@@ -289,18 +395,6 @@ class MinSizeProperty : public SubgraphProperty {
     return SubgraphBackendRegistry::Get()->Lookup("default")[0];
   }();
 };
-
-void ExpectSameAsUnpartitioned(const Symbol& net, const Symbol& part) {
-  auto ref =
-      Executor::SimpleBind(net, Context::CPU(), {}, {}, OpReqType::kNullOp);
-  auto exec =
-      Executor::SimpleBind(part, Context::CPU(), {}, {}, OpReqType::kNullOp);
-  testing::FillRandom(ref.get(), -1, 1);
-  testing::CopyInputs(*ref, exec.get());
-  ref->Forward();
-  exec->Forward();
-  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
-}
 
 TEST(PartitionGraph, NullSubgraphNodeRejectsThatSubgraphOnly) {
   // Groups are {exp0, sin0} and {add0}; the single-node one is declined.
