@@ -77,6 +77,21 @@ Graph InferAttr(Graph g) {
             absl::StrCat("input \"", idx[inputs[i]].source->name(), "\""));
     }
   }
+  // Known outputs (aligned with outputs()): lets a caller such as a
+  // subgraph op push what its consumers know back to the graph's inputs.
+  const std::string outputs_key = name + "_outputs";
+  if (g.HasAttr(outputs_key)) {
+    const auto& given = g.GetAttr<std::vector<T>>(outputs_key);
+    if (given.size() != idx.outputs().size()) {
+      throw InvalidArgument(absl::StrCat(
+          "Infer", name, ": graph attribute \"", outputs_key, "\" has ",
+          given.size(), " entries for ", idx.outputs().size(), " outputs"));
+    }
+    for (size_t i = 0; i < given.size(); ++i) {
+      merge(idx.entry_id(idx.outputs()[i]), given[i],
+            absl::StrCat("output ", i));
+    }
+  }
   for (uint32_t nid : inputs) {
     const AttrDict& dict = idx[nid].source->attrs.dict;
     auto it = dict.find(Traits::kHint);

@@ -120,6 +120,19 @@ std::vector<NodeEntry> LoadGraph(const json& g) {
       }
       node = Node::Create(*op, std::move(dict), name);
     }
+    // A subgraph op's arity comes from its subgraph: attach it first.
+    if (jn.contains("subgraphs")) {
+      for (const json& sg : jn["subgraphs"]) {
+        auto sym = std::make_shared<Symbol>();
+        sym->outputs = LoadGraph(sg);
+        node->attrs.subgraphs.push_back(sym);
+      }
+      const auto* attach =
+          node->is_variable()
+              ? nullptr
+              : node->op()->GetAttr<FAttachSubgraphs>("FAttachSubgraphs");
+      if (attach != nullptr) (*attach)(&node->attrs);
+    }
     if (jn.contains("inputs")) {
       for (const json& e : jn["inputs"]) {
         node->inputs.push_back(ParseEntry(e, nodes, label));
@@ -137,13 +150,6 @@ std::vector<NodeEntry> LoadGraph(const json& g) {
           Malformed(absl::StrCat(label, ": dangling control dependency ", id));
         }
         node->control_deps.push_back(nodes[id]);
-      }
-    }
-    if (jn.contains("subgraphs")) {
-      for (const json& sg : jn["subgraphs"]) {
-        auto sym = std::make_shared<Symbol>();
-        sym->outputs = LoadGraph(sg);
-        node->attrs.subgraphs.push_back(sym);
       }
     }
     nodes.push_back(node);

@@ -118,6 +118,10 @@ using FCreateOpState = std::function<OpStatePtr(
 using FStatefulCompute = std::function<void(
     const OpStatePtr&, const OpContext&, const std::vector<TBlob>& in,
     const std::vector<OpReqType>& req, const std::vector<TBlob>& out)>;
+// Op attribute "FAttachSubgraphs": called once a node's attrs.subgraphs are
+// set by a loader (Symbol::FromJSON), before its arity is read, so that a
+// subgraph op can cache what it derives from them in attrs.parsed.
+using FAttachSubgraphs = std::function<void(NodeAttrs*)>;
 
 class Op {
  public:

@@ -3,10 +3,12 @@
 // Each pass declares the graph attributes it needs and those it provides;
 // running a pass whose inputs are missing is an error naming the attribute
 // and the pass that provides it. Built-in passes:
-//   InferShape  needs nothing (reads "shape_inputs" and __shape__ hints),
-//               provides "shape", "shape_num_unknown_nodes",
-//               "shape_unknown_report"
-//   InferType   likewise with "dtype_inputs"/__dtype__, provides "dtype",
+//   InferShape  needs nothing (reads "shape_inputs" and __shape__ hints,
+//               and "shape_outputs", known output shapes aligned with the
+//               graph's outputs), provides "shape",
+//               "shape_num_unknown_nodes", "shape_unknown_report"
+//   InferType   likewise with "dtype_inputs"/"dtype_outputs"/__dtype__,
+//               provides "dtype",
 //               "dtype_num_unknown_nodes", "dtype_unknown_report"
 //   PlanMemory  needs "shape", "dtype"; provides "storage_id",
 //               "storage_bytes", "memory_planned_bytes",

@@ -37,6 +37,46 @@ TEST(InferShape, BackwardFromTheOutputSide) {
   EXPECT_EQ(ShapeOf(g, m), TShape({4, 5}));
 }
 
+TEST(InferShape, KnownOutputShapesFlowBackToInputs) {
+  // x is (2, -1): only the given output shape completes it.
+  Symbol x = Symbol::Variable("x", TShape({2, -1}));
+  Symbol s = Symbol::Create("sin", {x}, {}, "s");
+  Symbol c = Symbol::Create("cos", {x}, {}, "c");
+  Graph g(Symbol::Group({s, c}));
+  g.SetAttr("shape_outputs", std::vector<TShape>{TShape(), {2, 7}});
+  g = ApplyPass(std::move(g), "InferShape");
+  const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
+  EXPECT_EQ(shapes[g.indexed_graph().entry_id(x.outputs[0])], TShape({2, 7}));
+  EXPECT_EQ(shapes[g.indexed_graph().entry_id(s.outputs[0])], TShape({2, 7}));
+  EXPECT_EQ(g.GetAttr<size_t>("shape_num_unknown_nodes"), 0u);
+}
+
+TEST(InferShape, OutputShapesOfTheWrongCountOrContradictingAreErrors) {
+  Symbol x = Symbol::Variable("x", TShape({2, 3}));
+  Graph g(Symbol::Create("sin", {x}, {}, "s"));
+  g.SetAttr("shape_outputs", std::vector<TShape>{{2, 3}, {2, 3}});
+  try {
+    ApplyPass(g, "InferShape");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(),
+                 "Infershape: graph attribute \"shape_outputs\" has 2 "
+                 "entries for 1 outputs");
+  }
+  g.SetAttr("shape_outputs", std::vector<TShape>{{4, 3}});
+  EXPECT_THROW(ApplyPass(g, "InferShape"), ShapeError);
+}
+
+TEST(InferType, KnownOutputTypesFlowBackToInputs) {
+  Symbol x = Symbol::Variable("x");
+  Graph g(Symbol::Create("relu", {x}, {}, "r"));
+  g.SetAttr("dtype_outputs", std::vector<DType>{DType::kFloat64});
+  g = ApplyPass(std::move(g), "InferType");
+  EXPECT_EQ(g.GetAttr<std::vector<DType>>(
+                "dtype")[g.indexed_graph().entry_id(x.outputs[0])],
+            DType::kFloat64);
+}
+
 TEST(InferShape, ReportsNodesThatStayUnknown) {
   Symbol x = Symbol::Variable("x");
   Symbol r = Symbol::Create("relu", {x}, {}, "r");

@@ -139,7 +139,9 @@ MX_REGISTER_OP(_default_subgraph_op)
                    const std::vector<TBlob>& out) {
                   GetSubgraphInfo(attrs)->Run(ctx, in, req, out);
                 })
-    .SetAttr<FGradient>("FGradient", SubgraphGradient);
+    .SetAttr<FGradient>("FGradient", SubgraphGradient)
+    .SetAttr<FAttachSubgraphs>("FAttachSubgraphs",
+                               subgraph_internal::AttachSubgraphInfo);
 
 }  // namespace
 }  // namespace mx

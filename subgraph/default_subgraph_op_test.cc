@@ -128,6 +128,48 @@ TEST(DefaultSubgraphOp, InfersShapesAndTypesThroughTheSubgraph) {
       {"fc"});
 }
 
+// x is known only through y, which meets the subgraph's output.
+Symbol SinPlusY(DType y_type) {
+  Symbol x = Symbol::Variable("x");
+  Symbol y = Symbol::Variable("y", TShape({2, 3}), y_type);
+  return Op("elemwise_add", {Op("sin", {x}, {}, "s"), y});
+}
+
+Symbol ClaimSin(const Symbol& net) {
+  SetSubgraphPropertyOpNames("default", {"sin"});
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  EXPECT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
+  return part;
+}
+
+TEST(DefaultSubgraphOp, OutputShapeFlowsBackToTheSubgraphInputs) {
+  const Symbol net = SinPlusY(DType::kUnknown);
+  const Symbol part = ClaimSin(net);
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  auto exec =
+      Executor::SimpleBind(part, Context::CPU(), {}, {}, OpReqType::kNullOp);
+  EXPECT_EQ(exec->arg_dict().at("x").shape(), TShape({2, 3}));
+  testing::FillRandom(ref.get(), -1, 1);
+  testing::CopyInputs(*ref, exec.get());
+  ref->Forward();
+  exec->Forward();
+  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+}
+
+TEST(DefaultSubgraphOp, OutputTypeFlowsBackToTheSubgraphInputs) {
+  const Symbol part = ClaimSin(SinPlusY(DType::kFloat64));
+  const Graph g = ApplyPass(Graph(part), "InferType");
+  EXPECT_EQ(g.GetAttr<size_t>("dtype_num_unknown_nodes"), 0u);
+  const IndexedGraph& idx = g.indexed_graph();
+  for (uint32_t nid : idx.input_nodes()) {
+    EXPECT_EQ(g.GetAttr<std::vector<DType>>("dtype")[idx.entry_id(nid, 0)],
+              DType::kFloat64)
+        << idx[nid].source->name();
+  }
+}
+
 TEST(DefaultSubgraphOp, BatchNormMovingStatisticsStayAuxStatesAndUpdate) {
   SetSubgraphPropertyOpNames("default", {"BatchNorm", "relu"});
   Symbol bn = Op("BatchNorm", {Symbol::Variable("data")}, {}, "bn");

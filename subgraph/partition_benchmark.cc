@@ -90,15 +90,16 @@ BENCHMARK_TEMPLATE(BM_Partition, Chain)
     ->Arg(10000)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
+// MXNet's cycle breaking regrows a candidate once per excluded node, so
+// graphs that force many exclusions grow quadratically per seed (Cycles:
+// cubically overall); sizes stay where a run takes seconds.
 BENCHMARK_TEMPLATE(BM_Partition, Wide)
     ->Arg(1000)
     ->Arg(10000)
-    ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Partition, Cycles)
+    ->Arg(100)
     ->Arg(1000)
-    ->Arg(10000)
-    ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,23 +1,22 @@
-// Finding subgraphs in near-linear time.
-//
-// The seed's algorithm grew a candidate, then searched the whole graph for
-// cycles and retried after excluding one node, up to n^2 times. Here a
-// candidate grows in topological order (a min-heap of node ids) and each
-// node is checked before it joins, so growth never needs a retry:
-//  - taint: outside nodes reachable from the candidate, propagated lazily
-//    (a min-heap) just up to the node being decided. A node with a tainted
-//    producer would close a cycle C -> outside -> node.
-//  - reach: outside nodes from which the candidate is reachable, propagated
-//    lazily backwards (a max-heap) just down to the node being decided.
-//    Only a node taken out of order (SelectInput pulled in a producer of a
-//    later member) can close a cycle node -> outside -> C, and only when
-//    one of its consumers is marked.
-// Both marks only grow while a candidate grows and are complete for the
-// range they were propagated over, so each check is exact and the work per
-// seed is bounded by the nodes within the candidate's id range. After
-// Filter, a piece that lost nodes is re-checked (CycleTargets). Finally the
-// contracted graph is checked for cycles between subgraphs (two subgraphs,
-// each convex, can still form one); a subgraph on such a cycle is dissolved.
+// Finding subgraphs, choosing what to exclude as MXNet does
+// (src/operator/subgraph/build_subgraph.cc, LabelSubgraph):
+//  - a candidate grows breadth-first from the seed through SelectInput and
+//    SelectOutput, never into variables, earlier subgraphs or nodes
+//    excluded for this seed;
+//  - its boundary is the unclaimed outside nodes next to it. A boundary
+//    node both fed by and feeding the candidate closes a cycle; so does a
+//    boundary node feeding the candidate that is reachable, avoiding the
+//    candidate, from a boundary node that only consumes from it;
+//  - of all such cycles, the member with the largest id that consumes the
+//    cycle's last outside node is excluded, and the candidate regrows.
+// MXNet aborts when that member is the seed; here the largest member
+// feeding the cycle's first outside node is excluded instead. Each attempt
+// costs the candidate's edges plus one forward sweep (not one search per
+// pair of boundary nodes); a seed takes one attempt per excluded node.
+// After Filter, a piece that lost nodes is re-checked (CycleTargets).
+// Finally the contracted graph is checked for cycles between subgraphs
+// (MXNet ignores earlier subgraphs when checking, so two subgraphs can
+// still form one); a subgraph on such a cycle is dissolved.
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -75,7 +74,6 @@ namespace {
 
 using MinHeap =
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>;
-using MaxHeap = std::priority_queue<uint32_t>;
 
 class Finder {
  public:
@@ -87,11 +85,13 @@ class Finder {
         n_(static_cast<uint32_t>(idx.num_nodes())),
         in_c_(n_, 0),
         tainted_(n_, 0),
-        taint_queued_(n_, 0),
         queued_(n_, 0),
         excluded_(n_, 0),
-        reach_(n_, 0),
-        reach_queued_(n_, 0) {
+        boundary_(n_, 0),
+        swept_(n_, 0),
+        last_consumer_(n_, -1),
+        last_producer_(n_, -1),
+        first_producer_(n_, -1) {
     found_.label.assign(n_, -1);
   }
 
@@ -101,7 +101,7 @@ class Finder {
       if (adj_.is_var[s] || found_.label[s] != -1) continue;
       if (selector == nullptr) selector = property_.CreateSubgraphSelector();
       if (!selector->Select(*idx_[s].source)) continue;
-      GrowFromSeed(s, *selector);
+      GrowFromSeed(s, std::move(selector));
       selector = nullptr;  // Selectors may keep per-seed state.
     }
     DissolveCycles();
@@ -120,109 +120,116 @@ class Finder {
     seed_excluded_.push_back(v);
   }
 
-  // Grows a candidate from `s`, excluding nodes that would close a cycle.
-  std::vector<uint32_t> Grow(uint32_t s, SubgraphSelector& sel) {
-    const uint32_t a = ++epoch_;
-    MinHeap cand, taint;
-    MaxHeap reach;
-    std::vector<uint32_t> members;
-    cand.push(s);
-    queued_[s] = a;
-    uint32_t max_taken = 0;
-    auto push_taint = [&](uint32_t v) {
-      for (uint32_t k = adj_.out_begin[v]; k < adj_.out_begin[v + 1]; ++k) {
-        const uint32_t c = adj_.out_list[k];
-        if (in_c_[c] != a && taint_queued_[c] != a) {
-          taint_queued_[c] = a;
-          taint.push(c);
-        }
+  // Grows a candidate from `s`, excluding nodes that would close a cycle
+  // and regrowing, until none does. Returns the members, sorted.
+  std::vector<uint32_t> Grow(uint32_t s, SubgraphSelectorPtr* sel) {
+    while (true) {
+      std::vector<uint32_t> members = Label(s, **sel);
+      const int excluded = CycleBreaker(s, members);
+      if (excluded < 0) {
+        std::sort(members.begin(), members.end());
+        return members;
       }
-    };
-    auto push_reach = [&](uint32_t v) {
-      for (uint32_t k = adj_.in_begin[v]; k < adj_.in_begin[v + 1]; ++k) {
-        const uint32_t u = adj_.in_list[k];
-        if (!adj_.is_var[u] && in_c_[u] != a && reach_queued_[u] != a) {
-          reach_queued_[u] = a;
-          reach.push(u);
-        }
-      }
-    };
-    while (!cand.empty()) {
-      const uint32_t v = cand.top();
-      cand.pop();
-      if (!Free(v) || in_c_[v] == a) continue;
-      // Taint becomes exact for every node before v.
-      while (!taint.empty() && taint.top() < v) {
-        const uint32_t x = taint.top();
-        taint.pop();
-        if (in_c_[x] == a || tainted_[x] == a) continue;
-        tainted_[x] = a;
-        push_taint(x);
-        // An earlier subgraph becomes one node: reaching any member
-        // reaches all its outputs.
-        const int l = found_.label[x];
-        if (l >= 0 && group_mark_[l] != a) {
-          group_mark_[l] = a;
-          for (uint32_t y : found_.groups[l]) {
-            tainted_[y] = a;
-            push_taint(y);
-          }
-        }
-      }
-      bool cycle = tainted_[v] == a;
-      for (uint32_t k = adj_.in_begin[v]; !cycle && k < adj_.in_begin[v + 1];
-           ++k) {
-        cycle = tainted_[adj_.in_list[k]] == a;
-      }
-      if (!cycle && !members.empty() && v < max_taken) {
-        // Reach becomes exact for every node after v.
-        while (!reach.empty() && reach.top() > v) {
-          const uint32_t x = reach.top();
-          reach.pop();
-          if (in_c_[x] == a || reach_[x] == a) continue;
-          reach_[x] = a;
-          push_reach(x);
-          const int l = found_.label[x];
-          if (l >= 0 && group_reach_[l] != a) {
-            group_reach_[l] = a;
-            for (uint32_t y : found_.groups[l]) {
-              reach_[y] = a;
-              push_reach(y);
-            }
-          }
-        }
-        for (uint32_t k = adj_.out_begin[v];
-             !cycle && k < adj_.out_begin[v + 1]; ++k) {
-          const uint32_t c = adj_.out_list[k];
-          cycle = in_c_[c] != a && reach_[c] == a;
-        }
-      }
-      if (cycle) {
-        Exclude(v);
-        continue;
-      }
-      max_taken = std::max(max_taken, v);
-      in_c_[v] = a;
-      members.push_back(v);
-      push_taint(v);
-      push_reach(v);
+      Exclude(static_cast<uint32_t>(excluded));
+      // MXNet resets the selector before regrowing; a fresh one that has
+      // seen the seed is the same for selectors without state.
+      *sel = property_.CreateSubgraphSelector();
+      (*sel)->Select(node(s));
+    }
+  }
+
+  // One breadth-first growth from `s`; members are marked in_c_ == cur_.
+  std::vector<uint32_t> Label(uint32_t s, SubgraphSelector& sel) {
+    const uint32_t a = cur_ = ++epoch_;
+    std::vector<uint32_t> members{s};
+    in_c_[s] = a;
+    for (size_t head = 0; head < members.size(); ++head) {
+      const uint32_t v = members[head];
       for (uint32_t k = adj_.in_begin[v]; k < adj_.data_in_end[v]; ++k) {
         const uint32_t u = adj_.in_list[k];
-        if (Free(u) && queued_[u] != a && sel.SelectInput(node(v), node(u))) {
-          queued_[u] = a;
-          cand.push(u);
+        if (Free(u) && in_c_[u] != a && sel.SelectInput(node(v), node(u))) {
+          in_c_[u] = a;
+          members.push_back(u);
         }
       }
       for (uint32_t k = adj_.out_begin[v]; k < adj_.out_begin[v + 1]; ++k) {
         const uint32_t w = adj_.out_list[k];
-        if (Free(w) && queued_[w] != a && sel.SelectOutput(node(v), node(w))) {
-          queued_[w] = a;
-          cand.push(w);
+        if (Free(w) && in_c_[w] != a && sel.SelectOutput(node(v), node(w))) {
+          in_c_[w] = a;
+          members.push_back(w);
         }
       }
     }
-    std::sort(members.begin(), members.end());
     return members;
+  }
+
+  // The member MXNet excludes to break a cycle through the boundary of the
+  // candidate `members` grown from `s`, or -1 when there is none.
+  int CycleBreaker(uint32_t s, const std::vector<uint32_t>& members) {
+    const uint32_t a = cur_, b = ++epoch_;
+    std::vector<uint32_t> boundary;
+    auto touch = [&](uint32_t x) {
+      if (boundary_[x] == b) return;
+      boundary_[x] = b;
+      last_consumer_[x] = last_producer_[x] = -1;
+      boundary.push_back(x);
+    };
+    uint32_t hi = 0;
+    for (uint32_t v : members) {
+      hi = std::max(hi, v);
+      const int iv = static_cast<int>(v);
+      for (uint32_t k = adj_.in_begin[v]; k < adj_.in_begin[v + 1]; ++k) {
+        const uint32_t u = adj_.in_list[k];
+        if (in_c_[u] == a || adj_.is_var[u] || found_.label[u] >= 0) continue;
+        touch(u);
+        last_consumer_[u] = std::max(last_consumer_[u], iv);
+      }
+      for (uint32_t k = adj_.out_begin[v]; k < adj_.out_begin[v + 1]; ++k) {
+        const uint32_t w = adj_.out_list[k];
+        if (in_c_[w] == a || found_.label[w] >= 0) continue;
+        touch(w);
+        last_producer_[w] = std::max(last_producer_[w], iv);
+      }
+    }
+    // Sweep forward, avoiding members, from boundary nodes that only
+    // consume from the candidate; first_producer_ keeps the largest
+    // last_producer_ of the sources reaching a node.
+    MinHeap sweep;
+    for (uint32_t x : boundary) {
+      if (last_producer_[x] >= 0 && last_consumer_[x] < 0 && x < hi) {
+        swept_[x] = b;
+        first_producer_[x] = last_producer_[x];
+        sweep.push(x);
+      }
+    }
+    while (!sweep.empty()) {
+      const uint32_t x = sweep.top();
+      sweep.pop();
+      for (uint32_t k = adj_.out_begin[x]; k < adj_.out_begin[x + 1]; ++k) {
+        const uint32_t c = adj_.out_list[k];
+        if (in_c_[c] == a || c >= hi) continue;
+        if (swept_[c] != b) {
+          swept_[c] = b;
+          first_producer_[c] = first_producer_[x];
+          sweep.push(c);
+        } else {
+          first_producer_[c] = std::max(first_producer_[c], first_producer_[x]);
+        }
+      }
+    }
+    int excluded = -1;
+    for (uint32_t x : boundary) {
+      if (last_consumer_[x] < 0) continue;
+      const bool fed = last_producer_[x] >= 0, reached = swept_[x] == b;
+      if (!fed && !reached) continue;
+      int pick = last_consumer_[x];
+      if (pick == static_cast<int>(s)) {
+        pick = std::max(fed ? last_producer_[x] : -1,
+                        reached ? first_producer_[x] : -1);
+      }
+      excluded = std::max(excluded, pick);
+    }
+    return excluded;
   }
 
   // Members with a producer outside `members` that is reachable from
@@ -297,11 +304,11 @@ class Finder {
     return pieces;
   }
 
-  void GrowFromSeed(uint32_t s, SubgraphSelector& sel) {
+  void GrowFromSeed(uint32_t s, SubgraphSelectorPtr sel) {
     seed_epoch_ = ++epoch_;
     seed_excluded_.clear();
-    const std::vector<uint32_t> members = Grow(s, sel);
-    std::vector<uint32_t> kept = ApplyFilter(members, sel);
+    const std::vector<uint32_t> members = Grow(s, &sel);
+    std::vector<uint32_t> kept = ApplyFilter(members, *sel);
     std::vector<std::vector<uint32_t>> work = Split(kept);
     const size_t first_group = found_.groups.size();
     while (!work.empty()) {
@@ -323,8 +330,6 @@ class Finder {
       for (uint32_t v : piece) found_.label[v] = label;
       found_.groups.push_back(std::move(piece));
       found_.excluded.emplace_back();
-      group_mark_.push_back(0);
-      group_reach_.push_back(0);
     }
     if (found_.groups.size() > first_group) {
       found_.excluded[first_group] = seed_excluded_;
@@ -479,11 +484,13 @@ class Finder {
   const SubgraphProperty& property_;
   const uint32_t n_;
   // Epoch-stamped marks: equal to the current epoch means "set".
-  uint32_t epoch_ = 0, seed_epoch_ = 0;
-  std::vector<uint32_t> in_c_, tainted_, taint_queued_, queued_, excluded_;
-  std::vector<uint32_t> reach_, reach_queued_;
-  // Per formed group: marked tainted / reaching in this attempt.
-  std::vector<uint32_t> group_mark_, group_reach_;
+  uint32_t epoch_ = 0, seed_epoch_ = 0, cur_ = 0;
+  std::vector<uint32_t> in_c_, tainted_, queued_, excluded_;
+  std::vector<uint32_t> boundary_, swept_;
+  // Per boundary node (valid while boundary_ / swept_ is current): the
+  // largest member it feeds, the largest member feeding it, and the largest
+  // member feeding a sweep source that reaches it; -1 for none.
+  std::vector<int> last_consumer_, last_producer_, first_producer_;
   std::vector<uint32_t> seed_excluded_;
   Found found_;
 };

@@ -35,6 +35,13 @@ Symbol PartitionOne(const Symbol& symbol, const SubgraphProperty& property,
   out.outputs = partition_internal::RewriteGraph(
       symbol.outputs, idx, found, property, next_id, &node_names);
   for (size_t i = 0; i < found.groups.size(); ++i) {
+    if (node_names[i].empty()) {
+      report->notes.push_back(absl::StrCat(
+          "subgraph starting at \"", idx[found.groups[i][0]].source->name(),
+          "\" rejected: property \"", property.name(),
+          "\" created no node for it"));
+      continue;
+    }
     PartitionReport::Subgraph s;
     s.property = property.name();
     s.node = node_names[i];

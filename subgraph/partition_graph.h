@@ -3,10 +3,11 @@
 //
 // Each property of the backend runs in turn. Seeds are visited in
 // topological order; a subgraph grows from a seed through the selector's
-// SelectInput/SelectOutput. A node whose joining would close a cycle
-// through nodes outside the subgraph is excluded (and reported); the
-// selector's Filter may drop nodes, and what remains is split into
-// connected pieces. Each piece becomes one node made by the property. The
+// SelectInput/SelectOutput. Cycles through nodes outside the subgraph are
+// broken as MXNet breaks them (excluded nodes are reported; see
+// partition_find.cc); the selector's Filter may drop nodes, and what
+// remains is split into connected pieces. Each piece becomes one node made
+// by the property, or stays as it is if the property returns null. The
 // result lists the same inputs, arguments and auxiliary states in the same
 // order as the original and computes the same outputs.
 //
@@ -17,8 +18,8 @@
 //
 // Also registered as graph pass "PartitionGraph": needs graph attribute
 // "subgraph_backend" (std::string), reads "subgraph_need_grad" (bool) when
-// present, provides "subgraph_report" (std::string). Cost: near-linear in
-// the graph size (see partition_find.cc).
+// present, provides "subgraph_report" (std::string). Cost: one growth per
+// seed and one regrowth per excluded node (see partition_find.cc).
 #ifndef MXCORE_SUBGRAPH_PARTITION_GRAPH_H_
 #define MXCORE_SUBGRAPH_PARTITION_GRAPH_H_
 

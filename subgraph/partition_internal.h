@@ -52,7 +52,8 @@ Found FindSubgraphs(const IndexedGraph& idx, const Adjacency& adj,
                     const SubgraphProperty& property);
 
 // Replaces each group with property.CreateSubgraphNode; ids start at
-// *next_id. Returns the new outputs.
+// *next_id. A group whose node is null stays unpartitioned (its name in
+// *node_names is empty). Returns the new outputs.
 std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
                                     const IndexedGraph& idx, const Found& found,
                                     const SubgraphProperty& property,

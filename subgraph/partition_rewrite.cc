@@ -34,7 +34,8 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
   std::vector<NodePtr> orig;
   orig.reserve(n);
   DFSVisit(outputs, [&](const NodePtr& v) { orig.push_back(v); });
-  const std::vector<int>& label = found.label;
+  // A group whose node the property declines goes back to being unclaimed.
+  std::vector<int> label = found.label;
   const size_t num_groups = found.groups.size();
 
   // Output entries of each group, by entry id (= topological order).
@@ -124,12 +125,18 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
     }
     const int id = (*next_id)++;
     NodePtr node = property.CreateSubgraphNode(sym, id);
-    if (node == nullptr || node->is_variable() ||
-        node->num_outputs() != sym.outputs.size()) {
-      throw InvalidArgument(
-          absl::StrCat("subgraph property \"", property.name(),
-                       "\": CreateSubgraphNode must return an op node with ",
-                       sym.outputs.size(), " outputs"));
+    if (node == nullptr) {
+      // Rejected (MXNet since #15886): its nodes stay as they are. Undoing
+      // a contraction of a convex group cannot close a cycle.
+      for (uint32_t v : found.groups[g]) label[v] = -1;
+      node_names->emplace_back();
+      continue;
+    }
+    if (node->is_variable() || node->num_outputs() != sym.outputs.size()) {
+      throw InvalidArgument(absl::StrCat(
+          "subgraph property \"", property.name(),
+          "\": CreateSubgraphNode must return null or an op node with ",
+          sym.outputs.size(), " outputs"));
     }
     node_names->push_back(node->name());
     sg_node[g] = std::move(node);
@@ -168,6 +175,7 @@ std::vector<NodeEntry> RewriteGraph(const std::vector<NodeEntry>& outputs,
     }
   }
   for (size_t g = 0; g < num_groups; ++g) {
+    if (sg_node[g] == nullptr) continue;
     Node& node = *sg_node[g];
     // Cut variables were numbered in this order (see SubgraphInputs).
     node.inputs.clear();

@@ -101,6 +101,9 @@ void SubgraphInfo::InferShape(const std::string& who, std::vector<TShape>* in,
                               std::vector<TShape>* out) const {
   Graph g(symbol_);
   g.SetAttr("shape_inputs", ToDFS(*in));
+  // What the outer graph knows of the outputs flows back to the inputs, as
+  // through any other op (MXNet's subgraph op does the same).
+  g.SetAttr("shape_outputs", *out);
   g = ApplyPass(std::move(g), "InferShape");
   const IndexedGraph& idx = g.indexed_graph();
   const auto& shapes = g.GetAttr<std::vector<TShape>>("shape");
@@ -118,6 +121,7 @@ void SubgraphInfo::InferType(const std::string& who, std::vector<DType>* in,
                              std::vector<DType>* out) const {
   Graph g(symbol_);
   g.SetAttr("dtype_inputs", ToDFS(*in));
+  g.SetAttr("dtype_outputs", *out);
   g = ApplyPass(std::move(g), "InferType");
   const IndexedGraph& idx = g.indexed_graph();
   const auto& types = g.GetAttr<std::vector<DType>>("dtype");

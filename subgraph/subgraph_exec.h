@@ -38,8 +38,9 @@ class SubgraphInfo {
     return Analyzed().resources;
   }
 
-  // Shape/dtype inference through the subgraph: fills what it can of `in`
-  // and `out`; throws on contradictions, naming `who`.
+  // Shape/dtype inference through the subgraph in both directions: what is
+  // known of `in` and of `out` fills what it can of both; throws on
+  // contradictions, naming `who`.
   void InferShape(const std::string& who, std::vector<TShape>* in,
                   std::vector<TShape>* out) const;
   void InferType(const std::string& who, std::vector<DType>* in,

@@ -63,6 +63,8 @@ class SubgraphProperty {
   // from its inputs; the caller sets the node's inputs, one per element of
   // SubgraphInputs(symbol), in that order, and uses output i for
   // symbol.outputs[i]. `id` numbers subgraphs within one partitioning.
+  // Returning null rejects the subgraph: its nodes stay unpartitioned (as
+  // in MXNet), and the report notes it.
   virtual NodePtr CreateSubgraphNode(const Symbol& symbol, int id) const = 0;
   // Inference-only properties are skipped when gradients are needed.
   virtual bool inference_only() const { return false; }
