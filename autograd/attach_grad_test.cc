@@ -109,7 +109,9 @@ TEST(AttachGrad, AddRequestAccumulatesOnIntermediates) {
     AttachGrad(&y, OpReqType::kAddTo);
     z = nd::sum(y * y);
   }
-  Backward({z}, {}, {.retain_graph = true});
+  BackwardOptions retain;
+  retain.retain_graph = true;
+  Backward({z}, {}, retain);
   Backward({z});
   // dz/dy = 2y = 4x, twice.
   EXPECT_TRUE(

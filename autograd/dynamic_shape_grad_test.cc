@@ -80,7 +80,9 @@ TEST(DynamicShapeGrad, BooleanMaskSecondOrder) {
     RecordScope record;
     NDArray b = nd::boolean_mask(x, ArrayOf({4}, kMask));
     NDArray y = nd::sum(b * b * b);
-    g = Grad({y}, {x}, {}, {.create_graph = true})[0];
+    GradOptions create;
+    create.create_graph = true;
+    g = Grad({y}, {x}, {}, create)[0];
     sum_g = nd::sum(g);
   }
   EXPECT_TRUE(AllClose(ToDouble(g), {0.75, 0, 12, 6.75}));
@@ -101,7 +103,9 @@ TEST(DynamicShapeGrad, FlatNonzeroHasAZeroGradient) {
   }
   EXPECT_EQ(idx.ToVector<int64_t>(), (std::vector<int64_t>{1, 2}));
   // Directly from the int64 output: zeros.
-  Backward({idx}, {}, {.retain_graph = true});
+  BackwardOptions retain;
+  retain.retain_graph = true;
+  Backward({idx}, {}, retain);
   EXPECT_TRUE(AllClose(ToDouble(x.grad()), {0, 0, 0, 0}));
   Backward({z});
   EXPECT_TRUE(AllClose(ToDouble(x.grad()), {1, 1, 1, 1}));

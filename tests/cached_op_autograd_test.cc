@@ -133,15 +133,17 @@ TEST(CachedOpAutograd, OpByOpRecordsEveryOutput) {
   ASSERT_EQ(y.size(), 3u);
   for (const NDArray& out : y) EXPECT_FALSE(out.autograd_entry().empty());
   EXPECT_EQ(y[0].shape(), TShape({2, 2}));
+  autograd::BackwardOptions retain;
+  retain.retain_graph = true;
   // d sum(h * boolean_mask(x w, m)) / dw: h's rows times x on kept rows.
   const NDArray h = testing::ArrayOf({2, 2}, {1, 2, 3, 4}, DType::kFloat64);
-  autograd::Backward({y[0]}, {h}, {.retain_graph = true});
+  autograd::Backward({y[0]}, {h}, retain);
   EXPECT_TRUE(AllClose(ToDouble(w.grad()), {1, 4, 0, 0, 15, 24}));
   // Outputs that w does not feed (one of them int64) give it zeros, as
   // from a call recorded as one node.
-  autograd::Backward({y[1]}, {}, {.retain_graph = true});
+  autograd::Backward({y[1]}, {}, retain);
   EXPECT_TRUE(AllClose(ToDouble(w.grad()), std::vector<double>(6, 0.0)));
-  autograd::Backward({y[0]}, {h}, {.retain_graph = true});
+  autograd::Backward({y[0]}, {h}, retain);
   autograd::Backward({y[2]});
   EXPECT_TRUE(AllClose(ToDouble(w.grad()), std::vector<double>(6, 0.0)));
 }
