@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/symbol.h"
 #include "imperative/imperative.h"
 #include "ndarray/ndarray.h"
 
@@ -69,8 +70,28 @@ class PredictModeScope : public imperative::TrainingScope {
 void MarkVariables(const std::vector<NDArray*>& variables,
                    const std::vector<NDArray>& gradients,
                    const std::vector<OpReqType>& reqs);
+// An array that is the output of a recorded op (an intermediate) keeps its
+// history: gradients still flow through it to the variables before it,
+// and Backward also writes its own gradient into its buffer (MXNet 2).
+// Only one output of a multi-output op can be marked (NotImplemented).
+//
+//   y = nd::square(x);  AttachGrad(&y);  z = nd::sum(y * y);   // recorded
+//   Backward({z});      // y.grad() == 2y, x.grad() == 4x^3
 // MarkVariables with a zero-filled buffer of x's shape, dtype and context.
 void AttachGrad(NDArray* x, OpReqType req = OpReqType::kWriteTo);
+// Detaches x's gradient buffer: backward no longer computes or writes it.
+// A leaf becomes a plain array (ops on it are no longer recorded); an
+// intermediate keeps its history. Throws StateError when x has none.
+void DropGrad(NDArray* x);
+
+// ---- Inspection ----
+// The recorded graph that computes `x`, as a Symbol (MXNet's
+// autograd.get_symbol): arrays with AttachGrad become variables "var<N>",
+// other arrays the graph read become variables "constant<K>", recorded ops
+// keep their names and attributes. Throws StateError when x was not
+// recorded; NotImplemented when the graph holds a call that is not an op
+// (a recorded CachedOp or autograd::Function call).
+Symbol GetSymbol(const NDArray& x);
 
 // ---- Differentiation ----
 struct BackwardOptions {

@@ -1,5 +1,6 @@
 // Variables, Backward and Grad: build the gradient graph of the recorded
 // nodes and run it op by op.
+#include <atomic>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,27 @@ namespace autograd {
 
 using internal::AGInfo;
 using internal::InfoOf;
+
+namespace {
+
+// A recorded intermediate keeps its node (and so its history); the node
+// gets the gradient buffer, which Backward fills like a leaf's.
+void MarkIntermediate(const Node& node, uint32_t output, AGInfo* info,
+                      const NDArray& grad, OpReqType req) {
+  if (info->marked && info->marked_output != output) {
+    throw NotImplemented(absl::StrCat(
+        "AttachGrad: output ", info->marked_output, " of op \"",
+        node.op()->name(), "\" (node \"", node.name(),
+        "\") already has a gradient attached; attaching gradients to several "
+        "outputs of one op is not supported"));
+  }
+  info->marked = true;
+  info->marked_output = output;
+  info->grad = grad.Detach();
+  info->grad_req = req;
+}
+
+}  // namespace
 
 void MarkVariables(const std::vector<NDArray*>& variables,
                    const std::vector<NDArray>& gradients,
@@ -41,8 +63,17 @@ void MarkVariables(const std::vector<NDArray*>& variables,
           g.is_none() ? std::string("none")
                       : g.shape().ToString() + " " + DTypeName(g.dtype())));
     }
+    const ArrayHistory& h = x->autograd_entry();
+    AGInfo* recorded = h.empty() ? nullptr : InfoOf(*h.node);
+    if (recorded != nullptr && !h.node->is_variable()) {
+      MarkIntermediate(*h.node, h.index, recorded, g, reqs[i]);
+      x->set_grad(g);
+      continue;
+    }
     NodeAttrs attrs;
-    attrs.name = absl::StrCat("var", i);
+    // Unique names, so a graph exported with GetSymbol has distinct inputs.
+    static std::atomic<uint64_t> counter{0};
+    attrs.name = absl::StrCat("var", counter++);
     auto node = std::make_shared<Node>();
     node->attrs = std::move(attrs);
     auto info = std::make_shared<AGInfo>();
@@ -63,6 +94,25 @@ void AttachGrad(NDArray* x, OpReqType req) {
   imperative::RecordingScope pause(false);
   NDArray g = imperative::Invoke("zeros_like", {*x})[0];
   MarkVariables({x}, {g}, {req});
+}
+
+void DropGrad(NDArray* x) {
+  if (x == nullptr || x->is_none()) {
+    throw InvalidArgument("DropGrad: the array is none");
+  }
+  const ArrayHistory h = x->autograd_entry();
+  AGInfo* info = h.empty() ? nullptr : InfoOf(*h.node);
+  if (info == nullptr || !info->marked || info->marked_output != h.index) {
+    throw StateError(
+        "DropGrad: the array has no gradient attached (AttachGrad)");
+  }
+  info->marked = false;
+  info->grad = NDArray();
+  info->grad_req = OpReqType::kNullOp;
+  x->set_grad(NDArray());
+  // A leaf becomes a plain array again; graphs already recorded from it
+  // see a constant. An intermediate keeps its history.
+  if (h.node->is_variable()) x->set_autograd_entry(ArrayHistory{});
 }
 
 namespace {
@@ -238,7 +288,7 @@ void Backward(const std::vector<NDArray>& heads,
     AGInfo* info = InfoOf(*n);
     if (info != nullptr && info->marked &&
         info->grad_req != OpReqType::kNullOp) {
-      xs.push_back(NodeEntry{n, 0, 0});
+      xs.push_back(NodeEntry{n, info->marked_output, 0});
       targets.push_back(info);
     }
   });
@@ -270,13 +320,13 @@ std::vector<NDArray> Grad(const std::vector<NDArray>& heads,
   for (size_t i = 0; i < variables.size(); ++i) {
     const ArrayHistory& h = variables[i].autograd_entry();
     const AGInfo* info = h.empty() ? nullptr : InfoOf(*h.node);
-    if (info == nullptr || !info->marked) {
+    if (info == nullptr || !info->marked || info->marked_output != h.index) {
       throw InvalidArgument(absl::StrCat(
           "Grad: variable ", i,
           " was not marked (call AttachGrad or MarkVariables before "
           "recording)"));
     }
-    xs.push_back(NodeEntry{h.node, 0, 0});
+    xs.push_back(NodeEntry{h.node, h.index, 0});
   }
   std::vector<NDArray> grads =
       Differentiate(plan, heads, head_grads, xs, options.create_graph,

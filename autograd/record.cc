@@ -144,8 +144,8 @@ void RecordOp(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                                       "\" comes from a graph autograd did not "
                                       "record"));
       }
-      // Marked variables keep their value from marking on.
-      if (!producer->marked && producer->values[e.index].is_none()) {
+      // Marked leaf variables keep their value from marking on.
+      if (producer->values[e.index].is_none()) {
         producer->values[e.index] = inputs[k].Detach();
       }
     }

@@ -22,8 +22,12 @@ struct AGInfo {
   std::vector<TShape> shapes;
   std::vector<DType> types;
   Context ctx;
-  // Marked variables: the gradient buffer and its request.
+  // Arrays with a gradient attached (AttachGrad / MarkVariables): leaf
+  // variables (variable nodes) and recorded intermediates (op nodes, which
+  // keep their history and retain their gradient, as in MXNet 2). One
+  // output per node: `marked_output`. The gradient buffer and its request.
   bool marked = false;
+  uint32_t marked_output = 0;
   NDArray grad;
   OpReqType grad_req = OpReqType::kNullOp;
   // Set when a backward without retain_graph released the values.

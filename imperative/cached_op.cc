@@ -1,5 +1,7 @@
 #include "imperative/cached_op.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
@@ -79,6 +81,16 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
   }
 }
 
+// _CachedOp_output: the output itself, then the call's recorded inputs.
+struct TieParam {
+  int num_args = 0;
+  static void Declare(ParamSchema<TieParam>* s) {
+    s->Field("num_args", &TieParam::num_args)
+        .Required()
+        .Describe("number of inputs (the output and the recorded inputs)");
+  }
+};
+
 [[maybe_unused]] const bool kRegistered = [] {
   OpRegistry::Get()
       ->Register("_CachedOp")
@@ -115,8 +127,52 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
         return static_cast<int>(CallOf(a).plan->in_shapes.size());
       })
       .SetAttr<imperative::FInvoke>("FInvoke", RunBackward);
+  OpRegistry::Get()
+      ->Register("_CachedOp_output")
+      .Describe(
+          "An output of a CachedOp call run op by op (dynamic shapes), "
+          "recorded with the call's recorded inputs as further inputs: "
+          "returns input 0; its gradient goes to input 0 only.")
+      .SetParams<TieParam>()
+      .SetNumInputs([](const NodeAttrs& a) {
+        return std::max(1, a.get<TieParam>().num_args);
+      })
+      .SetAttr<imperative::FInvoke>(
+          "FInvoke", [](const NodeAttrs&, const std::vector<NDArray>& in,
+                        std::vector<NDArray>* out) { (*out)[0] = in[0]; })
+      .SetAttr<FGradient>(
+          "FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& g) {
+            std::vector<NodeEntry> grads(n->inputs.size());
+            grads[0] = g[0];
+            return grads;
+          });
   return true;
 }();
+
+// A call recorded as one node ties every output to every recorded input,
+// so Backward from any output reaches (and writes) all their gradients.
+// Run op by op, only the ops are recorded: an output that depends on no
+// recorded input would have no history, and Backward would reach only the
+// inputs an output depends on. Recording each output once more with all
+// recorded inputs attached gives the same reach.
+void TieToRecordedInputs(const std::vector<NDArray>& inputs,
+                         std::vector<NDArray>* outputs) {
+  std::vector<NDArray> recorded;
+  for (const NDArray& in : inputs) {
+    if (!in.autograd_entry().empty()) recorded.push_back(in);
+  }
+  if (recorded.empty()) return;
+  const NodeAttrs attrs =
+      MakeAttrs(OpRegistry::Get()->Lookup("_CachedOp_output"),
+                {{"num_args", std::to_string(recorded.size() + 1)}});
+  for (NDArray& out : *outputs) {
+    std::vector<NDArray> in = {out};
+    in.insert(in.end(), recorded.begin(), recorded.end());
+    std::vector<NDArray> tied;
+    imperative::Invoke(attrs, in, &tied);
+    out = tied[0];
+  }
+}
 
 }  // namespace
 
@@ -153,6 +209,7 @@ std::vector<NDArray> CachedOp::RunOpByOp(
   std::vector<NDArray> outputs;
   for (const auto& e : idx.outputs())
     outputs.push_back(entries[idx.entry_id(e)]);
+  if (imperative::IsRecording()) TieToRecordedInputs(inputs, &outputs);
   return outputs;
 }
 

@@ -17,7 +17,11 @@
 // runs the forward part of a plan that also holds the gradients with
 // respect to the recorded inputs, keeps its intermediate values, and the
 // node's gradient runs the backward part on them. Differentiating that
-// gradient again (higher order) is not supported.
+// gradient again (higher order) is not supported. A graph with a
+// dynamic-shape op (boolean_mask, flatnonzero) runs op by op instead: each
+// op is recorded, and every output is tied to every recorded input, so
+// Backward from any output works and reaches all of them, as for a call
+// recorded as one node.
 #ifndef MXCORE_IMPERATIVE_CACHED_OP_H_
 #define MXCORE_IMPERATIVE_CACHED_OP_H_
 

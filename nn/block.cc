@@ -62,23 +62,37 @@ NDArray Block::operator()(const NDArray& input) {
   return out[0];
 }
 
-void Block::CheckNewName(const std::string& name, bool allow_dots) const {
+void Block::CheckName(const std::string& name, bool for_child,
+                      bool allow_dots) const {
   if (name.empty() || (!allow_dots && name.find('.') != std::string::npos)) {
     throw InvalidArgument(absl::StrCat(TypeName(), ": name \"", name,
                                        "\" must be non-empty and have no '.'"));
   }
-  for (const auto& p : params_) {
-    if (p.first == name) {
-      throw AlreadyExists(
-          absl::StrCat(TypeName(), ": \"", name, "\" is already a parameter"));
-    }
+  // A child replaces a child and a parameter a parameter; one kind cannot
+  // replace the other (MXNet raises TypeError there).
+  if (for_child && FindParam(name) != nullptr) {
+    throw AlreadyExists(absl::StrCat(TypeName(), ": \"", name,
+                                     "\" is already a parameter; a child "
+                                     "cannot replace it"));
   }
   for (const auto& c : children_) {
-    if (c.first == name) {
-      throw AlreadyExists(
-          absl::StrCat(TypeName(), ": \"", name, "\" is already a child"));
+    if (!for_child && c.first == name) {
+      throw AlreadyExists(absl::StrCat(TypeName(), ": \"", name,
+                                       "\" is already a child; a parameter "
+                                       "cannot replace it"));
     }
   }
+}
+
+ParameterPtr* Block::FindParam(const std::string& name) {
+  for (auto& p : params_) {
+    if (p.first == name) return &p.second;
+  }
+  return nullptr;
+}
+
+const ParameterPtr* Block::FindParam(const std::string& name) const {
+  return const_cast<Block*>(this)->FindParam(name);
 }
 
 void Block::AddChild(const std::string& name, std::shared_ptr<Block> child) {
@@ -86,7 +100,13 @@ void Block::AddChild(const std::string& name, std::shared_ptr<Block> child) {
     throw InvalidArgument(
         absl::StrCat(TypeName(), ": child \"", name, "\" is null"));
   }
-  CheckNewName(name);
+  CheckName(name, /*for_child=*/true);
+  for (auto& c : children_) {
+    if (c.first == name) {  // Replaced in place: names keep their order.
+      c.second = std::move(child);
+      return;
+    }
+  }
   children_.emplace_back(name, std::move(child));
 }
 
@@ -99,8 +119,12 @@ ParameterPtr Block::RegisterParameter(const std::string& name,
 
 ParameterPtr Block::RegisterParameter(const std::string& name,
                                       ParameterPtr param) {
-  CheckNewName(name);
-  params_.emplace_back(name, param);
+  CheckName(name, /*for_child=*/false);
+  if (ParameterPtr* existing = FindParam(name)) {
+    *existing = param;
+  } else {
+    params_.emplace_back(name, param);
+  }
   return param;
 }
 
@@ -110,7 +134,11 @@ ParameterPtr Block::RegisterGraphParameter(const std::string& name,
     throw StateError(absl::StrCat(
         TypeName(), ": graph parameters need a block without children"));
   }
-  CheckNewName(name, /*allow_dots=*/true);
+  CheckName(name, /*for_child=*/false, /*allow_dots=*/true);
+  if (FindParam(name) != nullptr) {
+    throw AlreadyExists(absl::StrCat(TypeName(), ": graph parameter \"", name,
+                                     "\" is registered twice"));
+  }
   params_.emplace_back(name, param);
   return param;
 }

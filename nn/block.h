@@ -104,8 +104,10 @@ class Block {
   virtual std::string TypeName() const { return "Block"; }
 
  protected:
-  // Registers a child under `name` (unique among this block's children and
-  // parameters; no '.'); returns it for storing in a typed member.
+  // Registers a child under `name` (no '.'); returns it for storing in a
+  // typed member. A child of that name is replaced in place (MXNet's
+  // `self.dense = ...`), and a hybridized block of the tree then traces
+  // again. Throws AlreadyExists when `name` is a parameter.
   template <typename B>
   std::shared_ptr<B> RegisterChild(const std::string& name,
                                    std::shared_ptr<B> child) {
@@ -115,7 +117,8 @@ class Block {
   // Creates and registers a parameter.
   ParameterPtr RegisterParameter(const std::string& name, const TShape& shape,
                                  Parameter::Options options = {});
-  // Registers an existing (possibly shared) parameter.
+  // Registers an existing (possibly shared) parameter. Both forms replace
+  // a parameter of that name (MXNet 2); AlreadyExists when it is a child.
   ParameterPtr RegisterParameter(const std::string& name, ParameterPtr param);
 
   // For graph-backed blocks without children (SymbolBlock): the name may
@@ -128,7 +131,10 @@ class Block {
 
  private:
   void AddChild(const std::string& name, std::shared_ptr<Block> child);
-  void CheckNewName(const std::string& name, bool allow_dots = false) const;
+  void CheckName(const std::string& name, bool for_child,
+                 bool allow_dots = false) const;
+  ParameterPtr* FindParam(const std::string& name);
+  const ParameterPtr* FindParam(const std::string& name) const;
 
   ParameterList params_;
   std::vector<std::pair<std::string, std::shared_ptr<Block>>> children_;

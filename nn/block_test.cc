@@ -63,12 +63,13 @@ TEST(Block, SharedParameterIsListedOnce) {
   EXPECT_EQ(Names(Tied().CollectParams()), (std::vector<std::string>{"w"}));
 }
 
-TEST(Block, DuplicateOrDottedNamesAreRejected) {
+TEST(Block, ChildParameterClashesOrDottedNamesAreRejected) {
   class Bad : public Block {
    public:
     explicit Bad(int which) {
       RegisterParameter("w", TShape{2});
-      if (which == 0) RegisterParameter("w", TShape{2});
+      RegisterChild("c", std::make_shared<Dense>(2));
+      if (which == 0) RegisterParameter("c", TShape{2});
       if (which == 1) RegisterChild("w", std::make_shared<Dense>(2));
       if (which == 2) RegisterParameter("a.b", TShape{2});
     }
@@ -79,6 +80,29 @@ TEST(Block, DuplicateOrDottedNamesAreRejected) {
   EXPECT_THROW(Bad(0), AlreadyExists);
   EXPECT_THROW(Bad(1), AlreadyExists);
   EXPECT_THROW(Bad(2), InvalidArgument);
+}
+
+TEST(Block, RegisteringATakenNameReplacesInPlace) {
+  // MXNet 2: `self.fc = Dense(...)` / `self.w = Parameter(...)` replace.
+  class Net : public Block {
+   public:
+    Net() {
+      RegisterParameter("w", TShape{2});
+      RegisterChild("fc", std::make_shared<Dense>(2));
+      RegisterChild("out", std::make_shared<Dense>(1));
+      RegisterChild("fc", std::make_shared<Dense>(7));
+      RegisterParameter("w", TShape{5});
+    }
+    std::vector<NDArray> Forward(const std::vector<NDArray>& x) override {
+      return x;
+    }
+  };
+  Net net;
+  EXPECT_EQ(Names(net.CollectParams()),
+            (std::vector<std::string>{"w", "fc.weight", "fc.bias", "out.weight",
+                                      "out.bias"}));
+  EXPECT_EQ(net.CollectParams()[0].second->shape(), TShape({5}));
+  EXPECT_EQ(net.CollectParams()[1].second->shape(), TShape({7, 0}));
 }
 
 TEST(Block, MissingInferShapeNamesEachUnknownParameter) {

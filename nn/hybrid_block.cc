@@ -49,6 +49,32 @@ class ParameterTrace : public internal::TraceContext {
   std::map<const Parameter*, NDArray> variables_;
 };
 
+// What a trace depends on besides its inputs: the blocks of the tree, and
+// each parameter's identity, dtype and shape. Compared exactly on every
+// hybridized call (a few words per parameter).
+void AppendStamp(const Block& block, std::vector<intptr_t>* stamp) {
+  stamp->push_back(reinterpret_cast<intptr_t>(&block));
+  for (const auto& [name, param] : block.own_params()) {
+    stamp->push_back(reinterpret_cast<intptr_t>(param.get()));
+    stamp->push_back(static_cast<intptr_t>(param->dtype()));
+    const TShape& shape = param->shape();
+    stamp->push_back(shape.ndim_known() ? shape.ndim() : -1);
+    for (int d = 0; shape.ndim_known() && d < shape.ndim(); ++d) {
+      stamp->push_back(static_cast<intptr_t>(shape[d]));
+    }
+  }
+  stamp->push_back(static_cast<intptr_t>(block.children().size()));
+  for (const auto& [name, child] : block.children()) {
+    AppendStamp(*child, stamp);
+  }
+}
+
+std::vector<intptr_t> TreeStamp(const Block& block) {
+  std::vector<intptr_t> stamp;
+  AppendStamp(block, &stamp);
+  return stamp;
+}
+
 }  // namespace
 
 // One traced signature: the graph, its CachedOp and where each graph input
@@ -103,6 +129,12 @@ const Symbol& HybridBlock::symbol() const {
     throw StateError(absl::StrCat(TypeName(),
                                   " has no traced graph: call Hybridize() and "
                                   "run the block once first"));
+  }
+  if (TreeStamp(*this) != stamp_) {
+    throw StateError(absl::StrCat(
+        TypeName(),
+        "'s children or parameters changed since its latest trace: run the "
+        "block again to trace the new structure"));
   }
   return latest_->symbol;
 }
@@ -189,14 +221,15 @@ std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
   // With a subgraph backend, recording calls get traces of their own: the
   // backend may apply inference-only rewrites to the others.
   const char* backend = std::getenv("MX_SUBGRAPH_BACKEND");
-  const bool partitioned = backend != nullptr && *backend != '\0' &&
-                           std::string(backend) != "NONE";
+  const bool partitioned =
+      backend != nullptr && *backend != '\0' && std::string(backend) != "NONE";
   std::string signature =
       partitioned && imperative::IsRecording() ? "grad;" : "";
   for (const NDArray& in : inputs) {
     absl::StrAppend(&signature, in.ctx().ToString(), in.shape().ToString(),
                     DTypeName(in.dtype()), ";");
   }
+  if (TreeStamp(*this) != stamp_) ClearTraces();
   std::shared_ptr<Trace>& trace = traces_[signature];
   if (trace == nullptr) {
     try {
@@ -206,6 +239,8 @@ std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
       throw;
     }
     ++num_traces_;
+    // Tracing completes deferred parameter shapes.
+    stamp_ = TreeStamp(*this);
   }
   latest_ = trace;
   std::vector<NDArray> args;
@@ -218,19 +253,25 @@ std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
 
 void HybridBlock::Export(const std::string& prefix, int epoch) const {
   const Symbol& graph = symbol();
-  const std::string symbol_file = prefix + "-symbol.json";
-  std::ofstream out(symbol_file, std::ios::trunc);
-  out << graph.ToJSON();
-  out.close();
-  if (!out) {
-    throw RuntimeError(absl::StrCat(TypeName(), "::Export: cannot write \"",
-                                    symbol_file, "\""));
-  }
   NamedArrays arrays;
   for (size_t i = 0; i < latest_->params.size(); ++i) {
     if (latest_->params[i] != nullptr) {
       arrays.emplace_back(latest_->names[i], latest_->params[i]->data());
     }
+  }
+  WriteModel(TypeName(), prefix, epoch, graph, arrays);
+}
+
+void HybridBlock::WriteModel(const std::string& who, const std::string& prefix,
+                             int epoch, const Symbol& graph,
+                             const NamedArrays& arrays) {
+  const std::string symbol_file = prefix + "-symbol.json";
+  std::ofstream out(symbol_file, std::ios::trunc);
+  out << graph.ToJSON();
+  out.close();
+  if (!out) {
+    throw RuntimeError(
+        absl::StrCat(who, "::Export: cannot write \"", symbol_file, "\""));
   }
   SaveArrays(absl::StrFormat("%s-%04d.params", prefix, epoch), arrays);
 }

@@ -23,12 +23,16 @@
 // Forward must use traceable ops only: reading values (ToVector) or
 // writing into existing arrays inside Forward fails while tracing. The
 // training flag is read when the graph runs, not when it is traced.
+// Registering or replacing a child or parameter anywhere in the tree, or a
+// parameter's shape changing, drops the traced graphs: the next call
+// traces again (MXNet's _clear_cached_op).
 #ifndef MXCORE_NN_HYBRID_BLOCK_H_
 #define MXCORE_NN_HYBRID_BLOCK_H_
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/symbol.h"
@@ -52,19 +56,28 @@ class HybridBlock : public Block {
   // Writes `prefix`-symbol.json (the latest trace) and `prefix`-NNNN.params
   // (NNNN = epoch, 4 digits) with the parameters the graph reads, under
   // their structured names. Throws StateError unless the block was
-  // hybridized and called once.
-  void Export(const std::string& prefix, int epoch = 0) const;
+  // hybridized and called once (since its tree last changed).
+  virtual void Export(const std::string& prefix, int epoch = 0) const;
 
   // Traces made so far (one per input signature).
   int num_traces() const { return num_traces_; }
-  // The latest traced graph (StateError when there is none).
-  const Symbol& symbol() const;
+  // The latest traced graph (StateError when there is none, or when the
+  // tree changed since).
+  virtual const Symbol& symbol() const;
   // The graph the latest trace's CachedOp runs: symbol(), partitioned when
   // MX_SUBGRAPH_BACKEND is set.
   const Symbol& cached_symbol() const;
 
   // Input variable names for `n` inputs: {"data"} or {"data0", ...}.
   static std::vector<std::string> InputNames(size_t n);
+
+ protected:
+  // Writes `graph` and `arrays` as Export does; `who` names the caller in
+  // errors.
+  static void WriteModel(
+      const std::string& who, const std::string& prefix, int epoch,
+      const Symbol& graph,
+      const std::vector<std::pair<std::string, NDArray>>& arrays);
 
  private:
   struct Trace;
@@ -77,6 +90,8 @@ class HybridBlock : public Block {
   std::map<std::string, std::shared_ptr<Trace>> traces_;
   std::shared_ptr<Trace> latest_;
   int num_traces_ = 0;
+  // The tree the traces were made from (TreeStamp).
+  std::vector<intptr_t> stamp_;
 };
 
 }  // namespace nn

@@ -306,6 +306,45 @@ TEST(Hybridize, DynamicShapeInsideABlock) {
   EXPECT_EQ(block.num_traces(), 1);
 }
 
+TEST(Hybridize, DynamicShapeBlockRecordsEveryOutput) {
+  // Output 0 reads only x, output 1 only the dense layer's parameters;
+  // Backward works from either and reaches x and every parameter.
+  NDArray x = NDArray::FromVector<float>({3, 2}, {0, 1, 1, 1, 2, 2});
+  const NDArray idx = nd::cast(x.Reshape({-1}) < 2, DType::kFloat32);
+  DynamicShapeBlock block;
+  block.Initialize(init::Normal(0.3));
+  block.Hybridize();
+  autograd::AttachGrad(&x);
+  std::vector<NDArray> out;
+  {
+    autograd::RecordScope record;
+    out = block({x, idx});
+  }
+  ASSERT_EQ(out.size(), 2u);
+  const NDArray h = NDArray::FromVector<float>({2, 2}, {1, 2, 3, 4});
+  autograd::BackwardOptions retain;
+  retain.retain_graph = true;
+  autograd::Backward({out[0]}, {h}, retain);
+  // x's flattened elements 0..3 are < 2 and kept, in order.
+  EXPECT_EQ(ToDouble(x.grad()), (std::vector<double>{1, 2, 3, 4, 0, 0}));
+  for (const auto& [name, p] : block.CollectParams()) {
+    EXPECT_EQ(ToDouble(p->grad()), std::vector<double>(p->data().size(), 0))
+        << name;
+  }
+  autograd::Backward({out[1]});  // flatnonzero: zero gradient everywhere
+  EXPECT_EQ(ToDouble(x.grad()), std::vector<double>(6, 0.0));
+
+  // Without a gradient on x, output 0 depends on nothing recorded; it is
+  // still recorded (tied to the parameters, which get zeros).
+  const NDArray plain = x.Detach();
+  {
+    autograd::RecordScope record;
+    out = block({plain, idx});
+  }
+  EXPECT_NO_THROW(autograd::Backward({out[0]}));
+  EXPECT_EQ(block.num_traces(), 1);
+}
+
 }  // namespace
 }  // namespace nn
 }  // namespace mx

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
+#include "graph/graph.h"
+#include "graph/pass.h"
 #include "imperative/imperative.h"
 #include "nn/params_file.h"
 
@@ -75,6 +77,50 @@ std::vector<NDArray> SymbolBlock::Call(const std::vector<NDArray>& inputs) {
         "outside the hybridized block");
   }
   return Block::Call(inputs);
+}
+
+void SymbolBlock::InferShape(const std::vector<NDArray>& inputs) {
+  if (inputs.size() != input_names_.size()) return;  // Forward reports it.
+  std::vector<TShape> shapes;
+  for (size_t i = 0; i < input_index_.size(); ++i) {
+    if (input_index_[i] >= 0) {
+      shapes.push_back(inputs[input_index_[i]].shape());
+      continue;
+    }
+    // Parameters keep unknown dimensions as 0; inference reads -1.
+    TShape shape = params_by_input_[i]->shape();
+    for (int d = 0; shape.ndim_known() && d < shape.ndim(); ++d) {
+      if (shape[d] <= 0) shape[d] = -1;
+    }
+    shapes.push_back(shape);
+  }
+  Graph g(symbol_);
+  g.SetAttr("shape_inputs", shapes);
+  try {
+    g = ApplyPass(std::move(g), "InferShape");
+  } catch (const ShapeError& e) {
+    throw ShapeError(
+        absl::StrCat("SymbolBlock: inferring parameter shapes: ", e.what()));
+  }
+  const IndexedGraph& idx = g.indexed_graph();
+  const auto& inferred = g.GetAttr<std::vector<TShape>>("shape");
+  for (size_t i = 0; i < input_index_.size(); ++i) {
+    const TShape& shape = inferred[idx.entry_id(idx.input_nodes()[i], 0)];
+    if (input_index_[i] < 0 && shape.ndim_known()) {
+      params_by_input_[i]->SetShape(shape);
+    }
+  }
+}
+
+void SymbolBlock::Export(const std::string& prefix, int epoch) const {
+  NamedArrays arrays;
+  for (size_t i = 0; i < input_index_.size(); ++i) {
+    if (input_index_[i] < 0) {
+      const ParameterPtr& param = params_by_input_[i];
+      arrays.emplace_back(param->name(), param->data());
+    }
+  }
+  WriteModel(TypeName(), prefix, epoch, symbol_, arrays);
 }
 
 std::vector<NDArray> SymbolBlock::Forward(const std::vector<NDArray>& inputs) {

@@ -4,6 +4,9 @@
 // Every graph input that is not one of the data inputs becomes a parameter
 // named like the graph input (auxiliary states get no gradient). Calls run
 // the graph through a CachedOp, so it trains like a hybridized block.
+// Parameters whose shapes the graph does not declare are inferred from the
+// graph and the first call's input shapes (deferred initialization, as
+// Dense infers its input size): Initialize() first, then call.
 //
 //   net->Export("model");                      // after a hybridized call
 //   auto loaded = nn::SymbolBlock::Import("model-symbol.json", {"data"},
@@ -40,6 +43,9 @@ class SymbolBlock : public HybridBlock {
       const std::vector<std::string>& input_names,
       const std::string& params_file = "", Context ctx = Context::CPU());
 
+  // Sets unknown parameter shapes by shape inference over the graph with
+  // the inputs' shapes. ShapeError when the graph contradicts them.
+  void InferShape(const std::vector<NDArray>& inputs) override;
   std::vector<NDArray> Forward(const std::vector<NDArray>& inputs) override;
   // Runs the graph (the block is already a graph; hybridizing changes
   // nothing). Cannot be inlined into another block's trace
@@ -48,6 +54,12 @@ class SymbolBlock : public HybridBlock {
   std::string TypeName() const override { return "SymbolBlock"; }
 
   const Symbol& graph() const { return symbol_; }
+  // The graph itself (no trace needed).
+  const Symbol& symbol() const override { return symbol_; }
+  // Writes the graph and every parameter, under its graph input name.
+  // Throws StateError naming a parameter that is not initialized yet (its
+  // shape is known after the first call).
+  void Export(const std::string& prefix, int epoch = 0) const override;
 
  private:
   Symbol symbol_;

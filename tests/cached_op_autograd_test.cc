@@ -106,5 +106,47 @@ TEST(CachedOpAutograd, HigherOrderIsAClearError) {
       {"create_graph", "_CachedOp_backward", "has no gradient"});
 }
 
+// (boolean_mask(x * w, m), m * 2, flatnonzero(m)): dynamic shapes, so the
+// CachedOp runs op by op.
+Symbol DynamicNet() {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w"),
+         m = Symbol::Variable("m");
+  return Symbol::Group(
+      {Symbol::Create("boolean_mask",
+                      {Symbol::Create("elemwise_mul", {x, w}), m}),
+       Symbol::Create("_mul_scalar", {m}, {{"scalar", "2"}}),
+       Symbol::Create("flatnonzero", {m})});
+}
+
+TEST(CachedOpAutograd, OpByOpRecordsEveryOutput) {
+  CachedOp op(DynamicNet());
+  const NDArray x =
+      testing::ArrayOf({3, 2}, {1, 2, 3, 4, 5, 6}, DType::kFloat64);
+  const NDArray m = testing::ArrayOf({3}, {1, 0, 1}, DType::kFloat64);
+  NDArray w = RandomArray({3, 2}, DType::kFloat64, -1, 1, 2);
+  autograd::AttachGrad(&w);
+  std::vector<NDArray> y;
+  {
+    autograd::RecordScope record;
+    y = op.Forward({x, w, m});
+  }
+  ASSERT_EQ(y.size(), 3u);
+  for (const NDArray& out : y) EXPECT_FALSE(out.autograd_entry().empty());
+  EXPECT_EQ(y[0].shape(), TShape({2, 2}));
+  autograd::BackwardOptions retain;
+  retain.retain_graph = true;
+  // d sum(h * boolean_mask(x w, m)) / dw: h's rows times x on kept rows.
+  const NDArray h = testing::ArrayOf({2, 2}, {1, 2, 3, 4}, DType::kFloat64);
+  autograd::Backward({y[0]}, {h}, retain);
+  EXPECT_TRUE(AllClose(ToDouble(w.grad()), {1, 4, 0, 0, 15, 24}));
+  // Outputs that w does not feed (one of them int64) give it zeros, as
+  // from a call recorded as one node.
+  autograd::Backward({y[1]}, {}, retain);
+  EXPECT_TRUE(AllClose(ToDouble(w.grad()), std::vector<double>(6, 0.0)));
+  autograd::Backward({y[0]}, {h}, retain);
+  autograd::Backward({y[2]});
+  EXPECT_TRUE(AllClose(ToDouble(w.grad()), std::vector<double>(6, 0.0)));
+}
+
 }  // namespace
 }  // namespace mx

@@ -1,6 +1,8 @@
 // Every registered op has a gradient (FGradient), has no inputs, or is
 // listed below as having none; and the Gradient pass names an op without
-// one when backward reaches it.
+// one when backward reaches it. The test links every library that
+// registers ops (CPU kernels, autograd, CachedOp, deferred compute, the
+// default subgraph op), so the audit covers them all.
 #include <algorithm>
 #include <iterator>
 #include <string>
@@ -24,10 +26,11 @@ constexpr const char* kNonDifferentiable[] = {
     "sgd_update",
     "sgd_mom_update",
     "adam_update",
-    // Dynamic-shape outputs: which elements are kept depends on the values.
-    // (boolean_mask's data could get a row scatter; not needed yet.)
-    "flatnonzero",
-    "boolean_mask",
+    // The backward of a recorded CachedOp call or autograd::Function call:
+    // first order only; differentiating through it again is a clear
+    // NotImplemented (autograd's create_graph check).
+    "_CachedOp_backward",
+    "_autograd_function_backward",
 };
 
 // Backward kernels of ops like Convolution compute first-order gradients

@@ -1,10 +1,15 @@
 // Dynamic-shape ops: the output's size depends on the input values, so the
 // kernel counts first and then allocates the output with AllocDynamic.
 // Shape inference gives what is known beforehand (rank and trailing dims,
-// with -1 for the value-dependent length).
+// with -1 for the value-dependent length). Gradients: boolean_mask
+// scatters the head gradient back to the kept rows (_backward_boolean_mask);
+// flatnonzero's output is integer indices, so its gradient is zero (as in
+// MXNet).
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
 
@@ -141,6 +146,83 @@ MX_REGISTER_OP(boolean_mask)
     .SetInferType(BooleanMaskType)
     .SetComputeDynamic(Context::kCPU, BooleanMaskCompute)
     .AddAlias("_contrib_boolean_mask");
+
+// ---- _backward_boolean_mask. ----
+
+// Inputs (ograd, data, index): ograd's row k goes to row rows[k] of a
+// data-shaped output, the rows `index` dropped get zeros.
+void BackwardBooleanMaskCompute(const OpContext&, const NodeAttrs& attrs,
+                                const std::vector<TBlob>& in,
+                                const std::vector<OpReqType>& req,
+                                const std::vector<TBlob>& out) {
+  const OpReqType r = req[0];
+  if (r == OpReqType::kNullOp) return;
+  const TBlob& ograd = in[0];
+  const std::vector<int64_t> rows = NonZeroIndices(in[2]);
+  const TShape& shape = out[0].shape;
+  if (ograd.shape.ndim() != shape.ndim() ||
+      ograd.shape[0] != static_cast<int64_t>(rows.size()) ||
+      ograd.shape.ProdDims(1, ograd.shape.ndim()) !=
+          shape.ProdDims(1, shape.ndim())) {
+    throw ShapeError(
+        absl::StrCat(OpLabel(attrs), ": input 0 (ograd) has shape ",
+                     ograd.shape.ToString(), " but the mask keeps ",
+                     rows.size(), " rows of data of shape ", shape.ToString()));
+  }
+  const int64_t row = shape.ProdDims(1, shape.ndim());
+  MX_DTYPE_SWITCH(out[0].dtype, T, {
+    const T* g = ograd.data<T>();
+    T* y = out[0].data<T>();
+    if (r != OpReqType::kAddTo) std::fill(y, y + out[0].Size(), T{});
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const T* src = g + static_cast<int64_t>(k) * row;
+      T* dst = y + rows[k] * row;
+      for (int64_t t = 0; t < row; ++t) Assign(dst + t, r, src[t]);
+    }
+  });
+}
+
+MX_REGISTER_OP(_backward_boolean_mask)
+    .Describe(
+        "The gradient of boolean_mask: `ograd`'s rows written to the rows of "
+        "a data-shaped output that `index` keeps, zeros elsewhere.")
+    .SetNumInputs(3)
+    .SetInputNames({"ograd", "data", "index"})
+    .SetParams<BooleanMaskParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[1], true);
+      AssignType(attrs, out, 0, (*in)[0], true);
+      AssignType(attrs, in, 0, (*out)[0], false);
+      AssignType(attrs, in, 1, (*out)[0], false);
+    })
+    .SetCompute(Context::kCPU, BackwardBooleanMaskCompute);
+
+// ---- Gradients. ----
+
+[[maybe_unused]] const bool kGradientsRegistered = [] {
+  using B = GradBuilder;
+  using E = std::vector<NodeEntry>;
+  // The mask (index) gets no gradient: it only selects.
+  SetGradient("boolean_mask", [](B& b, const E& g) {
+    return E{
+        b.Op("_backward_boolean_mask", {g[0], b.x(0), b.x(1)}, b.n->attrs.dict),
+        NodeEntry{}};
+  });
+  // Linear in ograd: its adjoint selects the same rows again.
+  SetGradient("_backward_boolean_mask", [](B& b, const E& g) {
+    return E{b.Op("boolean_mask", {g[0], b.x(2)}, b.n->attrs.dict), NodeEntry{},
+             NodeEntry{}};
+  });
+  // Integer indices: piecewise constant in the data, zero gradient.
+  SetGradient("flatnonzero", [](B&, const E&) { return E{NodeEntry{}}; });
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpu

@@ -198,5 +198,28 @@ TEST(BooleanMask, InferenceKeepsTrailingDims) {
   EXPECT_EQ(tout[0], DType::kFloat64);
 }
 
+// boolean_mask's gradient kernel: ograd's rows go to the kept rows of a
+// data-shaped output, zeros elsewhere.
+TEST(BackwardBooleanMask, ScattersRowsToKeptPositions) {
+  const NDArray ograd = ArrayOf({2, 2}, {1, 2, 3, 4});
+  const NDArray data = ArrayOf({4, 2}, std::vector<double>(8, 9.0));
+  const NDArray index = ArrayOf({4}, {0, 1, 0, 1});
+  const NDArray g =
+      imperative::Invoke("_backward_boolean_mask", {ograd, data, index})[0];
+  EXPECT_EQ(g.shape(), TShape({4, 2}));
+  EXPECT_EQ(ToDouble(g), (std::vector<double>{0, 0, 1, 2, 0, 0, 3, 4}));
+}
+
+TEST(BackwardBooleanMask, RowCountMismatchIsAShapeError) {
+  const NDArray ograd = ArrayOf({3, 2}, std::vector<double>(6, 1.0));
+  const NDArray data = ArrayOf({4, 2}, std::vector<double>(8, 0.0));
+  const NDArray index = ArrayOf({4}, {0, 1, 0, 1});
+  const NDArray g =
+      imperative::Invoke("_backward_boolean_mask", {ograd, data, index})[0];
+  testing::ExpectError<ShapeError>(
+      [&] { g.WaitToRead(); },
+      {"_backward_boolean_mask", "(3,2)", "keeps 2 rows"});
+}
+
 }  // namespace
 }  // namespace mx
