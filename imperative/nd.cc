@@ -348,10 +348,11 @@ NDArray pad(const NDArray& a, const TShape& pad_width, const std::string& mode,
                {"constant_value", Attr(constant_value)}});
 }
 NDArray Embedding(const NDArray& data, const NDArray& weight, int64_t input_dim,
-                  int64_t output_dim) {
-  return Call(
-      "Embedding", {data, weight},
-      {{"input_dim", Attr(input_dim)}, {"output_dim", Attr(output_dim)}});
+                  int64_t output_dim, DType dtype) {
+  return Call("Embedding", {data, weight},
+              {{"input_dim", Attr(input_dim)},
+               {"output_dim", Attr(output_dim)},
+               {"dtype", Attr(dtype)}});
 }
 NDArray cast(const NDArray& a, DType dtype) {
   return Call("Cast", {a}, {{"dtype", Attr(dtype)}});

@@ -215,9 +215,10 @@ NDArray triu(const NDArray& a, int64_t k = 0);
 NDArray pad(const NDArray& a, const TShape& pad_width,
             const std::string& mode = "constant", double constant_value = 0);
 // Rows of weight (input_dim, output_dim) at the indices in `data`:
-// data.shape + (output_dim,). Indices are clipped to [0, input_dim).
+// data.shape + (output_dim,). Indices are clipped to [0, input_dim);
+// weight has `dtype`.
 NDArray Embedding(const NDArray& data, const NDArray& weight, int64_t input_dim,
-                  int64_t output_dim);
+                  int64_t output_dim, DType dtype = DType::kFloat32);
 NDArray cast(const NDArray& a, DType dtype);
 NDArray add_n(const std::vector<NDArray>& arrays);
 

@@ -9,7 +9,9 @@ namespace mx {
 namespace testing {
 namespace {
 
-const AttrDict kAttrs = {{"input_dim", "4"}, {"output_dim", "3"}};
+// The checks run in float64, so the weight's dtype attribute says so.
+const AttrDict kAttrs = {
+    {"input_dim", "4"}, {"output_dim", "3"}, {"dtype", "float64"}};
 
 TEST(EmbeddingGradient, MatchesFiniteDifferences) {
   EXPECT_TRUE(CheckGradient("Embedding", kAttrs,

@@ -177,7 +177,7 @@ void PadBackwardCompute(const OpContext&, const NodeAttrs& attrs,
   if (r == OpReqType::kNullOp || out[0].Size() == 0) return;
   const PadParam& p = attrs.get<PadParam>();
   CheckPadWidth(attrs, in[1].shape);
-  MX_DTYPE_SWITCH(out[0].dtype, T, {
+  MX_FLOAT_DTYPE_SWITCH(out[0].dtype, T, {
     using A = AccType<T>;
     const T* g = in[0].data<T>();
     std::vector<A> acc(static_cast<size_t>(out[0].Size()), A(0));
@@ -203,7 +203,11 @@ MX_REGISTER_OP(_backward_Pad)
       PadShape(attrs, &pad_in, &pad_out);
       AssignShape(attrs, in, 0, pad_out[0], false);
     })
-    .SetInferType(SameType)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      SameType(attrs, in, out);
+      if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
+    })
     .SetCompute(Context::kCPU, PadBackwardCompute);
 
 [[maybe_unused]] const bool kGradientRegistered = [] {

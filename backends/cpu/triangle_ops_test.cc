@@ -68,7 +68,7 @@ TEST(Triangle, KeepsIntegerAndBoolDTypes) {
 }
 
 TEST(Triangle, ScalarInputIsAShapeError) {
-  ExpectError<ShapeError>([] { nd::tril(ArrayOf({}, {1})); },
+  ExpectError<ShapeError>([] { nd::tril(ArrayOf(TShape::Scalar(), {1})); },
                           {"\"tril\"", "shape ()", "at least 1 axis"});
 }
 
