@@ -108,6 +108,24 @@ MX_ND_UNARY_(tanh)
 MX_ND_UNARY_(sigmoid)
 MX_ND_UNARY_(relu)
 MX_ND_UNARY_(erf)
+MX_ND_UNARY_(tan)
+MX_ND_UNARY_(sinh)
+MX_ND_UNARY_(cosh)
+MX_ND_UNARY_(arcsin)
+MX_ND_UNARY_(arccos)
+MX_ND_UNARY_(arctan)
+MX_ND_UNARY_(arcsinh)
+MX_ND_UNARY_(arccosh)
+MX_ND_UNARY_(arctanh)
+MX_ND_UNARY_(log2)
+MX_ND_UNARY_(log10)
+MX_ND_UNARY_(expm1)
+MX_ND_UNARY_(log1p)
+MX_ND_UNARY_(cbrt)
+MX_ND_UNARY_(rsqrt)
+MX_ND_UNARY_(rcbrt)
+MX_ND_UNARY_(radians)
+MX_ND_UNARY_(degrees)
 #undef MX_ND_UNARY_
 NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});
@@ -315,6 +333,26 @@ NDArray one_hot(const NDArray& indices, int64_t depth, double on_value,
 }
 NDArray where(const NDArray& condition, const NDArray& x, const NDArray& y) {
   return Call("where", {condition, x, y});
+}
+NDArray tril(const NDArray& a, int64_t k) {
+  return Call("tril", {a}, {{"k", Attr(k)}});
+}
+NDArray triu(const NDArray& a, int64_t k) {
+  return Call("triu", {a}, {{"k", Attr(k)}});
+}
+NDArray pad(const NDArray& a, const TShape& pad_width, const std::string& mode,
+            double constant_value) {
+  return Call("Pad", {a},
+              {{"pad_width", Attr(pad_width)},
+               {"mode", mode},
+               {"constant_value", Attr(constant_value)}});
+}
+NDArray Embedding(const NDArray& data, const NDArray& weight, int64_t input_dim,
+                  int64_t output_dim, DType dtype) {
+  return Call("Embedding", {data, weight},
+              {{"input_dim", Attr(input_dim)},
+               {"output_dim", Attr(output_dim)},
+               {"dtype", Attr(dtype)}});
 }
 NDArray cast(const NDArray& a, DType dtype) {
   return Call("Cast", {a}, {{"dtype", Attr(dtype)}});

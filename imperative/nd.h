@@ -81,6 +81,24 @@ NDArray sigmoid(const NDArray& a);
 NDArray relu(const NDArray& a);
 NDArray erf(const NDArray& a);
 NDArray clip(const NDArray& a, double a_min, double a_max);
+NDArray tan(const NDArray& a);
+NDArray sinh(const NDArray& a);
+NDArray cosh(const NDArray& a);
+NDArray arcsin(const NDArray& a);
+NDArray arccos(const NDArray& a);
+NDArray arctan(const NDArray& a);
+NDArray arcsinh(const NDArray& a);
+NDArray arccosh(const NDArray& a);
+NDArray arctanh(const NDArray& a);
+NDArray log2(const NDArray& a);
+NDArray log10(const NDArray& a);
+NDArray expm1(const NDArray& a);
+NDArray log1p(const NDArray& a);
+NDArray cbrt(const NDArray& a);
+NDArray rsqrt(const NDArray& a);  // 1 / sqrt(x)
+NDArray rcbrt(const NDArray& a);  // 1 / cbrt(x)
+NDArray radians(const NDArray& a);
+NDArray degrees(const NDArray& a);
 
 // ---- Binary with NumPy broadcasting (broadcast_add, ...). Comparisons
 // return bool arrays. ----
@@ -186,6 +204,21 @@ NDArray take(const NDArray& a, const NDArray& indices, int axis = 0,
 NDArray one_hot(const NDArray& indices, int64_t depth, double on_value = 1,
                 double off_value = 0, DType dtype = DType::kFloat32);
 NDArray where(const NDArray& condition, const NDArray& x, const NDArray& y);
+// The lower (tril) or upper (triu) triangle of the last two axes: element
+// (i, j) is kept where j - i <= k (tril) or j - i >= k (triu), else 0. A
+// 1-D array of length n is treated as n copies of itself: (n, n).
+NDArray tril(const NDArray& a, int64_t k = 0);
+NDArray triu(const NDArray& a, int64_t k = 0);
+// MXNet's Pad. pad_width holds (before, after) for every axis in order;
+// mode: "constant" (constant_value), "edge" (repeat the border) or
+// "reflect" (mirror without repeating the border; pads < the axis size).
+NDArray pad(const NDArray& a, const TShape& pad_width,
+            const std::string& mode = "constant", double constant_value = 0);
+// Rows of weight (input_dim, output_dim) at the indices in `data`:
+// data.shape + (output_dim,). Indices are clipped to [0, input_dim);
+// weight has `dtype`.
+NDArray Embedding(const NDArray& data, const NDArray& weight, int64_t input_dim,
+                  int64_t output_dim, DType dtype = DType::kFloat32);
 NDArray cast(const NDArray& a, DType dtype);
 NDArray add_n(const std::vector<NDArray>& arrays);
 

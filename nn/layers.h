@@ -1,5 +1,5 @@
 // Layers: the built-in HybridBlocks (Dense, Conv2D, pooling, BatchNorm,
-// Dropout, Activation, Flatten).
+// Dropout, Activation, Flatten, Embedding).
 //
 // Layers whose input size is not given infer it from their first input
 // (InferShape), so only output sizes need to be written. Image layers use
@@ -186,6 +186,34 @@ class Flatten : public HybridBlock {
  public:
   std::vector<NDArray> Forward(const std::vector<NDArray>& inputs) override;
   std::string TypeName() const override { return "Flatten"; }
+};
+
+// Looks up rows of weight (input_dim, output_dim) at the indices in its
+// input (any numeric dtype; clipped to [0, input_dim)):
+// (d1, ..., dk) -> (d1, ..., dk, output_dim). Only the weight gets a
+// gradient, the sum of the output gradients of the rows that read it.
+//
+//   nn::Embedding embed(/*input_dim=*/1000, /*output_dim=*/64);
+//   embed.Initialize(nn::init::Uniform(0.1));
+//   NDArray vectors = embed(token_ids);  // (batch, len) -> (batch, len, 64)
+class Embedding : public HybridBlock {
+ public:
+  struct Options {
+    DType dtype = DType::kFloat32;  // of the weight and the output
+    InitializerPtr weight_init;     // null: Initialize()'s initializer
+  };
+  Embedding(int64_t input_dim, int64_t output_dim, Options options);
+  Embedding(int64_t input_dim, int64_t output_dim)
+      : Embedding(input_dim, output_dim, Options()) {}
+
+  std::vector<NDArray> Forward(const std::vector<NDArray>& inputs) override;
+  std::string TypeName() const override { return "Embedding"; }
+  const ParameterPtr& weight() const { return weight_; }
+
+ private:
+  int64_t input_dim_, output_dim_;
+  Options options_;
+  ParameterPtr weight_;
 };
 
 }  // namespace nn

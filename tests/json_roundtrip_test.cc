@@ -40,6 +40,9 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"_backward_slice_axis",
        {{"axis", "0"}, {"begin", "1"}, {"end", "None"}}},
       {"_split_like", {{"num_args", "2"}, {"dim", "0"}}},
+      {"Embedding", {{"input_dim", "10"}, {"output_dim", "4"}}},
+      {"Pad", {{"mode", "reflect"}, {"pad_width", "(0,0,1,1)"}}},
+      {"_backward_Pad", {{"pad_width", "(0,0,1,1)"}}},
   };
   return *table;
 }

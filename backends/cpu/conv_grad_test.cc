@@ -45,6 +45,27 @@ TEST(ConvGradient, Groups) {
                             ConvInputs({2, 4, 4, 3}, {4, 2, 2, 2}, true)));
 }
 
+TEST(ConvGradient, OneD) {
+  EXPECT_TRUE(CheckGradient("Convolution",
+                            {{"kernel", "(3)"},
+                             {"num_filter", "4"},
+                             {"num_group", "2"},
+                             {"stride", "(2)"},
+                             {"pad", "(1)"},
+                             {"dilate", "(2)"}},
+                            ConvInputs({2, 2, 9}, {4, 1, 3}, true)));
+}
+
+TEST(ConvGradient, ThreeD) {
+  EXPECT_TRUE(
+      CheckGradient("Convolution",
+                    {{"kernel", "(2,2,3)"},
+                     {"num_filter", "2"},
+                     {"stride", "(1,2,1)"},
+                     {"pad", "(1,0,1)"}},
+                    ConvInputs({1, 2, 3, 4, 4}, {2, 2, 2, 2, 3}, true)));
+}
+
 // _backward_Convolution accumulates into every output under kAddTo.
 TEST(ConvGradient, BackwardAddsTo) {
   const AttrDict attrs = {{"kernel", "(2,2)"}, {"num_filter", "2"}};
@@ -110,6 +131,30 @@ TEST(PoolingGradient, Global) {
     EXPECT_TRUE(CheckGradient("Pooling",
                               {{"global_pool", "True"}, {"pool_type", type}},
                               {Distinct({2, 3, 3, 4})}))
+        << type;
+  }
+}
+
+TEST(PoolingGradient, OneAndThreeD) {
+  for (const char* type : {"max", "avg", "sum"}) {
+    EXPECT_TRUE(CheckGradient("Pooling",
+                              {{"kernel", "(3)"},
+                               {"pool_type", type},
+                               {"stride", "(2)"},
+                               {"pad", "(1)"},
+                               {"pooling_convention", "full"}},
+                              {Distinct({2, 2, 8})}))
+        << type;
+    EXPECT_TRUE(CheckGradient("Pooling",
+                              {{"kernel", "(2,2,2)"},
+                               {"pool_type", type},
+                               {"stride", "(1,2,2)"},
+                               {"pad", "(0,1,0)"}},
+                              {Distinct({1, 2, 3, 4, 4})}))
+        << type;
+    EXPECT_TRUE(CheckGradient("Pooling",
+                              {{"global_pool", "True"}, {"pool_type", type}},
+                              {Distinct({2, 1, 2, 2, 3})}))
         << type;
   }
 }

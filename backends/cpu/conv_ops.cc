@@ -1,6 +1,7 @@
-// 2-D convolution on NCHW data (im2col + Eigen GEMM per image and group)
-// and its gradient, _backward_Convolution (the same GEMMs transposed, and
-// col2im). Other spatial ranks raise NotImplemented.
+// 1-, 2- and 3-D convolution on NCW / NCHW / NCDHW data (im2col + Eigen
+// GEMM per image and group) and its gradient, _backward_Convolution (the
+// same GEMMs transposed, and col2im). The kernel's rank picks the op's
+// rank, as in MXNet.
 #include <Eigen/Core>
 #include <algorithm>
 #include <optional>
@@ -38,10 +39,10 @@ struct ConvolutionParam {
   static void Declare(ParamSchema<ConvolutionParam>* s) {
     s->Field("kernel", &ConvolutionParam::kernel)
         .Required()
-        .Describe("(kh, kw)");
-    s->Field("stride", &ConvolutionParam::stride).Describe("default (1,1)");
-    s->Field("dilate", &ConvolutionParam::dilate).Describe("default (1,1)");
-    s->Field("pad", &ConvolutionParam::pad).Describe("default (0,0)");
+        .Describe("(w), (h, w) or (d, h, w): picks 1-, 2- or 3-D");
+    s->Field("stride", &ConvolutionParam::stride).Describe("default all 1");
+    s->Field("dilate", &ConvolutionParam::dilate).Describe("default all 1");
+    s->Field("pad", &ConvolutionParam::pad).Describe("default all 0");
     s->Field("num_filter", &ConvolutionParam::num_filter)
         .Required()
         .Describe("Output channels.");
@@ -49,7 +50,7 @@ struct ConvolutionParam {
         .Describe("Channel groups; C and num_filter must divide by it.");
     s->Field("no_bias", &ConvolutionParam::no_bias);
     s->Field("layout", &ConvolutionParam::layout)
-        .Describe("Only NCHW (or None) is supported.");
+        .Describe("Only NCW / NCHW / NCDHW (or None) is supported.");
     s->Field("workspace", &ConvolutionParam::workspace).Describe("Ignored.");
     s->Field("cudnn_tune", &ConvolutionParam::cudnn_tune).Describe("Ignored.");
     s->Field("cudnn_off", &ConvolutionParam::cudnn_off).Describe("Ignored.");
@@ -59,11 +60,9 @@ struct ConvolutionParam {
 // Validates the attributes; returns the window.
 Window ConvWindow(const NodeAttrs& attrs) {
   const ConvolutionParam& p = attrs.get<ConvolutionParam>();
-  CheckKernel(attrs, p.kernel);
-  if (p.layout && *p.layout != "NCHW") {
-    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": layout=", *p.layout,
-                                      " is not supported; only NCHW is"));
-  }
+  Window w;
+  w.rank = CheckKernel(attrs, p.kernel);
+  CheckLayout(attrs, p.layout, w.rank);
   if (p.num_filter <= 0 || p.num_group <= 0 ||
       p.num_filter % p.num_group != 0) {
     throw InvalidArgument(
@@ -72,12 +71,10 @@ Window ConvWindow(const NodeAttrs& attrs) {
                      " must be positive with num_filter divisible by "
                      "num_group"));
   }
-  Window w;
-  w.kh = p.kernel[0];
-  w.kw = p.kernel[1];
-  std::tie(w.sh, w.sw) = Pair(attrs, "stride", p.stride, 1, 1);
-  std::tie(w.dh, w.dw) = Pair(attrs, "dilate", p.dilate, 1, 1);
-  std::tie(w.ph, w.pw) = Pair(attrs, "pad", p.pad, 0, 0);
+  w.k = PerAxis(attrs, "kernel", p.kernel, w.rank, 1, 1, 1);
+  w.s = PerAxis(attrs, "stride", p.stride, w.rank, 1, 1, 1);
+  w.d = PerAxis(attrs, "dilate", p.dilate, w.rank, 1, 1, 1);
+  w.p = PerAxis(attrs, "pad", p.pad, w.rank, 0, 0, 0);
   return w;
 }
 
@@ -100,14 +97,22 @@ void ConvolutionShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                       std::vector<TShape>* out) {
   const ConvolutionParam& p = attrs.get<ConvolutionParam>();
   const Window w = ConvWindow(attrs);
+  const int r = w.rank, lead = kMaxSpatial - w.rank;
   const int64_t f = p.num_filter, g = p.num_group;
-  CheckData4D(attrs, (*in)[0]);
+  CheckDataRank(attrs, (*in)[0], r);
   if ((*out)[0].ndim_known()) {
-    AssignShape(attrs, out, 0, TShape{-1, f, -1, -1}, true);
-    AssignShape(attrs, in, 0, TShape{(*out)[0][0], -1, -1, -1}, false);
+    TShape o = TShape::Filled(r + 2, -1);
+    o[1] = f;
+    AssignShape(attrs, out, 0, o, true);
+    TShape d = TShape::Filled(r + 2, -1);
+    d[0] = (*out)[0][0];
+    AssignShape(attrs, in, 0, d, false);
   }
   if (!p.no_bias) AssignShape(attrs, in, 2, TShape{f}, false);
-  // Channels: from data to weight, or back when data's are unknown.
+  // Weight (f, C/g, kernel...); channels from data to weight, or back when
+  // data's are unknown.
+  std::vector<int64_t> wdims{f, -1};
+  wdims.insert(wdims.end(), p.kernel.begin(), p.kernel.end());
   const TShape& d = (*in)[0];
   if (d.ndim_known() && d[1] >= 0) {
     if (d[1] % g != 0) {
@@ -115,39 +120,60 @@ void ConvolutionShape(const NodeAttrs& attrs, std::vector<TShape>* in,
           OpLabel(attrs), ": input 0 (data) has shape ", d.ToString(), " with ",
           d[1], " channels, which num_group=", g, " does not divide"));
     }
-    AssignShape(attrs, in, 1, TShape{f, d[1] / g, w.kh, w.kw}, false);
+    wdims[1] = d[1] / g;
+    AssignShape(attrs, in, 1, TShape(wdims), false);
   } else {
-    AssignShape(attrs, in, 1, TShape{f, -1, w.kh, w.kw}, false);
+    AssignShape(attrs, in, 1, TShape(wdims), false);
     const int64_t wc = (*in)[1][1];
-    if (wc >= 0) AssignShape(attrs, in, 0, TShape{-1, wc * g, -1, -1}, false);
+    if (wc >= 0) {
+      TShape dd = TShape::Filled(r + 2, -1);
+      dd[1] = wc * g;
+      AssignShape(attrs, in, 0, dd, false);
+    }
   }
   if (!d.ndim_known()) return;
-  AssignShape(
-      attrs, out, 0,
-      TShape{d[0], f, ConvOutDim(attrs, d, d[2], w.kh, w.sh, w.dh, w.ph),
-             ConvOutDim(attrs, d, d[3], w.kw, w.sw, w.dw, w.pw)},
-      true);
+  std::vector<int64_t> odims{d[0], f};
+  for (int a = 0; a < r; ++a) {
+    const int i = lead + a;
+    odims.push_back(
+        ConvOutDim(attrs, d, d[2 + a], w.k[i], w.s[i], w.d[i], w.p[i]));
+  }
+  AssignShape(attrs, out, 0, TShape(odims), true);
 }
 
-// Unfolds the (c, H, W) image x into col (c*kh*kw rows, oh*ow columns).
+// Input position along axis i of output position o and kernel tap t.
+inline int64_t Tap(const Window& w, int i, int64_t o, int64_t t) {
+  return o * w.s[i] - w.p[i] + t * w.d[i];
+}
+
+// Unfolds the (c, D, H, W) image x into col (c*kd*kh*kw rows, od*oh*ow
+// columns), zeros for taps in the padding.
 template <typename T, typename A>
-void Im2Col(const T* x, int64_t c, int64_t h, int64_t wd, const Window& w,
-            int64_t oh, int64_t ow, A* col) {
+void Im2Col(const T* x, int64_t c, const Spatial3& in, const Window& w,
+            const Spatial3& out, A* col) {
+  const int64_t plane = Volume(out);
   for (int64_t ch = 0; ch < c; ++ch) {
-    for (int64_t i = 0; i < w.kh; ++i) {
-      for (int64_t j = 0; j < w.kw; ++j) {
-        A* dst = col + ((ch * w.kh + i) * w.kw + j) * oh * ow;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          const int64_t iy = oy * w.sh - w.ph + i * w.dh;
-          A* row = dst + oy * ow;
-          if (iy < 0 || iy >= h) {
-            std::fill(row, row + ow, A(0));
-            continue;
-          }
-          const T* src = x + (ch * h + iy) * wd;
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix = ox * w.sw - w.pw + j * w.dw;
-            row[ox] = (ix >= 0 && ix < wd) ? static_cast<A>(src[ix]) : A(0);
+    for (int64_t kz = 0; kz < w.k[0]; ++kz) {
+      for (int64_t ky = 0; ky < w.k[1]; ++ky) {
+        for (int64_t kx = 0; kx < w.k[2]; ++kx) {
+          A* dst =
+              col + (((ch * w.k[0] + kz) * w.k[1] + ky) * w.k[2] + kx) * plane;
+          for (int64_t oz = 0; oz < out[0]; ++oz) {
+            const int64_t iz = Tap(w, 0, oz, kz);
+            for (int64_t oy = 0; oy < out[1]; ++oy) {
+              const int64_t iy = Tap(w, 1, oy, ky);
+              A* row = dst + (oz * out[1] + oy) * out[2];
+              if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1]) {
+                std::fill(row, row + out[2], A(0));
+                continue;
+              }
+              const T* src = x + ((ch * in[0] + iz) * in[1] + iy) * in[2];
+              for (int64_t ox = 0; ox < out[2]; ++ox) {
+                const int64_t ix = Tap(w, 2, ox, kx);
+                row[ox] =
+                    (ix >= 0 && ix < in[2]) ? static_cast<A>(src[ix]) : A(0);
+              }
+            }
           }
         }
       }
@@ -162,9 +188,11 @@ void ConvolutionImpl(const OpContext& ctx, const ConvolutionParam& p,
   using A = AccType<T>;
   constexpr bool kHalf = !std::is_same_v<T, A>;
   const TShape &ds = in[0].shape, &os = out.shape;
-  const int64_t n = ds[0], c = ds[1], h = ds[2], wd = ds[3];
-  const int64_t f = p.num_filter, g = p.num_group, oh = os[2], ow = os[3];
-  const int64_t cg = c / g, fg = f / g, k = cg * w.kh * w.kw, plane = oh * ow;
+  const Spatial3 sin = SpatialOf(ds, w.rank), sout = SpatialOf(os, w.rank);
+  const int64_t n = ds[0], c = ds[1], vol = Volume(sin);
+  const int64_t f = p.num_filter, g = p.num_group;
+  const int64_t cg = c / g, fg = f / g, k = cg * Volume(w.k);
+  const int64_t plane = Volume(sout);
   if (n == 0 || plane == 0) return;
   const T* x = in[0].data<T>();
   const T* bias = p.no_bias ? nullptr : in[2].data<T>();
@@ -184,7 +212,7 @@ void ConvolutionImpl(const OpContext& ctx, const ConvolutionParam& p,
   A* col = ctx.TempSpace<A>(std::max<int64_t>(1, k * plane));
   for (int64_t img = 0; img < n; ++img) {
     for (int64_t grp = 0; grp < g; ++grp) {
-      Im2Col(x + (img * c + grp * cg) * h * wd, cg, h, wd, w, oh, ow, col);
+      Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
       T* yg = y + (img * f + grp * fg) * plane;
       A* dst;
       if constexpr (kHalf) {
@@ -220,8 +248,8 @@ void ConvolutionCompute(const OpContext& ctx, const NodeAttrs& attrs,
 
 MX_REGISTER_OP(Convolution)
     .Describe(
-        "2-D convolution on NCHW data with weight (num_filter, "
-        "C/num_group, kh, kw) and bias (num_filter,).")
+        "1-, 2- or 3-D convolution on NCW / NCHW / NCDHW data with weight "
+        "(num_filter, C/num_group, kernel...) and bias (num_filter,).")
     .SetNumInputs([](const NodeAttrs& attrs) {
       return attrs.get<ConvolutionParam>().no_bias ? 2 : 3;
     })
@@ -241,23 +269,31 @@ MX_REGISTER_OP(Convolution)
 
 // ---- _backward_Convolution. ----
 
-// Adds the columns of `col` (c*kh*kw rows, oh*ow columns) back into the
-// (c, H, W) image x: the transpose of Im2Col.
+// Adds the columns of `col` (c*kd*kh*kw rows, od*oh*ow columns) back into
+// the (c, D, H, W) image x: the transpose of Im2Col.
 template <typename A>
-void Col2ImAdd(const A* col, int64_t c, int64_t h, int64_t wd, const Window& w,
-               int64_t oh, int64_t ow, A* x) {
+void Col2ImAdd(const A* col, int64_t c, const Spatial3& in, const Window& w,
+               const Spatial3& out, A* x) {
+  const int64_t plane = Volume(out);
   for (int64_t ch = 0; ch < c; ++ch) {
-    for (int64_t i = 0; i < w.kh; ++i) {
-      for (int64_t j = 0; j < w.kw; ++j) {
-        const A* src = col + ((ch * w.kh + i) * w.kw + j) * oh * ow;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          const int64_t iy = oy * w.sh - w.ph + i * w.dh;
-          if (iy < 0 || iy >= h) continue;
-          A* dst = x + (ch * h + iy) * wd;
-          const A* row = src + oy * ow;
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t ix = ox * w.sw - w.pw + j * w.dw;
-            if (ix >= 0 && ix < wd) dst[ix] += row[ox];
+    for (int64_t kz = 0; kz < w.k[0]; ++kz) {
+      for (int64_t ky = 0; ky < w.k[1]; ++ky) {
+        for (int64_t kx = 0; kx < w.k[2]; ++kx) {
+          const A* src =
+              col + (((ch * w.k[0] + kz) * w.k[1] + ky) * w.k[2] + kx) * plane;
+          for (int64_t oz = 0; oz < out[0]; ++oz) {
+            const int64_t iz = Tap(w, 0, oz, kz);
+            if (iz < 0 || iz >= in[0]) continue;
+            for (int64_t oy = 0; oy < out[1]; ++oy) {
+              const int64_t iy = Tap(w, 1, oy, ky);
+              if (iy < 0 || iy >= in[1]) continue;
+              A* dst = x + ((ch * in[0] + iz) * in[1] + iy) * in[2];
+              const A* row = src + (oz * out[1] + oy) * out[2];
+              for (int64_t ox = 0; ox < out[2]; ++ox) {
+                const int64_t ix = Tap(w, 2, ox, kx);
+                if (ix >= 0 && ix < in[2]) dst[ix] += row[ox];
+              }
+            }
           }
         }
       }
@@ -296,37 +332,38 @@ void ConvolutionBackwardImpl(const OpContext& ctx, const ConvolutionParam& p,
                              const std::vector<TBlob>& out) {
   using A = AccType<T>;
   const TShape &ds = in[1].shape, &os = in[0].shape;
-  const int64_t n = ds[0], c = ds[1], h = ds[2], wd = ds[3];
-  const int64_t f = p.num_filter, g = p.num_group, oh = os[2], ow = os[3];
-  const int64_t cg = c / g, fg = f / g, k = cg * w.kh * w.kw, plane = oh * ow;
+  const Spatial3 sin = SpatialOf(ds, w.rank), sout = SpatialOf(os, w.rank);
+  const int64_t n = ds[0], c = ds[1], vol = Volume(sin);
+  const int64_t f = p.num_filter, g = p.num_group;
+  const int64_t cg = c / g, fg = f / g, k = cg * Volume(w.k);
+  const int64_t plane = Volume(sout);
   const bool want_dx = req[0] != OpReqType::kNullOp;
   const bool want_dw = req[1] != OpReqType::kNullOp;
   const A* og = AsAcc<T>(ctx, in[0]);
   const A* weight = AsAcc<T>(ctx, in[2]);
   const T* x = in[1].data<T>();
-  A* dx = ctx.TempSpace<A>(std::max<int64_t>(1, n * c * h * wd));
+  A* dx = ctx.TempSpace<A>(std::max<int64_t>(1, n * c * vol));
   A* dw = ctx.TempSpace<A>(std::max<int64_t>(1, f * k));
   A* col = ctx.TempSpace<A>(std::max<int64_t>(1, k * plane));
-  std::fill(dx, dx + n * c * h * wd, A(0));
+  std::fill(dx, dx + n * c * vol, A(0));
   std::fill(dw, dw + f * k, A(0));
   if (plane > 0) {
     for (int64_t img = 0; img < n; ++img) {
       for (int64_t grp = 0; grp < g; ++grp) {
         const A* og_g = og + (img * f + grp * fg) * plane;
         if (want_dw) {
-          Im2Col(x + (img * c + grp * cg) * h * wd, cg, h, wd, w, oh, ow, col);
+          Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
           Gemm(og_g, col, dw + grp * fg * k, fg, k, plane, false, true, true);
         }
         if (want_dx) {
           Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true, false,
                false);
-          Col2ImAdd(col, cg, h, wd, w, oh, ow,
-                    dx + (img * c + grp * cg) * h * wd);
+          Col2ImAdd(col, cg, sin, w, sout, dx + (img * c + grp * cg) * vol);
         }
       }
     }
   }
-  AssignAll(dx, n * c * h * wd, req[0], out[0].data<T>());
+  AssignAll(dx, n * c * vol, req[0], out[0].data<T>());
   AssignAll(dw, f * k, req[1], out[1].data<T>());
   if (!p.no_bias && req[2] != OpReqType::kNullOp) {
     T* db = out[2].data<T>();

@@ -1,11 +1,22 @@
-// Internal: validation and window geometry shared by the 2-D (NCHW)
-// Convolution and Pooling kernels and their gradients.
+// Internal: validation and window geometry shared by the 1-, 2- and 3-D
+// Convolution and Pooling kernels and their gradients (MXNet picks the
+// rank from the kernel: (w), (h, w) or (d, h, w) on NCW, NCHW or NCDHW
+// data).
+//
+// Geometry is kept as 3-D: a 1-D op is a 3-D op whose depth and height
+// axes have size 1, kernel 1, stride 1, dilation 1 and no padding, so one
+// set of loops serves every rank.
+//
+//   const int rank = CheckKernel(attrs, p.kernel);  // 1, 2 or 3
+//   CheckDataRank(attrs, data_shape, rank);
+//   Window w = ...;  // w.k[3 - rank ..] = kernel
 #ifndef MXCORE_BACKENDS_CPU_CONV_UTIL_H_
 #define MXCORE_BACKENDS_CPU_CONV_UTIL_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +26,17 @@
 namespace mx {
 namespace cpu {
 
+// Spatial axes a Convolution or Pooling supports at most.
+constexpr int kMaxSpatial = 3;
+using Spatial3 = std::array<int64_t, kMaxSpatial>;
+
+// Window geometry along (depth, height, width); unused leading axes are
+// the identity window.
+struct Window {
+  int rank = 2;  // Spatial axes of the op: 1, 2 or 3.
+  Spatial3 k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, p{0, 0, 0};
+};
+
 // All inputs and outputs share one floating-point dtype.
 inline void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
                           std::vector<DType>* out) {
@@ -23,56 +45,83 @@ inline void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
   if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
 }
 
-// Throws unless data (when its rank is known) is 4-D; 3-D and 5-D data (1-D
-// and 3-D ops) are NotImplemented.
-inline void CheckData4D(const NodeAttrs& attrs, const TShape& data) {
-  if (!data.ndim_known() || data.ndim() == 4) return;
-  const std::string what =
-      absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
-                   data.ToString(), " but a 4-D shape (N,C,H,W) is required");
-  if (data.ndim() == 3 || data.ndim() == 5) {
-    throw NotImplemented(what + "; only 2-D " + attrs.op->name() +
-                         " is implemented");
-  }
-  throw ShapeError(what);
+// "NCW", "NCHW" or "NCDHW".
+inline const char* LayoutOf(int rank) {
+  return rank == 1 ? "NCW" : rank == 2 ? "NCHW" : "NCDHW";
 }
 
-// A 2-tuple attribute: `given` when set, else `fill` in both places.
-inline std::pair<int64_t, int64_t> Pair(const NodeAttrs& attrs,
-                                        const char* name, const TShape& given,
-                                        int64_t fill, int64_t min) {
-  if (!given.ndim_known()) return {fill, fill};
-  if (given.ndim() != 2) {
+// Throws unless the kernel has 1 to 3 entries, all >= 1; returns its rank.
+inline int CheckKernel(const NodeAttrs& attrs, const TShape& kernel) {
+  if (!kernel.ndim_known() || kernel.ndim() < 1 ||
+      kernel.ndim() > kMaxSpatial) {
+    throw InvalidArgument(absl::StrCat(
+        OpLabel(attrs), ": kernel=", kernel.ToString(),
+        " must have 1, 2 or 3 entries ((w), (h, w) or (d, h, w))"));
+  }
+  for (int64_t v : kernel) {
+    if (v < 1) {
+      throw InvalidArgument(absl::StrCat(OpLabel(attrs),
+                                         ": kernel=", kernel.ToString(),
+                                         " must be >= 1"));
+    }
+  }
+  return kernel.ndim();
+}
+
+// Throws ShapeError unless data (when its rank is known) has rank + 2 axes.
+inline void CheckDataRank(const NodeAttrs& attrs, const TShape& data,
+                          int rank) {
+  if (!data.ndim_known() || data.ndim() == rank + 2) return;
+  throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
+                                data.ToString(), " but a ", rank + 2,
+                                "-D shape (", LayoutOf(rank),
+                                ") is required for a ", rank, "-D kernel"));
+}
+
+// Throws NotImplemented unless layout is unset or the channels-first one.
+inline void CheckLayout(const NodeAttrs& attrs,
+                        const std::optional<std::string>& layout, int rank) {
+  if (layout && *layout != LayoutOf(rank)) {
+    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": layout=", *layout,
+                                      " is not supported; only ",
+                                      LayoutOf(rank), " is for ", rank,
+                                      "-D data"));
+  }
+}
+
+// A per-axis attribute aligned to the last `rank` of three axes: `given`
+// when set, else `fill`; the leading unused axes get `identity`.
+inline Spatial3 PerAxis(const NodeAttrs& attrs, const char* name,
+                        const TShape& given, int rank, int64_t fill,
+                        int64_t min, int64_t identity) {
+  Spatial3 v{identity, identity, identity};
+  if (given.ndim_known() && given.ndim() != 0 && given.ndim() != rank) {
     throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
-                                       given.ToString(),
-                                       " must have 2 entries, like kernel"));
+                                       given.ToString(), " must have ", rank,
+                                       " entries, like kernel"));
   }
-  if (given[0] < min || given[1] < min) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
-                                       given.ToString(), " must be >= ", min));
+  const bool set = given.ndim_known() && given.ndim() == rank;
+  for (int a = 0; a < rank; ++a) {
+    const int64_t x = set ? given[a] : fill;
+    if (x < min) {
+      throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
+                                         given.ToString(), " must be >= ",
+                                         min));
+    }
+    v[kMaxSpatial - rank + a] = x;
   }
-  return {given[0], given[1]};
+  return v;
 }
 
-// Window geometry of a 2-D op along both spatial axes.
-struct Window {
-  int64_t kh, kw, sh, sw, dh = 1, dw = 1, ph, pw;
-};
-
-inline void CheckKernel(const NodeAttrs& attrs, const TShape& kernel) {
-  if (kernel.ndim() == 1 || kernel.ndim() == 3) {
-    throw NotImplemented(
-        absl::StrCat(OpLabel(attrs), ": kernel=", kernel.ToString(),
-                     " asks for ", kernel.ndim(), "-D ", attrs.op->name(),
-                     "; only 2-D (NCHW) is implemented"));
-  }
-  if (kernel.ndim() != 2) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": kernel=", kernel.ToString(),
-                                       " must have 2 entries (kh, kw)"));
-  }
-  Pair(attrs, "kernel", kernel, 1, 1);
+// The spatial extents of an (N, C, spatial...) shape of `rank` spatial
+// axes, aligned like Window (leading 1s).
+inline Spatial3 SpatialOf(const TShape& s, int rank) {
+  Spatial3 v{1, 1, 1};
+  for (int a = 0; a < rank; ++a) v[kMaxSpatial - rank + a] = s[2 + a];
+  return v;
 }
+
+inline int64_t Volume(const Spatial3& v) { return v[0] * v[1] * v[2]; }
 
 }  // namespace cpu
 }  // namespace mx

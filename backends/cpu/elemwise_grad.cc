@@ -21,14 +21,6 @@ namespace mx {
 namespace cpu {
 namespace {
 
-using UnaryGrad = std::function<NodeEntry(GradBuilder&, const NodeEntry& g)>;
-
-void SetUnaryGrad(const std::string& op, UnaryGrad grad) {
-  SetGradient(op, [grad](GradBuilder& b, const std::vector<NodeEntry>& og) {
-    return std::vector<NodeEntry>{grad(b, og[0])};
-  });
-}
-
 void SetBinaryGrad(
     const std::string& op,
     std::function<std::vector<NodeEntry>(GradBuilder&, const NodeEntry&)>

@@ -12,60 +12,9 @@ namespace mx {
 namespace cpu {
 namespace {
 
-constexpr int64_t kGrain = 1 << 14;
+constexpr int64_t kGrain = kElemwiseGrain;
 
-// ---- Unary. ----
-
-enum class UnaryDomain { kNumeric, kFloat };
-
-template <typename F>
-FCompute UnaryKernel(F f) {
-  return [f](const OpContext&, const NodeAttrs&, const std::vector<TBlob>& in,
-             const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-    MX_DTYPE_SWITCH(in[0].dtype, T, {
-      const T* x = in[0].data<T>();
-      T* y = out[0].data<T>();
-      const OpReqType r = req[0];
-      ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          Assign(y + i, r, f(static_cast<AccType<T>>(x[i])));
-        }
-      });
-    });
-  };
-}
-
-void CheckUnaryType(UnaryDomain domain, const NodeAttrs& attrs,
-                    std::vector<DType>* in, std::vector<DType>* out) {
-  SameType(attrs, in, out);
-  if ((*in)[0] == DType::kUnknown) return;
-  if (domain == UnaryDomain::kFloat) {
-    RequireFloat(attrs, (*in)[0]);
-  } else {
-    RequireNumeric(attrs, (*in)[0]);
-  }
-}
-
-std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
-  return {{0, 0}};
-}
-
-template <typename F>
-Op& RegisterUnary(const std::string& name, UnaryDomain domain, F f,
-                  const std::string& doc) {
-  return OpRegistry::Get()
-      ->Register(name)
-      .Describe(doc)
-      .SetNumInputs(1)
-      .SetInputNames({"data"})
-      .SetInferShape(SameShape)
-      .SetInferType([domain](const NodeAttrs& attrs, std::vector<DType>* in,
-                             std::vector<DType>* out) {
-        CheckUnaryType(domain, attrs, in, out);
-      })
-      .SetInplaceOption(InplaceFirst)
-      .SetCompute(Context::kCPU, UnaryKernel(f));
-}
+// ---- Unary (RegisterUnary is in elemwise.h). ----
 
 // NaN for NaN, as NumPy (so relu's and abs's gradients propagate NaN).
 template <typename A>

@@ -7,6 +7,8 @@
 
 #include "backends/cpu/op_test_util.h"
 #include "base/error.h"
+#include "graph/graph.h"
+#include "graph/pass.h"
 #include "graph/symbol.h"
 #include "imperative/executor.h"
 #include "imperative/imperative.h"
@@ -142,6 +144,84 @@ std::vector<std::vector<double>> Gradients(const std::string& op,
   std::vector<std::vector<double>> out;
   for (const NDArray& g : grads) out.push_back(ToDouble(g));
   return out;
+}
+
+namespace {
+
+// The symbol of d<head, op(inputs)>/d(inputs[wrt]): arguments in0.. and
+// head.
+Symbol FirstGradient(const std::string& op, const AttrDict& attrs, int n,
+                     int wrt) {
+  std::vector<Symbol> vars;
+  for (int i = 0; i < n; ++i) {
+    vars.push_back(Symbol::Variable("in" + std::to_string(i)));
+  }
+  const Symbol y = Symbol::Create(op, vars, attrs, "f");
+  Graph g(y);
+  g.SetAttr("grad_ys", y.outputs);
+  g.SetAttr("grad_ys_out_grad",
+            std::vector<NodeEntry>{Symbol::Variable("head").outputs[0]});
+  g.SetAttr("grad_xs", std::vector<NodeEntry>{vars[wrt].outputs[0]});
+  Symbol grad;
+  grad.outputs = ApplyPass(g, "Gradient").outputs;
+  return grad;
+}
+
+}  // namespace
+
+void CheckSecondOrder(const std::string& op, const AttrDict& attrs,
+                      const std::vector<NDArray>& inputs, const NDArray& head,
+                      int wrt) {
+  const Symbol grad =
+      FirstGradient(op, attrs, static_cast<int>(inputs.size()), wrt);
+  std::vector<NDArray> args;
+  for (const std::string& name : grad.ListArguments()) {
+    const NDArray& a =
+        name == "head" ? head : inputs[std::stoi(name.substr(2))];
+    args.push_back(AsFloat64(a));  // Indices: kept, not differentiated.
+  }
+  std::vector<NDArray> grads;
+  std::vector<OpReqType> reqs;
+  for (const NDArray& a : args) {
+    const bool f = IsFloat(a.dtype());
+    grads.push_back(f ? NDArray(a.shape(), a.ctx(), DType::kFloat64)
+                      : NDArray());
+    reqs.push_back(f ? OpReqType::kWriteTo : OpReqType::kNullOp);
+  }
+  auto exec = Executor::Bind(grad, Context::CPU(), args, grads, reqs, {});
+  exec->Forward();
+  const TShape vshape = exec->outputs()[0].shape();
+  const NDArray v = RandomArray(vshape, DType::kFloat64, -1, 1, 99);
+  const std::vector<double> vv = ToDouble(v);
+  exec->Backward({v});
+  auto loss = [&] {
+    exec->Forward();
+    const std::vector<double> y = ToDouble(exec->outputs()[0]);
+    double s = 0;
+    for (size_t j = 0; j < y.size(); ++j) s += vv[j] * y[j];
+    return s;
+  };
+  const double eps = 1e-6;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (reqs[i] == OpReqType::kNullOp) continue;
+    const std::vector<double> analytic = ToDouble(grads[i]);
+    std::vector<double> x = ToDouble(args[i]), numeric(x.size());
+    for (size_t j = 0; j < x.size(); ++j) {
+      const double saved = x[j];
+      x[j] = saved + eps;
+      args[i].SyncCopyFromCPU(x.data(), x.size());
+      const double plus = loss();
+      x[j] = saved - eps;
+      args[i].SyncCopyFromCPU(x.data(), x.size());
+      const double minus = loss();
+      x[j] = saved;
+      args[i].SyncCopyFromCPU(x.data(), x.size());
+      numeric[j] = (plus - minus) / (2 * eps);
+    }
+    EXPECT_TRUE(AllClose(analytic, numeric, 1e-4, 1e-6))
+        << op << ": second-order gradient of argument "
+        << grad.ListArguments()[i];
+  }
 }
 
 }  // namespace testing

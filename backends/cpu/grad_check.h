@@ -7,6 +7,7 @@
 //   EXPECT_TRUE(CheckGradient("FullyConnected", {{"num_hidden", "3"}},
 //                             {RandomArray({2, 4}), RandomArray({3, 4}),
 //                              RandomArray({3})}));
+//   CheckSecondOrder("tan", {}, {RandomArray({3})}, RandomArray({3}));
 #ifndef MXCORE_BACKENDS_CPU_GRAD_CHECK_H_
 #define MXCORE_BACKENDS_CPU_GRAD_CHECK_H_
 
@@ -49,6 +50,15 @@ std::vector<std::vector<double>> Gradients(const std::string& op,
                                            const AttrDict& attrs,
                                            const std::vector<NDArray>& inputs,
                                            const std::vector<NDArray>& heads);
+
+// Second derivatives: builds G = d<head, op(inputs)>/d(inputs[wrt]) as a
+// graph (the op's FGradient, with `head` an argument) and checks the
+// gradient of <v, G> for a random v with respect to every floating-point
+// input and the head against central differences, in float64. Mismatches
+// are test failures (EXPECT) naming the op and the argument.
+void CheckSecondOrder(const std::string& op, const AttrDict& attrs,
+                      const std::vector<NDArray>& inputs, const NDArray& head,
+                      int wrt = 0);
 
 }  // namespace testing
 }  // namespace mx

@@ -50,6 +50,15 @@ inline void SetGradient(const std::string& op, GradFn grad) {
       });
 }
 
+// Registers the gradient of a one-input op as grad(b, out_grad).
+inline void SetUnaryGrad(
+    const std::string& op,
+    std::function<NodeEntry(GradBuilder& b, const NodeEntry& g)> grad) {
+  SetGradient(op, [grad](GradBuilder& b, const std::vector<NodeEntry>& og) {
+    return std::vector<NodeEntry>{grad(b, og[0])};
+  });
+}
+
 }  // namespace cpu
 }  // namespace mx
 

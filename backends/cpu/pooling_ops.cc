@@ -1,5 +1,6 @@
-// 2-D max / average / sum pooling on NCHW data and its gradient,
-// _backward_Pooling.
+// 1-, 2- and 3-D max / average / sum pooling on NCW / NCHW / NCDHW data
+// and its gradient, _backward_Pooling. The kernel's rank picks the op's
+// rank (the data's, for global pooling), as in MXNet.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -31,27 +32,49 @@ struct PoolingParam {
   bool cudnn_off = false;
   static void Declare(ParamSchema<PoolingParam>* s) {
     s->Field("kernel", &PoolingParam::kernel)
-        .Describe("(kh, kw); required unless global_pool");
+        .Describe("(w), (h, w) or (d, h, w); required unless global_pool");
     s->Field("pool_type", &PoolingParam::pool_type)
         .Choices({"max", "avg", "sum", "lp"})
         .Describe("lp is not implemented");
     s->Field("global_pool", &PoolingParam::global_pool)
-        .Describe("Pool all of H x W (kernel, stride and pad are ignored).");
-    s->Field("stride", &PoolingParam::stride).Describe("default (1,1)");
-    s->Field("pad", &PoolingParam::pad).Describe("default (0,0)");
+        .Describe(
+            "Pool all spatial axes (kernel, stride and pad are ignored).");
+    s->Field("stride", &PoolingParam::stride).Describe("default all 1");
+    s->Field("pad", &PoolingParam::pad).Describe("default all 0");
     s->Field("pooling_convention", &PoolingParam::pooling_convention)
         .Choices({"valid", "full", "same"})
         .Describe("Output size rounding down (valid) or up (full).");
     s->Field("count_include_pad", &PoolingParam::count_include_pad)
         .Describe("avg: divide by the window size including padding.");
     s->Field("layout", &PoolingParam::layout)
-        .Describe("Only NCHW (or None) is supported.");
+        .Describe("Only NCW / NCHW / NCDHW (or None) is supported.");
     s->Field("cudnn_off", &PoolingParam::cudnn_off).Describe("Ignored.");
   }
 };
 
-// The window for data of spatial size h x w (either may be -1 when global).
-Window PoolWindow(const NodeAttrs& attrs, int64_t h, int64_t wd) {
+// Spatial rank: the kernel's, or for global pooling the data's (-1 while
+// the data's rank is unknown).
+int PoolRank(const NodeAttrs& attrs, const TShape& data) {
+  const PoolingParam& p = attrs.get<PoolingParam>();
+  if (!p.global_pool) {
+    if (!p.kernel.ndim_known() || p.kernel.ndim() == 0) {
+      throw InvalidArgument(absl::StrCat(
+          OpLabel(attrs), ": kernel is required unless global_pool is set"));
+    }
+    return CheckKernel(attrs, p.kernel);
+  }
+  if (!data.ndim_known()) return -1;
+  if (data.ndim() < 3 || data.ndim() > 2 + kMaxSpatial) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": input 0 (data) has shape ", data.ToString(),
+        " but a 3-D, 4-D or 5-D shape (NCW, NCHW or NCDHW) is required"));
+  }
+  return data.ndim() - 2;
+}
+
+// The window for data of the given spatial rank and extents (global
+// pooling covers them all).
+Window PoolWindow(const NodeAttrs& attrs, int rank, const Spatial3& in) {
   const PoolingParam& p = attrs.get<PoolingParam>();
   if (p.pool_type == "lp" || p.pooling_convention == "same") {
     throw NotImplemented(absl::StrCat(
@@ -59,27 +82,16 @@ Window PoolWindow(const NodeAttrs& attrs, int64_t h, int64_t wd) {
         " with pooling_convention=", p.pooling_convention,
         " is not implemented (lp pooling and the same convention are not)"));
   }
-  if (p.layout && *p.layout != "NCHW") {
-    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": layout=", *p.layout,
-                                      " is not supported; only NCHW is"));
-  }
+  CheckLayout(attrs, p.layout, rank);
   Window w;
+  w.rank = rank;
   if (p.global_pool) {
-    w.kh = h;
-    w.kw = wd;
-    w.sh = w.sw = 1;
-    w.ph = w.pw = 0;
+    w.k = in;
     return w;
   }
-  if (!p.kernel.ndim_known() || p.kernel.ndim() == 0) {
-    throw InvalidArgument(absl::StrCat(
-        OpLabel(attrs), ": kernel is required unless global_pool is set"));
-  }
-  CheckKernel(attrs, p.kernel);
-  w.kh = p.kernel[0];
-  w.kw = p.kernel[1];
-  std::tie(w.sh, w.sw) = Pair(attrs, "stride", p.stride, 1, 1);
-  std::tie(w.ph, w.pw) = Pair(attrs, "pad", p.pad, 0, 0);
+  w.k = PerAxis(attrs, "kernel", p.kernel, rank, 1, 1, 1);
+  w.s = PerAxis(attrs, "stride", p.stride, rank, 1, 1, 1);
+  w.p = PerAxis(attrs, "pad", p.pad, rank, 0, 0, 0);
   return w;
 }
 
@@ -100,19 +112,88 @@ int64_t PoolOutDim(const NodeAttrs& attrs, const TShape& data, int64_t in,
 void PoolingShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                   std::vector<TShape>* out) {
   const TShape& d = (*in)[0];
-  CheckData4D(attrs, d);
-  const Window w = d.ndim_known() ? PoolWindow(attrs, d[2], d[3])
-                                  : PoolWindow(attrs, -1, -1);
+  const int r = PoolRank(attrs, d);
+  if (r < 0) return;
+  CheckDataRank(attrs, d, r);
+  const Spatial3 extents =
+      d.ndim_known() ? SpatialOf(d, r) : Spatial3{-1, -1, -1};
+  const Window w = PoolWindow(attrs, r, extents);
   if ((*out)[0].ndim_known()) {
-    AssignShape(attrs, out, 0, TShape::Filled(4, -1), true);
-    AssignShape(attrs, in, 0, TShape{(*out)[0][0], (*out)[0][1], -1, -1},
-                false);
+    AssignShape(attrs, out, 0, TShape::Filled(r + 2, -1), true);
+    TShape dd = TShape::Filled(r + 2, -1);
+    dd[0] = (*out)[0][0];
+    dd[1] = (*out)[0][1];
+    AssignShape(attrs, in, 0, dd, false);
   }
   if (!d.ndim_known()) return;
-  AssignShape(attrs, out, 0,
-              TShape{d[0], d[1], PoolOutDim(attrs, d, d[2], w.kh, w.sh, w.ph),
-                     PoolOutDim(attrs, d, d[3], w.kw, w.sw, w.pw)},
-              true);
+  std::vector<int64_t> odims{d[0], d[1]};
+  for (int a = 0; a < r; ++a) {
+    const int i = kMaxSpatial - r + a;
+    odims.push_back(PoolOutDim(attrs, d, d[2 + a], w.k[i], w.s[i], w.p[i]));
+  }
+  AssignShape(attrs, out, 0, TShape(odims), true);
+}
+
+// One pooling window along one axis: [start, end) in padded coordinates
+// (clipped to the padded extent) and [lo, hi) clipped to the data.
+struct Span {
+  int64_t start, end, lo, hi;
+  int64_t Padded() const { return std::max<int64_t>(0, end - start); }
+  int64_t Inside() const { return std::max<int64_t>(0, hi - lo); }
+};
+
+Span SpanOf(const Window& w, int i, int64_t o, int64_t n) {
+  Span s;
+  s.start = o * w.s[i] - w.p[i];
+  s.end = std::min(s.start + w.k[i], n + w.p[i]);
+  s.lo = std::max<int64_t>(s.start, 0);
+  s.hi = std::min(s.end, n);
+  return s;
+}
+
+// Geometry of one Pooling call: data and output extents and the window.
+struct PoolGeometry {
+  Window w;
+  Spatial3 in, out;
+  int64_t planes;  // N * C
+};
+
+PoolGeometry GeometryOf(const NodeAttrs& attrs, const TShape& data,
+                        const TShape& output) {
+  PoolGeometry g;
+  const int r = PoolRank(attrs, data);
+  g.in = SpatialOf(data, r);
+  g.out = SpatialOf(output, r);
+  g.w = PoolWindow(attrs, r, g.in);
+  g.planes = data[0] * data[1];
+  return g;
+}
+
+// Calls fn(plane, output offset in the plane, spans along d, h, w) for
+// every output element, planes split over the kernel's threads.
+template <typename F>
+void ForEachWindow(const PoolGeometry& g, F fn) {
+  ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      int64_t o = 0;
+      for (int64_t oz = 0; oz < g.out[0]; ++oz) {
+        const Span sz = SpanOf(g.w, 0, oz, g.in[0]);
+        for (int64_t oy = 0; oy < g.out[1]; ++oy) {
+          const Span sy = SpanOf(g.w, 1, oy, g.in[1]);
+          for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
+            fn(plane, o, sz, sy, SpanOf(g.w, 2, ox, g.in[2]));
+          }
+        }
+      }
+    }
+  });
+}
+
+// Elements a window averages over.
+int64_t WindowCount(bool include_pad, const Span& z, const Span& y,
+                    const Span& x) {
+  return include_pad ? z.Padded() * y.Padded() * x.Padded()
+                     : z.Inside() * y.Inside() * x.Inside();
 }
 
 void PoolingCompute(const OpContext&, const NodeAttrs& attrs,
@@ -121,58 +202,45 @@ void PoolingCompute(const OpContext&, const NodeAttrs& attrs,
                     const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp) return;
   const PoolingParam& p = attrs.get<PoolingParam>();
-  const TShape &ds = in[0].shape, &os = out[0].shape;
-  const int64_t h = ds[2], wd = ds[3], oh = os[2], ow = os[3];
-  const Window w = PoolWindow(attrs, h, wd);
+  const PoolGeometry g = GeometryOf(attrs, in[0].shape, out[0].shape);
+  const int64_t vin = Volume(g.in), vout = Volume(g.out);
   const bool is_max = p.pool_type == "max", is_avg = p.pool_type == "avg";
   const bool include_pad = p.count_include_pad.value_or(true);
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     using A = AccType<T>;
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
-    ParallelFor(ds[0] * ds[1], 16, [&](int64_t b, int64_t e) {
-      for (int64_t plane = b; plane < e; ++plane) {
-        const T* src = x + plane * h * wd;
-        T* dst = y + plane * oh * ow;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          // Window rows in padded coordinates, then clipped to the data.
-          const int64_t y0 = oy * w.sh - w.ph;
-          const int64_t y1 = std::min(y0 + w.kh, h + w.ph);
-          const int64_t ys = std::max<int64_t>(y0, 0), ye = std::min(y1, h);
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t x0 = ox * w.sw - w.pw;
-            const int64_t x1 = std::min(x0 + w.kw, wd + w.pw);
-            const int64_t xs = std::max<int64_t>(x0, 0), xe = std::min(x1, wd);
-            A value = 0;
-            if (is_max) {
-              // A window entirely in the padding gives 0.
-              A best = std::numeric_limits<A>::lowest();
-              for (int64_t iy = ys; iy < ye; ++iy)
-                for (int64_t ix = xs; ix < xe; ++ix)
-                  best = std::max(best, static_cast<A>(src[iy * wd + ix]));
-              value = (ys < ye && xs < xe) ? best : A(0);
-            } else {
-              A sum = 0;
-              for (int64_t iy = ys; iy < ye; ++iy)
-                for (int64_t ix = xs; ix < xe; ++ix)
-                  sum += static_cast<A>(src[iy * wd + ix]);
-              const int64_t count = include_pad
-                                        ? std::max<int64_t>(0, y1 - y0) *
-                                              std::max<int64_t>(0, x1 - x0)
-                                        : std::max<int64_t>(0, ye - ys) *
-                                              std::max<int64_t>(0, xe - xs);
-              value = !is_avg ? sum : count > 0 ? sum / count : A(0);
-            }
-            Assign(dst + oy * ow + ox, req[0], value);
+    ForEachWindow(g, [&](int64_t plane, int64_t o, const Span& sz,
+                         const Span& sy, const Span& sx) {
+      const T* src = x + plane * vin;
+      const bool empty = sz.Inside() * sy.Inside() * sx.Inside() == 0;
+      A best = std::numeric_limits<A>::lowest(), sum = 0;
+      for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
+          const T* row = src + (iz * g.in[1] + iy) * g.in[2];
+          for (int64_t ix = sx.lo; ix < sx.hi; ++ix) {
+            const A v = static_cast<A>(row[ix]);
+            best = std::max(best, v);
+            sum += v;
           }
         }
       }
+      A value;
+      if (is_max) {
+        value = empty ? A(0) : best;  // A window entirely in the padding.
+      } else {
+        const int64_t count = WindowCount(include_pad, sz, sy, sx);
+        value = !is_avg ? sum : count > 0 ? sum / count : A(0);
+      }
+      Assign(y + plane * vout + o, req[0], value);
     });
   });
 }
 
 MX_REGISTER_OP(Pooling)
-    .Describe("2-D max / average / sum pooling on NCHW data.")
+    .Describe(
+        "1-, 2- or 3-D max / average / sum pooling on NCW / NCHW / NCDHW "
+        "data.")
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetParams<PoolingParam>()
@@ -192,59 +260,45 @@ void PoolingBackwardCompute(const OpContext&, const NodeAttrs& attrs,
                             const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp) return;
   const PoolingParam& p = attrs.get<PoolingParam>();
-  const TShape &ds = in[1].shape, &os = in[0].shape;
-  const int64_t h = ds[2], wd = ds[3], oh = os[2], ow = os[3];
-  const Window w = PoolWindow(attrs, h, wd);
+  const PoolGeometry g = GeometryOf(attrs, in[1].shape, in[0].shape);
+  const int64_t vin = Volume(g.in), vout = Volume(g.out);
   const bool is_max = p.pool_type == "max", is_avg = p.pool_type == "avg";
   const bool include_pad = p.count_include_pad.value_or(true);
   MX_FLOAT_DTYPE_SWITCH(in[1].dtype, T, {
     using A = AccType<T>;
     const T* og = in[0].data<T>();
     const T* x = in[1].data<T>();
-    T* dx = out[0].data<T>();
-    ParallelFor(ds[0] * ds[1], 16, [&](int64_t b, int64_t e) {
-      std::vector<A> acc(static_cast<size_t>(h * wd));
-      for (int64_t plane = b; plane < e; ++plane) {
-        std::fill(acc.begin(), acc.end(), A(0));
-        const T* src = x + plane * h * wd;
-        const T* g = og + plane * oh * ow;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-          const int64_t y0 = oy * w.sh - w.ph;
-          const int64_t y1 = std::min(y0 + w.kh, h + w.ph);
-          const int64_t ys = std::max<int64_t>(y0, 0), ye = std::min(y1, h);
-          for (int64_t ox = 0; ox < ow; ++ox) {
-            const int64_t x0 = ox * w.sw - w.pw;
-            const int64_t x1 = std::min(x0 + w.kw, wd + w.pw);
-            const int64_t xs = std::max<int64_t>(x0, 0), xe = std::min(x1, wd);
-            if (ys >= ye || xs >= xe) continue;
-            A gv = static_cast<A>(g[oy * ow + ox]);
-            if (is_max) {
-              int64_t best = ys * wd + xs;
-              for (int64_t iy = ys; iy < ye; ++iy) {
-                for (int64_t ix = xs; ix < xe; ++ix) {
-                  if (static_cast<A>(src[iy * wd + ix]) >
-                      static_cast<A>(src[best])) {
-                    best = iy * wd + ix;
-                  }
-                }
-              }
-              acc[best] += gv;
-              continue;
-            }
-            if (is_avg) {
-              const int64_t count =
-                  include_pad ? (y1 - y0) * (x1 - x0) : (ye - ys) * (xe - xs);
-              gv /= static_cast<A>(count);
-            }
-            for (int64_t iy = ys; iy < ye; ++iy) {
-              for (int64_t ix = xs; ix < xe; ++ix) acc[iy * wd + ix] += gv;
+    // Planes are disjoint, so threads accumulate without sharing.
+    std::vector<A> acc(static_cast<size_t>(g.planes * vin), A(0));
+    ForEachWindow(g, [&](int64_t plane, int64_t o, const Span& sz,
+                         const Span& sy, const Span& sx) {
+      if (sz.Inside() * sy.Inside() * sx.Inside() == 0) return;
+      const T* src = x + plane * vin;
+      A* dst = acc.data() + plane * vin;
+      A gv = static_cast<A>(og[plane * vout + o]);
+      if (is_max) {
+        int64_t best = (sz.lo * g.in[1] + sy.lo) * g.in[2] + sx.lo;
+        for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
+          for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
+            for (int64_t ix = sx.lo; ix < sx.hi; ++ix) {
+              const int64_t i = (iz * g.in[1] + iy) * g.in[2] + ix;
+              if (static_cast<A>(src[i]) > static_cast<A>(src[best])) best = i;
             }
           }
         }
-        T* dst = dx + plane * h * wd;
-        for (int64_t i = 0; i < h * wd; ++i) Assign(dst + i, req[0], acc[i]);
+        dst[best] += gv;
+        return;
+      }
+      if (is_avg) gv /= static_cast<A>(WindowCount(include_pad, sz, sy, sx));
+      for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
+          A* row = dst + (iz * g.in[1] + iy) * g.in[2];
+          for (int64_t ix = sx.lo; ix < sx.hi; ++ix) row[ix] += gv;
+        }
       }
     });
+    T* dx = out[0].data<T>();
+    for (size_t i = 0; i < acc.size(); ++i) Assign(dx + i, req[0], acc[i]);
   });
 }
 

@@ -1,0 +1,138 @@
+// The trigonometric, hyperbolic, logarithmic and root ops MXNet models use
+// (tan ... degrees), each registered once through RegisterUnary with its
+// gradient next to it. Every gradient is a graph of differentiable ops, so
+// second derivatives come from the Gradient pass (MXNet's higher-order
+// gradient tests).
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/elemwise.h"
+#include "backends/cpu/grad_util.h"
+
+namespace mx {
+namespace cpu {
+namespace {
+
+using B = GradBuilder;
+using E = NodeEntry;
+using UnaryGradFn = std::function<E(B& b, const E& g)>;
+
+constexpr double kPi = 3.14159265358979323846;
+
+// The forward op (floating-point inputs only) and its gradient.
+template <typename F>
+void Unary(const std::string& name, F f, const std::string& doc,
+           UnaryGradFn grad) {
+  RegisterUnary(name, UnaryDomain::kFloat, f, doc);
+  SetUnaryGrad(name, std::move(grad));
+}
+
+E Square(B& b, const E& x) { return b.Op("square", {x}); }
+E Div(B& b, const E& a, const E& c) { return b.Op("elemwise_div", {a, c}); }
+E PlusScalar(B& b, const E& x, double s) {
+  return b.Op("_plus_scalar", {x}, {{"scalar", absl::StrCat(s)}});
+}
+// s - x.
+E RMinusScalar(B& b, const E& x, double s) {
+  return b.Op("_rminus_scalar", {x}, {{"scalar", absl::StrCat(s)}});
+}
+E Rsqrt(B& b, const E& x) { return b.Op("rsqrt", {x}); }
+
+[[maybe_unused]] const bool kRegistered = [] {
+  Unary(
+      "tan", [](auto x) { return std::tan(x); }, "tangent",
+      // 1 + tan(x)^2.
+      [](B& b, const E& g) {
+        return b.Mul(g, PlusScalar(b, Square(b, b.y()), 1));
+      });
+  Unary(
+      "sinh", [](auto x) { return std::sinh(x); }, "hyperbolic sine",
+      [](B& b, const E& g) { return b.Mul(g, b.Op("cosh", {b.x()})); });
+  Unary(
+      "cosh", [](auto x) { return std::cosh(x); }, "hyperbolic cosine",
+      [](B& b, const E& g) { return b.Mul(g, b.Op("sinh", {b.x()})); });
+  Unary(
+      "arcsin", [](auto x) { return std::asin(x); }, "inverse sine",
+      [](B& b, const E& g) {
+        return b.Mul(g, Rsqrt(b, RMinusScalar(b, Square(b, b.x()), 1)));
+      });
+  Unary(
+      "arccos", [](auto x) { return std::acos(x); }, "inverse cosine",
+      [](B& b, const E& g) {
+        return b.Op("negative",
+                    {b.Mul(g, Rsqrt(b, RMinusScalar(b, Square(b, b.x()), 1)))});
+      });
+  Unary(
+      "arctan", [](auto x) { return std::atan(x); }, "inverse tangent",
+      [](B& b, const E& g) {
+        return Div(b, g, PlusScalar(b, Square(b, b.x()), 1));
+      });
+  Unary(
+      "arcsinh", [](auto x) { return std::asinh(x); },
+      "inverse hyperbolic sine",
+      [](B& b, const E& g) {
+        return b.Mul(g, Rsqrt(b, PlusScalar(b, Square(b, b.x()), 1)));
+      });
+  Unary(
+      "arccosh", [](auto x) { return std::acosh(x); },
+      "inverse hyperbolic cosine (x >= 1)",
+      [](B& b, const E& g) {
+        return b.Mul(g, Rsqrt(b, PlusScalar(b, Square(b, b.x()), -1)));
+      });
+  Unary(
+      "arctanh", [](auto x) { return std::atanh(x); },
+      "inverse hyperbolic tangent (|x| < 1)",
+      [](B& b, const E& g) {
+        return Div(b, g, RMinusScalar(b, Square(b, b.x()), 1));
+      });
+  Unary(
+      "log2", [](auto x) { return std::log2(x); }, "base-2 logarithm",
+      [](B& b, const E& g) {
+        return Div(b, g, b.Scale(b.x(), std::log(2.0)));
+      });
+  Unary(
+      "log10", [](auto x) { return std::log10(x); }, "base-10 logarithm",
+      [](B& b, const E& g) {
+        return Div(b, g, b.Scale(b.x(), std::log(10.0)));
+      });
+  Unary(
+      "expm1", [](auto x) { return std::expm1(x); }, "e^x - 1, accurate near 0",
+      [](B& b, const E& g) { return b.Mul(g, b.Op("exp", {b.x()})); });
+  Unary(
+      "log1p", [](auto x) { return std::log1p(x); },
+      "log(1 + x), accurate near 0",
+      [](B& b, const E& g) { return Div(b, g, PlusScalar(b, b.x(), 1)); });
+  Unary(
+      "cbrt", [](auto x) { return std::cbrt(x); }, "cube root",
+      // 1 / (3 cbrt(x)^2).
+      [](B& b, const E& g) { return Div(b, g, b.Scale(Square(b, b.y()), 3)); });
+  Unary(
+      "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); },
+      "1 / sqrt(x)",
+      // -x^(-3/2) / 2 = -rsqrt(x)^3 / 2.
+      [](B& b, const E& g) {
+        return b.Mul(g, b.Scale(b.Mul(Square(b, b.y()), b.y()), -0.5));
+      });
+  Unary(
+      "rcbrt", [](auto x) { return decltype(x)(1) / std::cbrt(x); },
+      "1 / cbrt(x)",
+      // -x^(-4/3) / 3 = -rcbrt(x) / (3 x).
+      [](B& b, const E& g) {
+        return b.Mul(g, b.Scale(Div(b, b.y(), b.x()), -1.0 / 3));
+      });
+  Unary(
+      "radians", [](auto x) { return x * static_cast<decltype(x)>(kPi / 180); },
+      "degrees to radians",
+      [](B& b, const E& g) { return b.Scale(g, kPi / 180); });
+  Unary(
+      "degrees", [](auto x) { return x * static_cast<decltype(x)>(180 / kPi); },
+      "radians to degrees",
+      [](B& b, const E& g) { return b.Scale(g, 180 / kPi); });
+  return true;
+}();
+
+}  // namespace
+}  // namespace cpu
+}  // namespace mx

@@ -1,0 +1,130 @@
+// The unary math family (tan ... degrees) against the C library in double.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "imperative/nd.h"
+
+namespace mx {
+namespace testing {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+struct UnaryCase {
+  std::string op;
+  std::function<NDArray(const NDArray&)> fn;  // The nd:: front end.
+  std::function<double(double)> expected;
+  double lo, hi;  // Domain to sample.
+};
+
+std::vector<UnaryCase> Cases() {
+  return {
+      {"tan", nd::tan, [](double x) { return std::tan(x); }, -1.2, 1.2},
+      {"sinh", nd::sinh, [](double x) { return std::sinh(x); }, -3, 3},
+      {"cosh", nd::cosh, [](double x) { return std::cosh(x); }, -3, 3},
+      {"arcsin", nd::arcsin, [](double x) { return std::asin(x); }, -0.99,
+       0.99},
+      {"arccos", nd::arccos, [](double x) { return std::acos(x); }, -0.99,
+       0.99},
+      {"arctan", nd::arctan, [](double x) { return std::atan(x); }, -5, 5},
+      {"arcsinh", nd::arcsinh, [](double x) { return std::asinh(x); }, -5, 5},
+      {"arccosh", nd::arccosh, [](double x) { return std::acosh(x); }, 1, 5},
+      {"arctanh", nd::arctanh, [](double x) { return std::atanh(x); }, -0.99,
+       0.99},
+      {"log2", nd::log2, [](double x) { return std::log(x) / std::log(2.0); },
+       0.01, 10},
+      {"log10", nd::log10,
+       [](double x) { return std::log(x) / std::log(10.0); }, 0.01, 10},
+      {"expm1", nd::expm1, [](double x) { return std::exp(x) - 1; }, -2, 2},
+      {"log1p", nd::log1p, [](double x) { return std::log(1 + x); }, -0.9, 5},
+      {"cbrt", nd::cbrt,
+       [](double x) {
+         return x < 0 ? -std::pow(-x, 1.0 / 3) : std::pow(x, 1.0 / 3);
+       },
+       -8, 8},
+      {"rsqrt", nd::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 9},
+      {"rcbrt", nd::rcbrt, [](double x) { return std::pow(x, -1.0 / 3); }, 0.01,
+       9},
+      {"radians", nd::radians, [](double x) { return x * kPi / 180; }, -360,
+       360},
+      {"degrees", nd::degrees, [](double x) { return x * 180 / kPi; }, -7, 7},
+  };
+}
+
+std::vector<double> Map(const std::function<double(double)>& f,
+                        std::vector<double> v) {
+  for (double& x : v) x = f(x);
+  return v;
+}
+
+TEST(UnaryMath, Float32MatchesFormula) {
+  for (const UnaryCase& c : Cases()) {
+    const NDArray x = RandomArray({4, 5}, DType::kFloat32, c.lo, c.hi, 3);
+    const NDArray y = c.fn(x);
+    EXPECT_EQ(y.dtype(), DType::kFloat32) << c.op;
+    EXPECT_EQ(y.shape(), x.shape()) << c.op;
+    EXPECT_TRUE(AllClose(ToDouble(y), Map(c.expected, ToDouble(x)), 1e-5, 1e-6))
+        << c.op;
+  }
+}
+
+TEST(UnaryMath, Float64MatchesFormula) {
+  for (const UnaryCase& c : Cases()) {
+    const NDArray x = RandomArray({7}, DType::kFloat64, c.lo, c.hi, 5);
+    EXPECT_TRUE(
+        AllClose(ToDouble(c.fn(x)), Map(c.expected, ToDouble(x)), 1e-12, 1e-14))
+        << c.op;
+  }
+}
+
+TEST(UnaryMath, Float16ComputesInFloat) {
+  const NDArray x = ArrayOf({3}, {0.5, 1, 2}, DType::kFloat16);
+  EXPECT_TRUE(AllClose(ToDouble(nd::log2(x)), {-1, 0, 1}, 1e-3, 1e-3));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::rsqrt(ArrayOf({2}, {4, 0.25}, DType::kFloat16))),
+               {0.5, 2}, 1e-3, 1e-3));
+}
+
+TEST(UnaryMath, KnownValues) {
+  const double inf = INFINITY;
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::cbrt(ArrayOf({3}, {-27, 0, 8}))), {-3, 0, 2}));
+  EXPECT_TRUE(AllClose(ToDouble(nd::degrees(ArrayOf({2}, {kPi, -kPi / 2}))),
+                       {180, -90}, 1e-6));
+  // expm1 and log1p keep precision near 0, where exp(x) - 1 in float would
+  // lose it all.
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::expm1(ArrayOf({1}, {1e-10}))), {1e-10}, 1e-6, 0));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::log1p(ArrayOf({1}, {1e-10}))), {1e-10}, 1e-6, 0));
+  // Boundaries follow IEEE: arctanh(+-1) = +-inf, rsqrt(0) = inf.
+  const std::vector<double> t = ToDouble(nd::arctanh(ArrayOf({2}, {1, -1})));
+  EXPECT_EQ(t, (std::vector<double>{inf, -inf}));
+  EXPECT_EQ(ToDouble(nd::rsqrt(ArrayOf({1}, {0}))), (std::vector<double>{inf}));
+  EXPECT_TRUE(std::isnan(ToDouble(nd::arcsin(ArrayOf({1}, {2})))[0]));
+}
+
+TEST(UnaryMath, IntegerInputIsADTypeError) {
+  for (const UnaryCase& c : Cases()) {
+    ExpectError<DTypeError>(
+        [&] {
+          c.fn(ArrayOf({2}, {1, 2}, DType::kInt32));
+        },
+        {"\"" + c.op + "\"", "int32"});
+  }
+}
+
+TEST(UnaryMath, WritesInPlace) {
+  NDArray x = ArrayOf({2}, {0, 90});
+  nd::CallInto("radians", {x}, {}, x);
+  EXPECT_TRUE(AllClose(ToDouble(x), {0, kPi / 2}));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace mx
