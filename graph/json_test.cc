@@ -199,5 +199,22 @@ TEST(SymbolJSON, ValidUtf8RoundTrips) {
             x.outputs[0].node->name());
 }
 
+std::string SplitGraph(const std::string& num_outputs) {
+  return R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
+                       {"op": "SliceChannel", "name": "s", "inputs": [[0, 0]],
+                        "attrs": {"num_outputs": ")" +
+         num_outputs + R"("}}], "heads": [[1, 0]]})";
+}
+
+TEST(SymbolJSON, HugeNumOutputsIsRefusedWhenParsed) {
+  ExpectError<InvalidArgument>(
+      [] { Symbol::FromJSON(SplitGraph("2147483647")); },
+      {"SliceChannel", "num_outputs", "at most 65536"});
+  Symbol s = Symbol::FromJSON(SplitGraph(std::to_string(kMaxOpArity)));
+  EXPECT_EQ(s.outputs[0].node->num_outputs(),
+            static_cast<uint32_t>(kMaxOpArity));
+  EXPECT_EQ(Symbol::FromJSON(s.ToJSON()).ToJSON(), s.ToJSON());
+}
+
 }  // namespace
 }  // namespace mx

@@ -119,6 +119,11 @@ using FStatefulCompute = std::function<void(
     const OpStatePtr&, const OpContext&, const std::vector<TBlob>& in,
     const std::vector<OpReqType>& req, const std::vector<TBlob>& out)>;
 
+// The most inputs or outputs an op's arity attribute (num_args,
+// num_outputs) may ask for; checked when the attribute is parsed, so a
+// hostile value cannot size graphs, shape lists or output vectors.
+constexpr int kMaxOpArity = 1 << 16;
+
 class Op {
  public:
   explicit Op(std::string name) : name_(std::move(name)) {}
