@@ -2,7 +2,13 @@
 //
 // All errors derive from mx::Error, so callers can catch one type. Subclasses
 // say what kind of thing was wrong; the message says which thing, with what
-// was expected and what was found:
+// was expected and what was found.
+//
+// Rule for every public function of mxcore: the only exceptions that leave it
+// are mx::Error subclasses. Bad input (files, JSON, attributes, plugins) is
+// reported as one, never as a crash, a hang, undefined behaviour, a huge
+// allocation or a third-party exception (std::bad_alloc aside: running out
+// of memory for a legitimately sized request):
 //
 //   try {
 //     engine->WaitForAll();

@@ -11,6 +11,8 @@
 // are differentiated, so ops without a gradient (optimizer updates,
 // dynamic-shape ops, ...) are fine on paths that no x feeds; on a path from
 // an x they raise NotImplemented naming the op.
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -52,11 +54,23 @@ Graph Gradient(Graph g) {
     auto it = grads.find(EntryKey{node, index});
     if (it == grads.end() || it->second.empty()) return NodeEntry{};
     std::vector<NodeEntry>& parts = it->second;
-    if (parts.size() > 1) {
-      NodeEntry sum =
-          MakeNode("add_n", parts, {{"num_args", std::to_string(parts.size())}},
-                   absl::StrCat(node->name(), "_grad_sum", index));
-      parts.assign(1, sum);
+    // add_n takes at most kMaxOpArity inputs: sum larger sets as a tree.
+    for (int level = 0; parts.size() > 1; ++level) {
+      std::vector<NodeEntry> sums;
+      for (size_t b = 0; b < parts.size(); b += kMaxOpArity) {
+        const size_t e = std::min(parts.size(), b + kMaxOpArity);
+        if (e - b == 1) {
+          sums.push_back(parts[b]);
+          continue;
+        }
+        std::string name = absl::StrCat(node->name(), "_grad_sum", index);
+        if (parts.size() > kMaxOpArity || level > 0) {
+          absl::StrAppend(&name, "_", level, "_", b / kMaxOpArity);
+        }
+        sums.push_back(MakeNode("add_n", {parts.begin() + b, parts.begin() + e},
+                                {{"num_args", std::to_string(e - b)}}, name));
+      }
+      parts = std::move(sums);
     }
     return parts[0];
   };

@@ -1,5 +1,8 @@
 #include "graph/graph.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 namespace mx {
@@ -28,7 +31,15 @@ IndexedGraph::IndexedGraph(const std::vector<NodeEntry>& outputs) {
       info.control_deps.push_back(node_ids_.at(c.get()));
     }
     if (n->is_variable()) input_nodes_.push_back(id);
-    entry_rptr_.push_back(entry_rptr_.back() + n->num_outputs());
+    // Entry ids are uint32_t; refuse graphs whose entries do not fit
+    // rather than wrapping (each node may have up to kMaxOpArity outputs).
+    const uint64_t end = uint64_t{entry_rptr_.back()} + n->num_outputs();
+    if (end > std::numeric_limits<uint32_t>::max()) {
+      throw InvalidArgument(absl::StrCat(
+          "IndexedGraph: more than ", std::numeric_limits<uint32_t>::max(),
+          " node entries (outputs) at node \"", n->name(), "\""));
+    }
+    entry_rptr_.push_back(static_cast<uint32_t>(end));
     nodes_.push_back(std::move(info));
   });
   for (const NodeEntry& e : outputs) {

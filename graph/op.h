@@ -123,6 +123,11 @@ using FStatefulCompute = std::function<void(
 // subgraph op can cache what it derives from them in attrs.parsed.
 using FAttachSubgraphs = std::function<void(NodeAttrs*)>;
 
+// The most inputs or outputs an op's arity attribute (num_args,
+// num_outputs) may ask for; checked when the attribute is parsed, so a
+// hostile value cannot size graphs, shape lists or output vectors.
+constexpr int kMaxOpArity = 1 << 16;
+
 class Op {
  public:
   explicit Op(std::string name) : name_(std::move(name)) {}

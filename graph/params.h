@@ -24,6 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ndarray/dtype.h"
@@ -88,6 +89,9 @@ class ParamSchema {
     std::string doc;
     std::function<void(P*, const std::string&)> parse;
     std::function<std::string(const P&)> print;
+    // Integer fields only: the parsed value, and the largest one allowed.
+    std::function<int64_t(const P&)> as_integer;
+    std::optional<int64_t> at_most;
   };
 
   class FieldBuilder {
@@ -105,6 +109,12 @@ class ParamSchema {
       f_->doc = std::move(doc);
       return *this;
     }
+    // Integer fields: values above `max` are rejected when parsed (e.g. an
+    // arity attribute, before anything is sized by it).
+    FieldBuilder& AtMost(int64_t max) {
+      f_->at_most = max;
+      return *this;
+    }
 
    private:
     FieldInfo* f_;
@@ -120,6 +130,11 @@ class ParamSchema {
     f.print = [member](const P& p) {
       return param_internal::PrintValue(p.*member);
     };
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      f.as_integer = [member](const P& p) {
+        return static_cast<int64_t>(p.*member);
+      };
+    }
     fields_.push_back(std::move(f));
     return FieldBuilder(&fields_.back());
   }
@@ -178,6 +193,12 @@ P ParseParams(const std::string& op_name, const AttrDict& dict) {
       field.parse(&p, it->second);
     } catch (const std::invalid_argument& e) {
       param_internal::ThrowBadValue(op_name, field.name, it->second, e.what());
+    }
+    if (field.at_most && field.as_integer &&
+        field.as_integer(p) > *field.at_most) {
+      param_internal::ThrowBadValue(
+          op_name, field.name, it->second,
+          "must be at most " + std::to_string(*field.at_most));
     }
   }
   if (matched != dict.size()) {

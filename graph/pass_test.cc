@@ -189,5 +189,54 @@ TEST(IndexedGraph, NumbersNodesEntriesAndMutableInputs) {
   EXPECT_TRUE(idx.mutable_input_nodes().empty());
 }
 
+TEST(IndexedGraph, EntryCountPastUint32IsAnErrorNotAWrap) {
+  // 65,537 nodes of kMaxOpArity outputs each: 2^32 + 2^16 entries.
+  const Op& split = *OpRegistry::Get()->Find("SliceChannel");
+  NodePtr x = Node::Variable("x");
+  const AttrDict attrs{{"num_outputs", std::to_string(kMaxOpArity)}};
+  std::vector<NodeEntry> heads;
+  for (int i = 0; i <= kMaxOpArity; ++i) {
+    NodePtr n = Node::Create(split, attrs, "s" + std::to_string(i));
+    n->inputs.push_back(NodeEntry{x, 0, 0});
+    heads.push_back(NodeEntry{n, 0, 0});
+  }
+  try {
+    IndexedGraph idx(heads);
+    FAIL() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("4294967295 node entries"),
+              std::string::npos)
+        << e.what();
+  }
+  heads.pop_back();
+  heads.pop_back();  // 65,535 nodes: 2^32 - 2^16 + 1 entries fit.
+  EXPECT_EQ(IndexedGraph(heads).num_node_entries(),
+            uint64_t{kMaxOpArity - 1} * kMaxOpArity + 1);
+}
+
+TEST(Gradient, MoreContributionsThanAddNTakesAreSummedAsATree) {
+  // x reaches y through kMaxOpArity + 1 uses: more than one add_n may sum.
+  Symbol x = Symbol::Variable("x");
+  Symbol sum = Symbol::Create("add_n", std::vector<Symbol>(kMaxOpArity, x),
+                              {{"num_args", std::to_string(kMaxOpArity)}});
+  Symbol y = Symbol::Create("elemwise_add", {sum, x});
+  Graph g(y);
+  g.SetAttr("grad_ys", y.outputs);
+  g.SetAttr("grad_ys_out_grad",
+            std::vector<NodeEntry>{Symbol::Variable("head").outputs[0]});
+  g.SetAttr("grad_xs", x.outputs);
+  const Graph grad = ApplyPass(g, "Gradient");
+  int64_t summed_inputs = 0, sums = 0;
+  DFSVisit(grad.outputs, [&](const NodePtr& n) {
+    if (n->is_variable() || n->op()->name() != "add_n") return;
+    ++sums;
+    EXPECT_LE(n->inputs.size(), static_cast<size_t>(kMaxOpArity));
+    summed_inputs += static_cast<int64_t>(n->inputs.size());
+  });
+  // One add_n of kMaxOpArity parts, then one adding the last part to it.
+  EXPECT_EQ(sums, 2);
+  EXPECT_EQ(summed_inputs, kMaxOpArity + 2);
+}
+
 }  // namespace
 }  // namespace mx

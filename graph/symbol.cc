@@ -32,14 +32,21 @@ bool IsMutatedInput(const Node& user, size_t input_index) {
   return false;
 }
 
-std::string EntryName(const NodeEntry& e) {
+// `names` are the node's OutputNames (ignored for variables).
+std::string EntryName(const NodeEntry& e,
+                      const std::vector<std::string>& names) {
   const Node& n = *e.node;
   if (n.is_variable()) return n.name();
-  const std::vector<std::string> names = n.op()->OutputNames(n.attrs);
   if (n.num_outputs() == 1) return n.name() + "_output";
   return absl::StrCat(n.name(), "_",
                       e.index < names.size() ? names[e.index]
                                              : absl::StrCat("output", e.index));
+}
+
+std::string EntryName(const NodeEntry& e) {
+  const Node& n = *e.node;
+  if (n.is_variable()) return n.name();
+  return EntryName(e, n.op()->OutputNames(n.attrs));
 }
 
 }  // namespace
@@ -169,7 +176,17 @@ std::vector<std::string> Symbol::ListInputNames(InputKind kind) const {
 
 std::vector<std::string> Symbol::ListOutputNames() const {
   std::vector<std::string> names;
-  for (const NodeEntry& e : outputs) names.push_back(EntryName(e));
+  // Output names computed once per run of entries of one node: a node may
+  // have kMaxOpArity outputs, and recomputing them per entry is quadratic.
+  const Node* last = nullptr;
+  std::vector<std::string> node_names;
+  for (const NodeEntry& e : outputs) {
+    if (e.node.get() != last && !e.node->is_variable()) {
+      last = e.node.get();
+      node_names = last->op()->OutputNames(last->attrs);
+    }
+    names.push_back(EntryName(e, node_names));
+  }
   return names;
 }
 

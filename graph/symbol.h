@@ -76,10 +76,17 @@ class Symbol {
   std::string ToDOT() const;
 
   // MXNet symbol JSON ("nodes", "arg_nodes", "node_row_ptr", "heads",
-  // "attrs"). FromJSON throws InvalidArgument on malformed JSON or dangling
-  // inputs and NotFound on unknown ops, naming the node.
+  // "attrs"). FromJSON throws InvalidArgument on malformed JSON (including
+  // arrays/objects nested deeper than kMaxJSONDepth), dangling inputs or
+  // entries that are not non-negative integers, and NotFound on unknown ops,
+  // naming the node. ToJSON throws InvalidArgument when a name or attribute
+  // is not valid UTF-8.
   std::string ToJSON() const;
   static Symbol FromJSON(const std::string& json);
+  // Deepest nesting of JSON arrays/objects FromJSON accepts. Bounds the
+  // recursion over attribute values and "subgraphs" (each subgraph level
+  // costs four), so hostile documents cannot overflow the stack.
+  static constexpr int kMaxJSONDepth = 256;
 };
 
 }  // namespace mx

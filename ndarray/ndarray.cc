@@ -51,8 +51,15 @@ struct NDArray::Chunk {
 namespace {
 
 size_t ByteSize(const TShape& shape, DType dtype) {
-  return shape.is_known() ? static_cast<size_t>(shape.Size()) * DTypeSize(dtype)
-                          : 0;
+  if (!shape.is_known()) return 0;
+  const std::optional<int64_t> bytes =
+      CheckedProduct(shape.dims(), static_cast<int64_t>(DTypeSize(dtype)));
+  if (!bytes) {
+    throw ShapeError(absl::StrCat("an array of shape ", shape.ToString(),
+                                  " and dtype ", DTypeName(dtype),
+                                  " needs more bytes than fit in int64"));
+  }
+  return static_cast<size_t>(*bytes);
 }
 
 std::mutex& CopyRegistryMutex() {

@@ -1,10 +1,12 @@
 #include "ndarray/reshape.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "base/error.h"
 
 namespace mx {
@@ -18,6 +20,12 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
   const size_t nd = in.size();
   size_t src = 0;
   int infer_at = -1;
+  // Codes are user input: every product is checked for int64 overflow.
+  auto product = [&](absl::Span<const int64_t> dims) {
+    const std::optional<int64_t> p = CheckedProduct(dims);
+    if (!p) fail("the number of elements does not fit in int64");
+    return *p;
+  };
   auto take = [&](const char* code) {
     if (src >= nd) {
       fail(absl::StrCat("code ", code, " has no input dim left to use"));
@@ -40,7 +48,7 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
       while (src < nd) out.push_back(in[src++]);
     } else if (c == -3) {
       const int64_t a = take("-3");
-      out.push_back(a * take("-3"));
+      out.push_back(product({a, take("-3")}));
     } else if (c == -4) {
       if (i + 2 >= codes.size()) fail("-4 must be followed by two values");
       int64_t d0 = codes[i + 1], d1 = codes[i + 2];
@@ -52,7 +60,7 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
       }
       if (d0 == -1) d0 = dim % d1 == 0 ? dim / d1 : -1;
       if (d1 == -1) d1 = dim % d0 == 0 ? dim / d0 : -1;
-      if (d0 < 0 || d1 < 0 || d0 * d1 != dim) {
+      if (d0 < 0 || d1 < 0 || product({d0, d1}) != dim) {
         fail(absl::StrCat("-4 cannot split dim ", dim, " into (", codes[i - 1],
                           ",", codes[i], ")"));
       }
@@ -62,20 +70,16 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
       fail(absl::StrCat("unknown code ", c));
     }
   }
-  int64_t total = 1;
-  for (int64_t d : in) total *= d;
+  const int64_t total = product(in);
   if (infer_at >= 0) {
-    int64_t known = 1;
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (static_cast<int>(i) != infer_at) known *= out[i];
-    }
+    // out[infer_at] is 1 until inferred.
+    const int64_t known = product(out);
     if (known == 0 || total % known != 0) {
       fail(absl::StrCat("cannot infer -1 from ", total, " elements"));
     }
     out[infer_at] = total / known;
   }
-  int64_t size = 1;
-  for (int64_t d : out) size *= d;
+  const int64_t size = product(out);
   if (size != total) {
     fail(absl::StrCat("the sizes differ (", total, " vs ", size, ")"));
   }

@@ -1,6 +1,7 @@
 #include "ndarray/shape.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -16,17 +17,28 @@ bool TShape::is_known() const {
   return true;
 }
 
+std::optional<int64_t> CheckedProduct(absl::Span<const int64_t> dims,
+                                      int64_t init) {
+  int64_t product = init;
+  for (int64_t d : dims) {
+    if (__builtin_mul_overflow(product, d, &product)) return std::nullopt;
+  }
+  return product;
+}
+
 int64_t TShape::Size() const {
   if (!is_known()) return -1;
-  int64_t size = 1;
-  for (int64_t d : dims_) size *= d;
-  return size;
+  return ProdDims(0, ndim_);
 }
 
 int64_t TShape::ProdDims(int begin, int end) const {
-  int64_t size = 1;
-  for (int i = begin; i < end; ++i) size *= dims_[i];
-  return size;
+  const std::optional<int64_t> size =
+      CheckedProduct(absl::MakeConstSpan(dims_).subspan(begin, end - begin));
+  if (!size) {
+    throw ShapeError(absl::StrCat("shape ", ToString(),
+                                  " has more elements than fit in int64"));
+  }
+  return *size;
 }
 
 int TShape::CheckAxis(int axis, const char* what) const {
@@ -71,8 +83,10 @@ TShape TShape::Parse(const std::string& text) {
     if (text[i] == close) break;
     const char* start = text.c_str() + i;
     char* end = nullptr;
+    errno = 0;
     long long v = std::strtoll(start, &end, 10);
-    if (end == start) return fail();
+    // strtoll saturates out-of-range values; refuse them instead.
+    if (end == start || errno == ERANGE) return fail();
     dims.push_back(v);
     i += end - start;
     skip_space();

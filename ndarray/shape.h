@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 
 namespace mx {
 
@@ -55,9 +57,11 @@ class TShape {
   const int64_t* end() const { return dims_.data() + dims_.size(); }
   const Dims& dims() const { return dims_; }
 
-  // Number of elements; -1 unless known.
+  // Number of elements; -1 unless known. Throws ShapeError when the count
+  // does not fit in int64_t.
   int64_t Size() const;
-  // Product of dims [begin, end); REQUIRES known dims in that range.
+  // Product of dims [begin, end); REQUIRES known dims in that range. Throws
+  // ShapeError on overflow.
   int64_t ProdDims(int begin, int end) const;
   // Index of `axis` after wrapping negatives; throws ShapeError naming `what`
   // when it is out of range.
@@ -65,7 +69,8 @@ class TShape {
 
   // "(2,3)", "(-1,3)", "()" for a scalar, "<unknown>" for unknown rank.
   std::string ToString() const;
-  // Parses "(2,3)", "[2, 3]", "(2,)", "()" or "2". Throws InvalidArgument.
+  // Parses "(2,3)", "[2, 3]", "(2,)", "()" or "2". Throws InvalidArgument,
+  // also for a dimension outside int64_t.
   static TShape Parse(const std::string& text);
 
   friend bool operator==(const TShape& a, const TShape& b) {
@@ -79,6 +84,12 @@ class TShape {
 };
 
 std::ostream& operator<<(std::ostream& os, const TShape& shape);
+
+// init * dims[0] * dims[1] * ..., or nullopt when a step overflows int64_t.
+// The one overflow-checked dimension product: TShape::Size, Reshape's
+// codes and the file loaders (params, IDX) use it.
+std::optional<int64_t> CheckedProduct(absl::Span<const int64_t> dims,
+                                      int64_t init = 1);
 
 // Fills unknowns of `*dst` from `src` (and the rank); returns false when the
 // two contradict (a known dim differs, or ranks differ).

@@ -1,7 +1,9 @@
 #include "nn/params_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -38,7 +40,20 @@ void Put(std::ofstream& out, T value) {
 
 class Reader {
  public:
-  Reader(const std::string& file, std::ifstream& in) : file_(file), in_(in) {}
+  Reader(const std::string& file, std::ifstream& in) : file_(file), in_(in) {
+    in_.seekg(0, std::ios::end);
+    size_ = static_cast<uint64_t>(std::max<std::streamoff>(in_.tellg(), 0));
+    in_.seekg(0, std::ios::beg);
+  }
+
+  // Bytes not yet read: sizes read from the file are checked against it
+  // before anything is allocated for them.
+  uint64_t remaining() {
+    const std::streamoff at = in_.tellg();
+    return at < 0 || static_cast<uint64_t>(at) > size_
+               ? 0
+               : size_ - static_cast<uint64_t>(at);
+  }
 
   // Reads `n` bytes or throws naming `what`.
   void Bytes(void* dst, size_t n, const std::string& what) {
@@ -62,6 +77,7 @@ class Reader {
  private:
   const std::string& file_;
   std::ifstream& in_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace
@@ -147,21 +163,32 @@ NamedArrays LoadArrays(const std::string& file) {
     const uint32_t ndim = r.Get<uint32_t>(label + "'s rank");
     if (ndim > kMaxNdim) r.Fail(absl::StrCat(label, " has rank ", ndim));
     std::vector<int64_t> dims(ndim);
-    uint64_t elements = 1;
     for (uint32_t d = 0; d < ndim; ++d) {
       dims[d] = r.Get<int64_t>(label + "'s shape");
       if (dims[d] < 0) {
         r.Fail(absl::StrCat(label, " has negative dimension ", dims[d]));
       }
-      elements *= static_cast<uint64_t>(dims[d]);
     }
     const TShape shape(dims);
+    const std::optional<int64_t> needed =
+        CheckedProduct(dims, static_cast<int64_t>(DTypeSize(dtype)));
+    if (!needed) {
+      r.Fail(absl::StrCat(label, " has shape ", shape.ToString(), " of ",
+                          DTypeName(dtype),
+                          ", whose byte count does not fit in int64"));
+    }
     const uint64_t nbytes = r.Get<uint64_t>(label + "'s byte count");
-    if (nbytes != elements * DTypeSize(dtype)) {
+    if (nbytes != static_cast<uint64_t>(*needed)) {
       r.Fail(absl::StrCat(label, " holds ", nbytes, " bytes but shape ",
                           shape.ToString(), " of ", DTypeName(dtype), " needs ",
-                          elements * DTypeSize(dtype)));
+                          *needed));
     }
+    if (nbytes > r.remaining()) {
+      r.Fail(absl::StrCat("truncated while reading ", label,
+                          "'s data: ", nbytes, " bytes promised, ",
+                          r.remaining(), " left in the file"));
+    }
+    const size_t elements = static_cast<size_t>(shape.Size());
     std::vector<char> buffer(nbytes);
     r.Bytes(buffer.data(), nbytes, label + "'s data");
     NDArray array(shape, Context::CPU(), dtype);

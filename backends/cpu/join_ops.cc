@@ -61,6 +61,7 @@ struct ConcatParam {
   static void Declare(ParamSchema<ConcatParam>* s) {
     s->Field("num_args", &ConcatParam::num_args)
         .Required()
+        .AtMost(kMaxOpArity)
         .Describe("number of inputs");
     s->Field("dim", &ConcatParam::dim).Describe("axis to join along");
   }
@@ -176,6 +177,7 @@ struct StackParam {
   static void Declare(ParamSchema<StackParam>* s) {
     s->Field("num_args", &StackParam::num_args)
         .Required()
+        .AtMost(kMaxOpArity)
         .Describe("number of inputs");
     s->Field("axis", &StackParam::axis)
         .Describe("position of the new axis, in [-ndim-1, ndim]");
@@ -270,6 +272,7 @@ struct SplitParam {
   static void Declare(ParamSchema<SplitParam>* s) {
     s->Field("num_outputs", &SplitParam::num_outputs)
         .Required()
+        .AtMost(kMaxOpArity)
         .Describe("number of equal pieces");
     s->Field("axis", &SplitParam::axis).Describe("axis to split");
     s->Field("squeeze_axis", &SplitParam::squeeze_axis)
@@ -356,6 +359,7 @@ struct AddNParam {
   static void Declare(ParamSchema<AddNParam>* s) {
     s->Field("num_args", &AddNParam::num_args)
         .Required()
+        .AtMost(kMaxOpArity)
         .Describe("number of inputs");
   }
 };

@@ -1,5 +1,6 @@
 #include "backends/cpu/op_test_util.h"
 #include "base/error.h"
+#include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
@@ -280,5 +281,49 @@ TEST(JoinOps, LargeInputsMatchReference) {
   EXPECT_EQ(ToDouble(nd::slice_axis(s, 1, 1, 2)), ToDouble(parts[4]));
   EXPECT_EQ(ToDouble(nd::add_n(parts)), ToDouble(nd::sum(y, {1}, true)));
 }
+
+// Arity attributes size graphs and output vectors: a hostile value must be
+// refused when parsed, before anything is allocated (issue 16 F5, F11, F14).
+TEST(JoinOps, ArityAttributesAboveTheBoundAreRefusedWhenParsed) {
+  const std::string huge = "2147483647";
+  const Symbol x = Symbol::Variable("x");
+  ExpectError<InvalidArgument>(
+      [&] {
+        Symbol::Create("add_n", {}, {{"num_args", huge}});
+      },
+      {"add_n", "num_args", "at most 65536"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Symbol::Create("SliceChannel", {x}, {{"num_outputs", huge}})
+            .ListOutputNames();
+      },
+      {"SliceChannel", "num_outputs", "at most 65536"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        imperative::Invoke("SliceChannel", {ArrayOf({2}, {1, 2})},
+                           {{"num_outputs", huge}});
+      },
+      {"num_outputs", "at most 65536"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Symbol::Create("_split_like", {}, {{"num_args", huge}});
+      },
+      {"_split_like", "num_args"});
+  for (const char* op : {"Concat", "stack"}) {
+    ExpectError<InvalidArgument>(
+        [&] {
+          Symbol::Create(op, {}, {{"num_args", "65537"}});
+        },
+        {"num_args", "at most 65536"});
+  }
+}
+
+TEST(JoinOps, ArityAtTheBoundIsAccepted) {
+  const Symbol s =
+      Symbol::Create("SliceChannel", {Symbol::Variable("x")},
+                     {{"num_outputs", std::to_string(kMaxOpArity)}}, "s");
+  EXPECT_EQ(s.ListOutputNames().size(), static_cast<size_t>(kMaxOpArity));
+}
+
 }  // namespace
 }  // namespace mx

@@ -117,6 +117,17 @@ TEST(Reshape, BadTargetsAreShapeErrorsNamingOpInputAndTarget) {
   EXPECT_THROW(nd::Call("Reshape", {x}, {}), InvalidArgument);
 }
 
+TEST(Reshape, TargetsWhoseSizeOverflowsAreShapeErrors) {
+  NDArray x = RandomArray({2, 3});
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  const std::vector<TShape> bad = {
+      {kHuge, 4}, {-2, kHuge, 4}, {-4, kHuge, 4, -2}, {kHuge, 4, -1}};
+  for (const TShape& codes : bad) {
+    ExpectError<ShapeError>([&] { nd::reshape(x, codes, false); },
+                            {"op \"Reshape\"", "does not fit in int64"});
+  }
+}
+
 // ---- Flatten, expand_dims, squeeze. ----
 
 TEST(Flatten, CollapsesTrailingAxes) {

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/error.h"
 
 namespace mx {
@@ -56,15 +58,17 @@ std::vector<int64_t> Header(const std::vector<uint8_t>& b, uint32_t magic,
                                        "header"));
   }
   std::vector<int64_t> sizes;
-  int64_t count = 1;
-  for (int d = 0; d < dims; ++d) {
-    sizes.push_back(BigEndian(b, 4 + 4 * d));
-    count *= sizes.back();
+  for (int d = 0; d < dims; ++d) sizes.push_back(BigEndian(b, 4 + 4 * d));
+  const std::optional<int64_t> count = CheckedProduct(sizes);
+  if (!count) {
+    throw InvalidArgument(absl::StrCat(path, ": the header's sizes (",
+                                       absl::StrJoin(sizes, ", "),
+                                       ") multiply past int64"));
   }
-  if (b.size() != header + static_cast<size_t>(count)) {
+  if (b.size() - header != static_cast<uint64_t>(*count)) {
     throw InvalidArgument(absl::StrCat(path, ": ", b.size() - header,
                                        " data bytes, the header promises ",
-                                       count));
+                                       *count));
   }
   return sizes;
 }
@@ -81,6 +85,12 @@ Dataset LoadIdx(const std::string& images_gz, const std::string& labels_gz,
     throw InvalidArgument(absl::StrCat(images_gz, " has ", isz[0],
                                        " images but ", labels_gz, " has ",
                                        lsz[0], " labels"));
+  }
+  if (isz[1] == 0 || isz[2] == 0) {
+    // Batches of empty images would index an empty pixel buffer.
+    throw InvalidArgument(absl::StrCat(images_gz, " has images of ", isz[1],
+                                       "x", isz[2],
+                                       " pixels; both must be positive"));
   }
   Dataset d;
   d.size = isz[0];

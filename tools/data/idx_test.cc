@@ -99,6 +99,50 @@ TEST(Idx, ClearErrors) {
                InvalidArgument);
 }
 
+// An images file whose header says count x rows x cols but holds no pixel
+// data, and a labels file of `count` zero labels.
+void WriteHeaderOnly(uint32_t count, uint32_t rows, uint32_t cols,
+                     const std::string& images, const std::string& labels) {
+  std::vector<uint8_t> img, lab;
+  Put32(&img, 2051);
+  Put32(&img, count);
+  Put32(&img, rows);
+  Put32(&img, cols);
+  Put32(&lab, 2049);
+  Put32(&lab, count);
+  lab.resize(lab.size() + count, 0);
+  WriteGzip(images, img);
+  WriteGzip(labels, lab);
+}
+
+TEST(Idx, HeaderSizesThatOverflowAreAnError) {
+  const std::string images = TempPath("o.gz"), labels = TempPath("ol.gz");
+  WriteHeaderOnly(4, 1u << 31, 1u << 31, images, labels);
+  try {
+    LoadIdx(images, labels);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("multiply past int64"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Idx, EmptyImagesAreAnError) {
+  const std::string images = TempPath("z.gz"), labels = TempPath("zl.gz");
+  for (auto [rows, cols] : {std::pair<uint32_t, uint32_t>{0, 3}, {3, 0}}) {
+    WriteHeaderOnly(2, rows, cols, images, labels);
+    try {
+      LoadIdx(images, labels);
+      FAIL();
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("must be positive"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Idx, FashionMNISTIsInstalled) {
   const Dataset test = LoadFashionMNIST(kFashionMNISTDir, /*train=*/false);
   EXPECT_EQ(test.size, 10000);
