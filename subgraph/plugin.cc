@@ -1,6 +1,7 @@
 #include "subgraph/plugin.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -30,9 +32,15 @@ std::vector<PluginInfo>& Loaded() {
 class Registrar : public PluginRegistrar {
  public:
   Op& RegisterOp(const std::string& name) override {
-    Op& op = OpRegistry::Get()->Register(name);
+    Op* op = nullptr;
+    try {
+      op = &OpRegistry::Get()->Register(name);
+    } catch (const AlreadyExists&) {
+      clashed_ = true;
+      throw;
+    }
     ops_.push_back(name);
-    return op;
+    return *op;
   }
   void RegisterSubgraphProperty(const std::string& backend,
                                 SubgraphPropertyPtr property) override {
@@ -40,6 +48,7 @@ class Registrar : public PluginRegistrar {
     const bool mine = std::find(backends_.begin(), backends_.end(), backend) !=
                       backends_.end();
     if (!mine && registry->Has(backend)) {
+      clashed_ = true;
       throw AlreadyExists(absl::StrCat("subgraph backend \"", backend,
                                        "\" is already registered"));
     }
@@ -55,13 +64,56 @@ class Registrar : public PluginRegistrar {
     }
   }
   const std::string& error() const { return error_; }
+  // Whether a name the plugin asked for was taken (an AlreadyExists).
+  bool clashed() const { return clashed_; }
   const std::vector<std::string>& ops() const { return ops_; }
   const std::vector<std::string>& backends() const { return backends_; }
 
  private:
   std::vector<std::string> ops_, backends_;
   std::string error_;
+  bool clashed_ = false;
 };
+
+// Ops and backends registered at one moment, to undo registrations a
+// plugin made outside the registrar (its static initializers run inside
+// dlopen). REQUIRES the plugin mutex and `loading` (so listing backends
+// does not load MX_PLUGINS).
+struct RegistrySnapshot {
+  std::set<std::string> ops, backends;
+
+  static RegistrySnapshot Take() {
+    RegistrySnapshot s;
+    for (std::string& n : OpRegistry::Get()->ListNames()) s.ops.insert(n);
+    for (std::string& n : SubgraphBackendRegistry::Get()->ListNames()) {
+      s.backends.insert(n);
+    }
+    return s;
+  }
+  // Unregisters everything registered since this snapshot.
+  void UndoNewer() const {
+    for (const std::string& n : OpRegistry::Get()->ListNames()) {
+      if (!ops.count(n)) OpRegistry::Get()->Unregister(n);
+    }
+    for (const std::string& n : SubgraphBackendRegistry::Get()->ListNames()) {
+      if (!backends.count(n)) SubgraphBackendRegistry::Get()->Unregister(n);
+    }
+  }
+};
+
+// Whether `address` (from dlsym) is the start of a function: a data symbol
+// named mx_plugin_init must not be called.
+bool IsFunctionSymbol(void* address) {
+  Dl_info info;
+  ElfW(Sym)* sym = nullptr;
+  if (dladdr1(address, &info, reinterpret_cast<void**>(&sym), RTLD_DL_SYMENT) ==
+          0 ||
+      sym == nullptr) {
+    return false;
+  }
+  const int type = ELF64_ST_TYPE(sym->st_info);
+  return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
 
 // Set while this thread loads plugins, so registry use from inside a
 // plugin does not try to load MX_PLUGINS again.
@@ -92,6 +144,13 @@ PluginInfo LoadPlugin(const std::string& path) {
   if (path.empty() || stat(path.c_str(), &st) != 0) {
     throw NotFound(who + ": no such file");
   }
+  // dlopen of a FIFO blocks until a writer appears, and devices or
+  // directories are never libraries.
+  if (!S_ISREG(st.st_mode)) {
+    throw InvalidArgument(who +
+                          ": not a regular file (a plugin is a shared "
+                          "library file)");
+  }
   char resolved[PATH_MAX];
   const std::string canonical =
       realpath(path.c_str(), resolved) != nullptr ? resolved : path;
@@ -101,6 +160,20 @@ PluginInfo LoadPlugin(const std::string& path) {
           who, ": plugin \"", p.name, "\" is already loaded from ", canonical));
     }
   }
+  struct RestoreLoading {
+    bool was = loading;
+    ~RestoreLoading() { loading = was; }
+  } restore_loading;
+  loading = true;
+  const RegistrySnapshot before = RegistrySnapshot::Take();
+  Registrar registrar;
+  // Every failure below leaves nothing registered: neither what went
+  // through the registrar nor what static initializers added.
+  auto fail = [&](const auto& error) {
+    registrar.Rollback();
+    before.UndoNewer();
+    throw error;
+  };
   // RTLD_NOW: a plugin needing symbols the host does not export fails
   // here, loudly, instead of at first call.
   void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -112,40 +185,52 @@ PluginInfo LoadPlugin(const std::string& path) {
           " (the host must export mxcore's symbols: link it with "
           "//subgraph:plugin, which adds -rdynamic)";
     }
-    throw RuntimeError(absl::StrCat(who, ": dlopen failed: ", err, hint));
+    fail(RuntimeError(absl::StrCat(who, ": dlopen failed: ", err, hint)));
   }
-  auto init = reinterpret_cast<MxPluginInitFn>(dlsym(handle, "mx_plugin_init"));
-  if (init == nullptr) {
-    dlclose(handle);
-    throw InvalidArgument(
-        who + ": not an mxcore plugin (it exports no mx_plugin_init)");
+  // The handle stays open after a failure from here on: code of the plugin
+  // may still be referenced by objects its registrations created.
+  void* entry = dlsym(handle, "mx_plugin_init");
+  if (entry == nullptr) {
+    fail(InvalidArgument(who + ": not an mxcore plugin (it exports no "
+                               "mx_plugin_init)"));
   }
+  if (!IsFunctionSymbol(entry)) {
+    fail(InvalidArgument(who + ": its mx_plugin_init is not a function"));
+  }
+  auto init = reinterpret_cast<MxPluginInitFn>(entry);
   int plugin_abi = 0;
   const char* name = "";
-  Registrar registrar;
-  bool was_loading = loading;
-  loading = true;
   int rc = 2;
   try {
     rc = init(MX_PLUGIN_ABI_VERSION, &plugin_abi, &name, &registrar);
   } catch (const std::exception& e) {
     registrar.Fail(e.what());
+  } catch (...) {
+    registrar.Fail(
+        "mx_plugin_init threw an object that is not a "
+        "std::exception");
   }
-  loading = was_loading;
   if (rc == 1 || (rc == 0 && plugin_abi != MX_PLUGIN_ABI_VERSION)) {
-    registrar.Rollback();
-    throw InvalidArgument(absl::StrCat(
+    fail(InvalidArgument(absl::StrCat(
         who, ": plugin ABI version ", plugin_abi, " but the host has ",
-        MX_PLUGIN_ABI_VERSION, "; rebuild the plugin"));
+        MX_PLUGIN_ABI_VERSION, "; rebuild the plugin")));
+  }
+  const std::string reason =
+      registrar.error().empty() ? "(no reason given)" : registrar.error();
+  if (rc == 2) {
+    const std::string msg = absl::StrCat(
+        who, ": registration failed, nothing was registered: ", reason);
+    if (registrar.clashed()) fail(AlreadyExists(msg));
+    fail(RuntimeError(msg));
   }
   if (rc != 0) {
-    // The handle stays open: code of the plugin may still be referenced
-    // by objects the failed registration created.
-    registrar.Rollback();
-    throw AlreadyExists(absl::StrCat(who,
-                                     ": registration failed, nothing "
-                                     "was registered: ",
-                                     registrar.error()));
+    fail(InvalidArgument(absl::StrCat(
+        who, ": mx_plugin_init returned ", rc,
+        " (expected 0: loaded, 1: ABI mismatch, 2: registration failed); "
+        "nothing was registered")));
+  }
+  if (name == nullptr) {
+    fail(InvalidArgument(who + ": mx_plugin_init gave no plugin name"));
   }
   PluginInfo info{canonical, name, plugin_abi, registrar.ops(),
                   registrar.backends()};

@@ -60,10 +60,12 @@ struct PluginInfo {
 };
 
 // Loads one plugin. Throws NotFound (no such file), RuntimeError (dlopen
-// failed: not a shared library, or symbols the host does not export),
-// InvalidArgument (no mx_plugin_init; ABI version mismatch), AlreadyExists
-// (loaded before; an op or backend name taken). Nothing stays registered
-// after a failure.
+// failed: not a shared library, or symbols the host does not export;
+// registration threw), InvalidArgument (not a regular file; no
+// mx_plugin_init function; ABI version mismatch; no plugin name; an unknown
+// return code), AlreadyExists (loaded before; an op or backend name taken).
+// Nothing stays registered after a failure, including what the plugin's
+// static initializers registered.
 PluginInfo LoadPlugin(const std::string& path);
 
 // Loads the `:`-separated paths in MX_PLUGINS, once per process; empty
@@ -102,6 +104,9 @@ extern "C" typedef int (*MxPluginInitFn)(int host_abi, int* plugin_abi,
       fn(*registrar);                                                   \
     } catch (const std::exception& e) {                                 \
       registrar->Fail(e.what());                                        \
+      return 2;                                                         \
+    } catch (...) {                                                     \
+      registrar->Fail("threw an object that is not a std::exception");  \
       return 2;                                                         \
     }                                                                   \
     return 0;                                                           \

@@ -2,6 +2,7 @@
 #include "subgraph/plugin.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 
@@ -110,6 +111,72 @@ TEST(Plugin, BadListEntryNamesTheVariableAndEntry) {
   ExpectError<ConfigError>(
       [] { LoadPluginList("::/nonexistent/liby.so", "MX_PLUGINS"); },
       {"MX_PLUGINS entry 3", "/nonexistent/liby.so", "no such file"});
+}
+
+// ---- Hostile plugins (issue 16 P1-P6). ----
+
+bool Registered(const std::string& op) {
+  return OpRegistry::Get()->Find(op) != nullptr;
+}
+
+TEST(Plugin, FifoIsRefusedWithoutOpeningIt) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string fifo = std::string(dir ? dir : "/tmp") + "/plugin.fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Without the check dlopen blocks forever waiting for a writer.
+  ExpectError<InvalidArgument>([&] { LoadPlugin(fifo); },
+                               {fifo, "not a regular file"});
+  ExpectError<ConfigError>([&] { LoadPluginList(fifo, "MX_PLUGINS"); },
+                           {"MX_PLUGINS entry 1", "not a regular file"});
+}
+
+TEST(Plugin, NonStdExceptionFromTheEntryPointIsRolledBack) {
+  ExpectError<RuntimeError>([] { LoadPlugin(Path("THROW_INT_PLUGIN")); },
+                            {"nothing was registered", "not a std::exception"});
+  EXPECT_FALSE(Registered("_throw_int_op"));
+}
+
+TEST(Plugin, NonStdExceptionThroughTheMacroIsRolledBack) {
+  ExpectError<RuntimeError>([] { LoadPlugin(Path("THROW_INT_MACRO_PLUGIN")); },
+                            {"nothing was registered", "not a std::exception"});
+  EXPECT_FALSE(Registered("_throw_int_macro_op"));
+}
+
+TEST(Plugin, NullPluginNameIsRefusedAndRolledBack) {
+  ExpectError<InvalidArgument>([] { LoadPlugin(Path("NULL_NAME_PLUGIN")); },
+                               {"no plugin name"});
+  EXPECT_FALSE(Registered("_null_name_op"));
+}
+
+TEST(Plugin, UnknownReturnCodeIsNamedAndRolledBack) {
+  ExpectError<InvalidArgument>([] { LoadPlugin(Path("BAD_CODE_PLUGIN")); },
+                               {"returned 7", "nothing was registered"});
+  EXPECT_FALSE(Registered("_bad_code_op"));
+}
+
+TEST(Plugin, DataSymbolNamedLikeTheEntryPointIsNotCalled) {
+  ExpectError<InvalidArgument>([] { LoadPlugin(Path("DATA_SYMBOL_PLUGIN")); },
+                               {"mx_plugin_init is not a function"});
+}
+
+TEST(Plugin, StaticInitializerRegistrationsAreUndoneOnFailure) {
+  ExpectError<InvalidArgument>([] { LoadPlugin(Path("STATIC_INIT_PLUGIN")); },
+                               {"ABI version 999"});
+  EXPECT_FALSE(Registered("_static_init_op"));
+}
+
+TEST(Plugin, FailedLoadsAreNotListed) {
+  for (const char* var : {"THROW_INT_PLUGIN", "NULL_NAME_PLUGIN",
+                          "BAD_CODE_PLUGIN", "STATIC_INIT_PLUGIN"}) {
+    try {
+      LoadPlugin(Path(var));
+    } catch (const Error&) {
+    }
+  }
+  for (const PluginInfo& p : ListPlugins()) {
+    EXPECT_TRUE(p.name == "test_plugin") << p.name;
+  }
 }
 
 }  // namespace

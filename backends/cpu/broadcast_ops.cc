@@ -136,7 +136,7 @@ void ReduceSumLikeCompute(const OpContext&, const NodeAttrs&,
     }
     T* y = out[0].data<T>();
     for (size_t j = 0; j < acc.size(); ++j) {
-      Assign(y + j, r, static_cast<AccType<T>>(acc[j]));
+      Assign(y + j, r, SaturatingCast<AccType<T>>(acc[j]));
     }
   });
 }

@@ -325,5 +325,26 @@ TEST(Pooling, BadInputsAreTypedErrors) {
                DTypeError);
 }
 
+// The kernel indexes (N,C,H,W); shape inference must refuse other ranks
+// (issue 16 F9: rank-0 inputs reached the kernel).
+TEST(PoolingBackward, InputsThatAreNot4DAreShapeErrors) {
+  NDArray scalar = ArrayOf(TShape::Scalar(), {1});
+  EXPECT_THROW(imperative::Invoke("_backward_Pooling", {scalar, scalar}),
+               InvalidArgument);
+  const AttrDict attrs{{"kernel", "(2,2)"}};
+  EXPECT_THROW(imperative::Invoke("_backward_Pooling", {scalar, scalar}, attrs),
+               ShapeError);
+  // out_grad must have Pooling's output shape for data (stride 1: 3x3).
+  EXPECT_THROW(
+      imperative::Invoke("_backward_Pooling",
+                         {RandomArray({1, 1, 2, 2}), RandomArray({1, 1, 4, 4})},
+                         attrs),
+      ShapeError);
+  const auto dx = imperative::Invoke(
+      "_backward_Pooling",
+      {RandomArray({1, 1, 3, 3}), RandomArray({1, 1, 4, 4})}, attrs);
+  EXPECT_EQ(dx[0].shape(), TShape({1, 1, 4, 4}));
+}
+
 }  // namespace
 }  // namespace mx

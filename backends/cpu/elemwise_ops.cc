@@ -145,7 +145,7 @@ struct DivF {
 struct PowF {
   template <typename A>
   static A Map(A a, A b) {
-    return static_cast<A>(
+    return SaturatingCast<A>(
         std::pow(static_cast<double>(a), static_cast<double>(b)));
   }
 };
@@ -325,7 +325,7 @@ void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
   MX_DTYPE_SWITCH(in[0].dtype, T, {
     using A = AccType<T>;
     using O = OutT<F, T>;
-    const A s = static_cast<A>(scalar);
+    const A s = SaturatingCast<A>(scalar);
     const T* x = in[0].data<T>();
     O* y = out[0].data<O>();
     const OpReqType r = req[0];

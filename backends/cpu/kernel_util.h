@@ -4,7 +4,9 @@
 #ifndef MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
 #define MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,6 +34,25 @@ using AccType = typename AccTypeOf<T>::type;
 template <typename A>
 inline bool IsNan(A x) {
   return x != x;  // NOLINT: the NaN test
+}
+
+// static_cast<T>(v) made defined for every double: for integer T, NaN
+// becomes 0 and values outside T's range saturate (casting those is
+// undefined behaviour). Float results reaching integer dtypes (scalar
+// attributes, pow, sums in double) go through it.
+template <typename T>
+inline T SaturatingCast(double v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+      return std::numeric_limits<T>::lowest();
+    }
+    // max() may round up as a double (2^63), so >= saturates it exactly.
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+      return std::numeric_limits<T>::max();
+    }
+  }
+  return static_cast<T>(v);
 }
 
 // Writes `value` to *dst as `req` says.

@@ -184,6 +184,11 @@ void DotBackwardShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 1, (*in)[2], true);
   AssignShape(attrs, in, 1, (*out)[0], false);
   AssignShape(attrs, in, 2, (*out)[1], false);
+  // The kernel takes dot's geometry from lhs and rhs: they must fit as for
+  // dot, and out_grad must have dot's output shape.
+  std::vector<TShape> operands{(*in)[1], (*in)[2]}, product{TShape()};
+  DotShape(attrs, &operands, &product);
+  AssignShape(attrs, in, 0, product[0], false);
 }
 
 void DotBackwardCompute(const OpContext&, const NodeAttrs& attrs,

@@ -364,5 +364,25 @@ TEST(Dot, AddToRequestAccumulates) {
   EXPECT_TRUE(AllClose(ToDouble(y), expected));
 }
 
+// The kernel reads dot's geometry from lhs and rhs; shape inference must
+// refuse operands dot would refuse (issue 16 F10: scalars indexed out of
+// range).
+TEST(DotBackward, OperandsDotRefusesAreShapeErrors) {
+  NDArray scalar = ArrayOf(TShape::Scalar(), {1});
+  EXPECT_THROW(imperative::Invoke("_backward_dot",
+                                  {ArrayOf({0, 0, 0, 0}, {}), scalar, scalar}),
+               ShapeError);
+  // out_grad must have dot's output shape.
+  EXPECT_THROW(imperative::Invoke("_backward_dot",
+                                  {RandomArray({3}), RandomArray({2, 3}),
+                                   RandomArray({3, 4})}),
+               ShapeError);
+  const auto grads = imperative::Invoke(
+      "_backward_dot",
+      {RandomArray({2, 4}), RandomArray({2, 3}), RandomArray({3, 4})});
+  EXPECT_EQ(grads[0].shape(), TShape({2, 3}));
+  EXPECT_EQ(grads[1].shape(), TShape({3, 4}));
+}
+
 }  // namespace
 }  // namespace mx

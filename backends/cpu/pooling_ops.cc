@@ -311,6 +311,11 @@ MX_REGISTER_OP(_backward_Pooling)
                       std::vector<TShape>* out) {
       AssignShape(attrs, out, 0, (*in)[1], true);
       AssignShape(attrs, in, 1, (*out)[0], false);
+      // The kernel indexes (N,C,H,W): data must be 4-D and out_grad shaped
+      // as Pooling's output for it.
+      std::vector<TShape> data{(*in)[1]}, pooled{TShape()};
+      PoolingShape(attrs, &data, &pooled);
+      AssignShape(attrs, in, 0, pooled[0], false);
     })
     .SetInferType(SameFloatType)
     .SetCompute(Context::kCPU, PoolingBackwardCompute);

@@ -210,9 +210,12 @@ void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
               [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
                   SumAcc<T> acc = 0;
-                  ForEachReduced(x + KeptOffset(o, plan), plan, [&](T v) {
-                    acc += static_cast<SumAcc<T>>(static_cast<AccType<T>>(v));
-                  });
+                  // An empty reduction has no data (x may be null).
+                  if (count > 0) {
+                    ForEachReduced(x + KeptOffset(o, plan), plan, [&](T v) {
+                      acc += static_cast<SumAcc<T>>(static_cast<AccType<T>>(v));
+                    });
+                  }
                   if constexpr (std::is_integral_v<O>) {
                     // Integer results (also sum of bool) keep integer math.
                     int64_t s = static_cast<int64_t>(acc);
