@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/autograd_test_util.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace autograd {
@@ -15,6 +16,7 @@ namespace {
 using testing::AllClose;
 using testing::ArrayOf;
 using testing::ExpectError;
+using testing::GradVariable;
 using testing::ToDouble;
 
 const std::vector<double> kX = {0.5, -1, 2};
@@ -25,30 +27,38 @@ std::vector<double> Each(double (*f)(double)) {
   return out;
 }
 
+// x = kX with a gradient and, recorded, y = x^2 marked with a gradient and
+// z = z_of(x, y).
+struct SquareChain {
+  NDArray x, y, z;
+};
+template <typename F>
+SquareChain RecordSquare(F z_of) {
+  SquareChain c;
+  c.x = GradVariable({3}, kX);
+  RecordScope record;
+  c.y = nd::square(c.x);
+  AttachGrad(&c.y);
+  c.z = z_of(c.x, c.y);
+  return c;
+}
+
 TEST(AttachGrad, IntermediateKeepsItsHistoryAndRetainsItsGradient) {
   // y = x^2 (marked), z = sum(y * y) = sum(x^4):
   // dz/dy = 2y = 2x^2, dz/dx = 4x^3.
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
-  NDArray y, z;
-  {
-    RecordScope record;
-    y = nd::square(x);
-    AttachGrad(&y);
-    z = nd::sum(y * y);
-  }
-  Backward({z});
+  const SquareChain c = RecordSquare(
+      [](const NDArray&, const NDArray& y) { return nd::sum(y * y); });
+  Backward({c.z});
   EXPECT_TRUE(
-      AllClose(ToDouble(y.grad()), Each([](double v) { return 2 * v * v; })));
-  EXPECT_TRUE(AllClose(ToDouble(x.grad()),
+      AllClose(ToDouble(c.y.grad()), Each([](double v) { return 2 * v * v; })));
+  EXPECT_TRUE(AllClose(ToDouble(c.x.grad()),
                        Each([](double v) { return 4 * v * v * v; })));
 }
 
 TEST(AttachGrad, AttachedAfterUseCountsEveryConsumer) {
   // y = 3x is used before and after AttachGrad: z = sum(y) + sum(y * x).
   // dz/dy = 1 + x; dz/dx = 3 + 6x.
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({3}, kX);
   NDArray y, z;
   {
     RecordScope record;
@@ -65,8 +75,7 @@ TEST(AttachGrad, AttachedAfterUseCountsEveryConsumer) {
 }
 
 TEST(AttachGrad, MarkedHeadGetsItsHeadGradient) {
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({3}, kX);
   NDArray y;
   {
     RecordScope record;
@@ -100,8 +109,7 @@ TEST(AttachGrad, IntermediateWithoutAMarkedLeafStillGetsItsGradient) {
 }
 
 TEST(AttachGrad, AddRequestAccumulatesOnIntermediates) {
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({3}, kX);
   NDArray y, z;
   {
     RecordScope record;
@@ -119,25 +127,18 @@ TEST(AttachGrad, AddRequestAccumulatesOnIntermediates) {
 }
 
 TEST(AttachGrad, GradWithRespectToAnIntermediate) {
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
-  NDArray y, z;
-  {
-    RecordScope record;
-    y = nd::square(x);
-    AttachGrad(&y);
-    z = nd::sum(y * x);  // dz/dy = x (y's own path only)
-  }
-  const std::vector<NDArray> g = Grad({z}, {y, x});
+  // dz/dy = x (y's own path only).
+  const SquareChain c = RecordSquare(
+      [](const NDArray& x, const NDArray& y) { return nd::sum(y * x); });
+  const std::vector<NDArray> g = Grad({c.z}, {c.y, c.x});
   EXPECT_TRUE(AllClose(ToDouble(g[0]), kX));
   EXPECT_TRUE(
       AllClose(ToDouble(g[1]), Each([](double v) { return 3 * v * v; })));
-  EXPECT_TRUE(AllClose(ToDouble(y.grad()), {0, 0, 0}));  // left alone
+  EXPECT_TRUE(AllClose(ToDouble(c.y.grad()), {0, 0, 0}));  // left alone
 }
 
 TEST(AttachGrad, SecondOutputOfAnOpCannotAlsoBeMarked) {
-  NDArray x = ArrayOf({2, 2}, {1, 2, 3, 4}, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({2, 2}, {1, 2, 3, 4});
   RecordScope record;
   std::vector<NDArray> parts = nd::split(x, 2, 0);
   AttachGrad(&parts[1]);
@@ -163,8 +164,7 @@ TEST(DropGrad, LeafStopsGettingAGradient) {
 }
 
 TEST(DropGrad, IntermediateKeepsItsHistory) {
-  NDArray x = ArrayOf({3}, kX, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({3}, kX);
   NDArray y, z;
   {
     RecordScope record;

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace autograd {

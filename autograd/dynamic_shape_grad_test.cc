@@ -4,9 +4,10 @@
 #include <functional>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/autograd_test_util.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace autograd {
@@ -14,6 +15,7 @@ namespace {
 
 using testing::AllClose;
 using testing::ArrayOf;
+using testing::GradVariable;
 using testing::RandomArray;
 using testing::ToDouble;
 
@@ -73,8 +75,7 @@ TEST(DynamicShapeGrad, BooleanMaskSecondOrder) {
   // b = boolean_mask(x, m); g = d/dx sum(b^3) = 3x^2 on kept rows, and
   // d/dx sum(g) = 6x there, 0 elsewhere. g's head gradient 3b^2 depends on
   // x, so the second pass differentiates _backward_boolean_mask too.
-  NDArray x = ArrayOf({4, 1}, {0.5, -1, 2, 1.5}, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({4, 1}, {0.5, -1, 2, 1.5});
   NDArray g, sum_g;
   {
     RecordScope record;
@@ -93,8 +94,7 @@ TEST(DynamicShapeGrad, BooleanMaskSecondOrder) {
 TEST(DynamicShapeGrad, FlatNonzeroHasAZeroGradient) {
   // z = sum(x) + sum(flatnonzero(x)): only the first term depends on x
   // continuously.
-  NDArray x = ArrayOf({2, 2}, {0, 3, -1, 0}, DType::kFloat64);
-  AttachGrad(&x);
+  NDArray x = GradVariable({2, 2}, {0, 3, -1, 0});
   NDArray idx, z;
   {
     RecordScope record;

@@ -2,12 +2,12 @@
 #include <memory>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace autograd {

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace autograd {

@@ -36,8 +36,16 @@ struct Context {
   // True for contexts whose memory the host can address directly.
   bool is_host() const { return dev_type == kCPU || dev_type == kCPUPinned; }
 
-  // "cpu(0)", "gpu(1)", "cpu_pinned(0)", "dev16(0)".
+  // "cpu(0)", "gpu(1)", "cpu_pinned(0)"; a plugin device by its registered
+  // name ("mydev(0)"), else "dev16(0)".
   std::string ToString() const;
+
+  // Names a plugin device type (used by ToString and FromName).
+  static void SetDeviceTypeName(int dev_type, const std::string& name);
+  static void ClearDeviceTypeName(int dev_type);
+  // The device type called `name` ("cpu", "gpu", "cpu_pinned" or a plugin
+  // device); -1 when unknown.
+  static int DeviceTypeFromName(const std::string& name);
 
   friend bool operator==(const Context& a, const Context& b) {
     return a.dev_type == b.dev_type && a.dev_id == b.dev_id;

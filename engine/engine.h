@@ -76,6 +76,12 @@ enum class FnProperty {
   kCopyFromDevice,  // Device-to-host copy: the device's copy workers.
   kCPUPrioritized,  // Small latency-critical CPU work: a dedicated worker.
   kDeleteVar,       // Frees resources: runs even when its vars are poisoned.
+  // Cheap CPU work (a kernel on a few KiB): when every var it uses is free
+  // at push time, the pushing thread runs it at once, as TensorFlow runs
+  // inexpensive kernels inline, because handing it to a worker costs more
+  // than running it. Otherwise it is queued like kNormal. Non-host contexts
+  // treat it as kNormal.
+  kInlineIfReady,
 };
 
 // What an operation sees when it runs.
@@ -180,6 +186,29 @@ class Engine {
   // unreported error and marks all errors reported.
   virtual void WaitForAll() = 0;
 };
+
+// Device streams. A device plugin says how to create and destroy streams of
+// its device type; every engine thread that runs operations for such a
+// device (compute or copy worker, or the pushing thread of NaiveEngine)
+// gets its own stream per device id, passed as RunContext::stream, created
+// on first use and destroyed when the thread ends. The engine synchronizes
+// the stream when a synchronous operation returns, so the operation's
+// writes are complete when its vars are released; asynchronous operations
+// synchronize (or record events) before calling their completion callback.
+struct DeviceStreamOps {
+  std::function<void*(int dev_id)> create;  // May throw an mx::Error.
+  std::function<void(int dev_id, void* stream)> destroy;
+  // Waits for the stream's work; throws the device's error.
+  std::function<void(int dev_id, void* stream)> synchronize;
+};
+// Throws AlreadyExists when `dev_type` has streams.
+void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops);
+void UnregisterDeviceStreams(int dev_type);
+// The calling thread's stream for `ctx` (null for host contexts and for
+// device types without streams).
+void* ThreadStream(Context ctx);
+// Synchronizes `stream` of `ctx` (no-op for host contexts or null streams).
+void SynchronizeStream(Context ctx, void* stream);
 
 }  // namespace engine
 }  // namespace mx

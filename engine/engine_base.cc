@@ -243,8 +243,12 @@ void EngineBase::Execute(OprBlock* block) {
     }
   }
   try {
+    if (!block->rctx.ctx.is_host()) {
+      block->rctx.stream = ThreadStream(block->rctx.ctx);
+    }
     if (opr->sync_fn) {
       opr->sync_fn(block->rctx);
+      SynchronizeStream(block->rctx.ctx, block->rctx.stream);
       Complete(block, nullptr);
     } else {
       opr->fn(block->rctx, CallbackOnComplete(this, block));

@@ -142,7 +142,7 @@ class EngineBase : public Engine {
   // otherwise calls its function and turns a throw into a failure.
   void Execute(OprBlock* block);
   // Called when a block with free_at_finish == false is finished.
-  virtual void OnBlockDone(OprBlock* block) {}
+  virtual void OnBlockDone(OprBlock* /*block*/) {}
   // Returns a deleted var to the pool.
   void FreeVar(Var* var);
 

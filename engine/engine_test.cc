@@ -574,6 +574,59 @@ TEST(ThreadedEngine, HigherPriorityReadyOpRunsFirst) {
   }
 }
 
+TEST(ThreadedEngine, InlineIfReadyRunsOnThePushingThreadOnlyWhenReady) {
+  for (EngineType type :
+       {EngineType::kThreaded, EngineType::kThreadedPerDevice}) {
+    std::unique_ptr<Engine> eng = Make({type, 1, ""});
+    const std::thread::id me = std::this_thread::get_id();
+    // Free vars: run before PushSync returns, on this thread.
+    std::thread::id ran_on;
+    VarHandle a = eng->NewVariable();
+    eng->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); },
+                  kCPU, {}, {a}, FnProperty::kInlineIfReady);
+    EXPECT_EQ(ran_on, me) << eng->type_name();
+    EXPECT_EQ(a.version(), 1u);
+
+    // A var still being written: queued, run later by a worker, in order.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+    std::vector<int> order;
+    eng->PushSync(
+        [&](RunContext) {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return release; });
+          order.push_back(1);
+        },
+        kCPU, {}, {a});
+    std::thread::id later_on;
+    VarHandle b = eng->NewVariable();
+    eng->PushSync(
+        [&](RunContext) {
+          later_on = std::this_thread::get_id();
+          std::lock_guard<std::mutex> lock(mu);
+          order.push_back(2);
+        },
+        kCPU, {a}, {b}, FnProperty::kInlineIfReady);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_TRUE(order.empty());
+      release = true;
+    }
+    cv.notify_all();
+    eng->WaitForVar(b);
+    EXPECT_EQ(order, (std::vector<int>{1, 2})) << eng->type_name();
+    EXPECT_NE(later_on, me) << eng->type_name();
+
+    // An error of an inline op reaches the next wait, not the push.
+    VarHandle c = eng->NewVariable();
+    EXPECT_NO_THROW(eng->PushSync(
+        [](RunContext) { throw InvalidArgument("inline op failed"); }, kCPU, {},
+        {c}, FnProperty::kInlineIfReady));
+    EXPECT_THROW(eng->WaitForVar(c), InvalidArgument);
+  }
+}
+
 TEST(PerDeviceEngine, CopyOpsRunOnTheirOwnWorker) {
   std::unique_ptr<Engine> eng = Make({EngineType::kThreadedPerDevice, 1, ""});
   std::thread::id compute_thread, copy_thread;

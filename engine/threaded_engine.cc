@@ -90,7 +90,17 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
   }
   if (block->wait.fetch_sub(granted + 1, std::memory_order_acq_rel) ==
       granted + 1) {
-    Dispatch(block);
+    // Ready at push: cheap host work and deletes run here. A block readied
+    // later by a completion goes to a worker (running it on the completing
+    // thread could recurse down a long chain of small ops).
+    const FnProperty prop = opr->prop;
+    if ((prop == FnProperty::kInlineIfReady ||
+         prop == FnProperty::kDeleteVar) &&
+        block->rctx.ctx.is_host()) {
+      Execute(block);
+    } else {
+      Dispatch(block);
+    }
   }
 }
 

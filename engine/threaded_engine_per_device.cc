@@ -47,7 +47,8 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
   void Schedule(OprBlock* block) override {
     const Context ctx = block->rctx.ctx;
     const FnProperty prop = block->opr->prop;
-    if (ctx == Context::CPU(0) && prop == FnProperty::kNormal) {
+    if (ctx == Context::CPU(0) &&
+        (prop == FnProperty::kNormal || prop == FnProperty::kInlineIfReady)) {
       cpu0_->Push(block);  // The common case, without a map lookup.
       return;
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "graph/json_upgrade.h"
 #include "graph/symbol.h"
 
 namespace mx {
@@ -114,7 +115,11 @@ json SaveGraph(const std::vector<NodeEntry>& outputs) {
           {"arg_nodes", arg_nodes},
           {"node_row_ptr", row_ptr},
           {"heads", heads},
-          {"attrs", {{"mxnet_version", {"int", kMXNetVersion}}}}};
+          // mxcore's shapes follow NumPy semantics (-1 unknown, 0 a
+          // zero-size dimension), which MXNet marks with is_np_shape.
+          {"attrs",
+           {{"mxnet_version", {"int", kMXNetVersion}},
+            {"is_np_shape", {"int", 1}}}}};
 }
 
 [[noreturn]] void Malformed(const std::string& what) {
@@ -195,6 +200,8 @@ std::vector<NodeEntry> LoadGraph(const json& g) {
     const std::string op_name = jn["op"], name = jn["name"];
     const std::string label = absl::StrCat(where, " (\"", name, "\")");
     AttrDict dict;
+    // Legacy "attr" / "param" keys were merged into "attrs" by
+    // UpgradeLegacyJSON; any left over are not objects.
     for (const char* key : {"attrs", "attr", "param"}) {
       if (!jn.contains(key)) continue;
       if (!jn[key].is_object())
@@ -310,6 +317,7 @@ Symbol Symbol::FromJSON(const std::string& text) {
   }
   Symbol s;
   try {
+    json_upgrade::UpgradeLegacyJSON(&g);
     s.outputs = LoadGraph(g);
   } catch (const json::exception& e) {
     Malformed(std::string("unexpected structure: ") + e.what());

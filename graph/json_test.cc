@@ -3,11 +3,11 @@
 // allocation (issue 16, findings F1-F7).
 #include <string>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "graph/graph.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

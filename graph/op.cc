@@ -1,5 +1,7 @@
 #include "graph/op.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <mutex>
 
@@ -92,6 +94,38 @@ Op& Op::SetNumVisibleOutputs(std::function<int(const NodeAttrs&)> fn) {
 Op& Op::SetInferShape(FInferShape fn) {
   infer_shape_ = std::move(fn);
   return *this;
+}
+Op& Op::SetParamParser(
+    std::function<std::any(const std::string&, const AttrDict&)> fn) {
+  param_parser_ = std::move(fn);
+  return *this;
+}
+Op::DeviceKernels Op::TakeKernels(int dev_type) {
+  DeviceKernels k;
+  if (auto it = compute_.find(dev_type); it != compute_.end()) {
+    k.compute = std::move(it->second);
+    compute_.erase(it);
+  }
+  if (auto it = compute_dynamic_.find(dev_type); it != compute_dynamic_.end()) {
+    k.compute_dynamic = std::move(it->second);
+    compute_dynamic_.erase(it);
+  }
+  if (auto it = stateful_compute_.find(dev_type);
+      it != stateful_compute_.end()) {
+    k.stateful_compute = std::move(it->second);
+    stateful_compute_.erase(it);
+  }
+  return k;
+}
+void Op::RestoreKernels(int dev_type, DeviceKernels k) {
+  compute_.erase(dev_type);
+  compute_dynamic_.erase(dev_type);
+  stateful_compute_.erase(dev_type);
+  if (k.compute) compute_[dev_type] = std::move(*k.compute);
+  if (k.compute_dynamic) compute_dynamic_[dev_type] = std::move(*k.compute_dynamic);
+  if (k.stateful_compute) {
+    stateful_compute_[dev_type] = std::move(*k.stateful_compute);
+  }
 }
 Op& Op::SetInferType(FInferType fn) {
   infer_type_ = std::move(fn);
@@ -241,8 +275,35 @@ const Op* OpRegistry::Find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+std::atomic<bool> plugin_hook_done{false};
+
+std::function<bool()>& PluginHook() {
+  static auto* hook = new std::function<bool()>();
+  return *hook;
+}
+
+}  // namespace
+
+void OpRegistry::SetPluginHook(std::function<bool()> hook) {
+  PluginHook() = std::move(hook);
+}
+
+void OpRegistry::RunPluginHook() {
+  if (plugin_hook_done.load(std::memory_order_acquire)) return;
+  // Throws until MX_PLUGINS loads; false while a plugin is being loaded.
+  if (PluginHook() && !PluginHook()()) return;
+  plugin_hook_done.store(true, std::memory_order_release);
+}
+
 const Op& OpRegistry::Lookup(const std::string& name) const {
   const Op* op = Find(name);
+  if (op == nullptr && !plugin_hook_done.load(std::memory_order_acquire) &&
+      PluginHook()) {
+    RunPluginHook();
+    op = Find(name);
+  }
   if (op == nullptr) {
     throw NotFound(absl::StrCat("unknown op \"", name, "\""));
   }

@@ -19,6 +19,7 @@
 #include <any>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -155,6 +156,10 @@ class Op {
     };
     return *this;
   }
+  // Attributes parsed by a function (plugin ops); it throws
+  // InvalidArgument naming the op and the attribute.
+  Op& SetParamParser(
+      std::function<std::any(const std::string& op, const AttrDict&)> fn);
   Op& SetInferShape(FInferShape fn);
   Op& SetInferType(FInferType fn);
   Op& SetCompute(int dev_type, FCompute fn);
@@ -170,6 +175,18 @@ class Op {
   Op& SetInplaceOption(
       std::function<std::vector<std::pair<int, int>>(const NodeAttrs&)> fn);
   Op& AddAlias(const std::string& alias);
+
+  // All kernels of one device type. Plugins swap them: a plugin's kernel
+  // replaces the built-in one, and a failed load puts it back.
+  struct DeviceKernels {
+    std::optional<FCompute> compute;
+    std::optional<FComputeDynamic> compute_dynamic;
+    std::optional<FStatefulCompute> stateful_compute;
+  };
+  // Removes and returns the kernels of `dev_type`.
+  DeviceKernels TakeKernels(int dev_type);
+  // Replaces the kernels of `dev_type` with `kernels`.
+  void RestoreKernels(int dev_type, DeviceKernels kernels);
 
   // Any other typed attribute.
   template <typename T>
@@ -248,6 +265,14 @@ class OpRegistry {
   std::vector<std::string> ListNames() const;
   // Called by Op::AddAlias.
   void AddAlias(const std::string& alias, Op* op);
+
+  // The plugin loader installs a hook loading MX_PLUGINS; it runs before
+  // the first op is invoked (imperative::Invoke calls RunPluginHook) and on
+  // the first Lookup of an unknown name. Until it succeeds, every call runs
+  // it again (so a bad MX_PLUGINS keeps raising its ConfigError). The hook
+  // returns false when it could not run yet (called while loading).
+  static void SetPluginHook(std::function<bool()> hook);
+  static void RunPluginHook();
 
  private:
   OpRegistry() = default;

@@ -108,7 +108,7 @@ TEST(InferShape, ContradictionNamesNodeAndBothShapes) {
 
 TEST(InferType, PropagatesAndReportsConflicts) {
   Symbol x = Symbol::Variable("x", TShape(), DType::kFloat64);
-  Symbol c = Symbol::Create("_greater_scalar", {x}, {{"scalar", "0"}}, "c");
+  Symbol c = Symbol::Create("_npi_greater_scalar", {x}, {{"scalar", "0"}}, "c");
   Graph g = ApplyPass(Graph(c), "InferType");
   const auto& types = g.GetAttr<std::vector<DType>>("dtype");
   EXPECT_EQ(types[g.indexed_graph().entry_id(c.outputs[0])], DType::kBool);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "imperative/imperative.h"
 #include "imperative/random.h"
@@ -136,6 +137,29 @@ InvokeHooks& Hooks() {
   return hooks;
 }
 
+// Host ops whose arrays hold at most this many bytes in all run on the
+// pushing thread when their inputs are ready (engine::FnProperty::
+// kInlineIfReady): a hand-off to a worker costs microseconds, more than
+// such a kernel. 0 turns it off.
+int64_t InlineOpBytes() {
+  static const int64_t kBytes =
+      env::GetInt("MX_ENGINE_INLINE_BYTES", 16384, 0, int64_t{1} << 40);
+  return kBytes;
+}
+
+engine::FnProperty Scheduling(Context ctx, const std::vector<TBlob>& in,
+                              const std::vector<TBlob>& out,
+                              const std::vector<NDArray>& dynamic_out) {
+  const int64_t limit = InlineOpBytes();
+  if (limit == 0 || !ctx.is_host()) return engine::FnProperty::kNormal;
+  int64_t bytes = 0;
+  for (const TBlob& b : in) bytes += b.Size() * DTypeSize(b.dtype);
+  for (const TBlob& b : out) bytes += b.Size() * DTypeSize(b.dtype);
+  // A dynamic-shape op's output size is known only once it ran.
+  if (!dynamic_out.empty() || bytes > limit) return engine::FnProperty::kNormal;
+  return engine::FnProperty::kInlineIfReady;
+}
+
 bool SameView(const NDArray& a, const NDArray& b) {
   return a.SharesChunkWith(b) && a.byte_offset() == b.byte_offset() &&
          a.shape() == b.shape() && a.dtype() == b.dtype();
@@ -152,6 +176,7 @@ void InstallInvokeHooks(const InvokeHooks& hooks) {
 
 void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
             std::vector<NDArray>* outputs, const InvokeOptions& options) {
+  OpRegistry::RunPluginHook();  // Plugin kernels take over before any op runs.
   if (attrs.op == nullptr) {
     throw InvalidArgument("Invoke: attributes carry no op (use MakeAttrs)");
   }
@@ -342,9 +367,11 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   } else {
     launch->stateful = nullptr;
   }
+  const engine::FnProperty scheduling =
+      Scheduling(ctx, launch->in, launch->out, launch->dynamic_out);
   engine::Engine::Get()->PushSync(
       [launch](engine::RunContext rctx) { RunKernel(*launch, rctx); }, ctx,
-      reads, writes, engine::FnProperty::kNormal, options.priority, op.name());
+      reads, writes, scheduling, options.priority, op.name());
 
   for (auto& [temp, user_out] : copy_back) {
     CopyFromTo(temp, user_out, options.priority);

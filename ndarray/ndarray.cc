@@ -449,6 +449,11 @@ void RegisterDeviceCopy(int dev_type, DeviceCopyFn fn) {
   }
 }
 
+void UnregisterDeviceCopy(int dev_type) {
+  std::lock_guard<std::mutex> lock(CopyRegistryMutex());
+  CopyRegistry().erase(dev_type);
+}
+
 namespace {
 
 template <typename T>

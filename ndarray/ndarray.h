@@ -135,7 +135,7 @@ class NDArray {
     enum Method { kReshape, kSlice, kAt, kCopy } method;
     TShape shape;                // kReshape (the codes)
     int64_t begin = 0, end = 0;  // kSlice (begin, end), kAt (begin)
-    Context ctx;                 // kCopy
+    Context ctx{};               // kCopy
     bool reverse = false;        // kReshape
   };
   using TraceMethodFn = bool (*)(const NDArray& self, const TracedCall& call,
@@ -225,6 +225,7 @@ void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
 using DeviceCopyFn =
     std::function<void(const TBlob& from, const TBlob& to, engine::RunContext)>;
 void RegisterDeviceCopy(int dev_type, DeviceCopyFn fn);
+void UnregisterDeviceCopy(int dev_type);
 
 std::ostream& operator<<(std::ostream& os, const NDArray& a);
 

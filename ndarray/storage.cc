@@ -162,6 +162,11 @@ void Storage::RegisterDevice(int dev_type,
   }
 }
 
+void Storage::UnregisterDevice(int dev_type) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->allocators_.erase(dev_type);
+}
+
 bool Storage::HasDevice(int dev_type) const {
   if (dev_type == Context::kCPUPinned) dev_type = Context::kCPU;
   std::lock_guard<std::mutex> lock(impl_->mu_);

@@ -58,6 +58,8 @@ class Storage {
   // Device plugins call this once per device type; a second registration
   // for the same type is an AlreadyExists error.
   void RegisterDevice(int dev_type, std::unique_ptr<DeviceAllocator> alloc);
+  // Undoes RegisterDevice (a failed plugin load, before any allocation).
+  void UnregisterDevice(int dev_type);
   bool HasDevice(int dev_type) const;
 
   // The size class a request of `bytes` is served from.

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
@@ -165,7 +166,7 @@ void Block::Hybridize(bool active) {
   for (auto& [name, child] : children_) child->Hybridize(active);
 }
 
-void Block::SaveParameters(const std::string& file) const {
+void Block::SaveParameters(const std::string& file, ParamsFormat format) const {
   NamedArrays arrays;
   std::vector<std::string> missing;
   for (const auto& [name, param] : CollectParams()) {
@@ -180,12 +181,45 @@ void Block::SaveParameters(const std::string& file) const {
         TypeName(), "::SaveParameters(\"", file,
         "\"): parameters not initialized yet: ", absl::StrJoin(missing, ", ")));
   }
-  SaveArrays(file, arrays);
+  SaveArrays(file, arrays, format);
 }
+
+namespace {
+
+// MXNet's Module and HybridBlock.export name parameters "arg:NAME" and
+// auxiliary states "aux:NAME"; Gluon loads them under NAME. Also refuses
+// what cannot be a parameter: unnamed arrays (a plain mx.nd.save list) and
+// empty slots.
+NamedArrays StripMXNetPrefixes(const std::string& file, NamedArrays arrays) {
+  std::set<std::string> seen;
+  for (auto& [name, array] : arrays) {
+    if (name.empty()) {
+      throw InvalidArgument(absl::StrCat(
+          "LoadParameters: \"", file,
+          "\" holds unnamed arrays (an NDArray list, not parameters)"));
+    }
+    if (array.is_none()) {
+      throw InvalidArgument(absl::StrCat("LoadParameters: \"", file,
+                                         "\": parameter \"", name,
+                                         "\" is an empty slot"));
+    }
+    if (absl::StartsWith(name, "arg:") || absl::StartsWith(name, "aux:")) {
+      name = name.substr(4);
+    }
+    if (!seen.insert(name).second) {
+      throw InvalidArgument(absl::StrCat("LoadParameters: \"", file,
+                                         "\" holds parameter \"", name,
+                                         "\" twice (as arg: and aux:)"));
+    }
+  }
+  return arrays;
+}
+
+}  // namespace
 
 void Block::LoadParameters(const std::string& file, LoadOptions options,
                            Context ctx) {
-  const NamedArrays loaded = LoadArrays(file);
+  const NamedArrays loaded = StripMXNetPrefixes(file, LoadArrays(file));
   std::map<std::string, NDArray> by_name(loaded.begin(), loaded.end());
   const ParameterList params = CollectParams();
   std::vector<std::string> missing, extra;

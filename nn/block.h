@@ -30,6 +30,7 @@
 #include "ndarray/ndarray.h"
 #include "nn/initializer.h"
 #include "nn/parameter.h"
+#include "nn/params_file.h"
 
 namespace mx {
 namespace nn {
@@ -82,18 +83,23 @@ class Block {
   // blocks just pass it to their children).
   virtual void Hybridize(bool active = true);
 
-  // Saves every initialized parameter under its structured name (format in
-  // params_file.h). Throws StateError naming uninitialized parameters.
-  void SaveParameters(const std::string& file) const;
+  // Saves every initialized parameter under its structured name, in
+  // mxcore's format (params_file.h) or MXNet's (Gluon's save_parameters
+  // layout, for mx.gluon's load_parameters). Throws StateError naming
+  // uninitialized parameters.
+  void SaveParameters(const std::string& file,
+                      ParamsFormat format = ParamsFormat::kMxcore) const;
   struct LoadOptions {
     // Parameters absent from the file keep their values.
     bool allow_missing = false;
     // Names in the file that the block does not have are skipped.
     bool ignore_extra = false;
   };
-  // Loads values by structured name; shapes must match (unknown dimensions
-  // are taken from the file). Throws InvalidArgument naming the file and
-  // the missing / extra / mismatched parameters.
+  // Loads values by structured name from either format (detected by
+  // magic); shapes must match (unknown dimensions are taken from the file).
+  // MXNet's "arg:" / "aux:" name prefixes are dropped, as Gluon does.
+  // Throws InvalidArgument naming the file and the missing / extra /
+  // mismatched / unnamed parameters.
   void LoadParameters(const std::string& file, LoadOptions options,
                       Context ctx = Context::CPU());
   void LoadParameters(const std::string& file) {

@@ -8,13 +8,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::Contains;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::TempPath;
-using testing::ToDouble;
 
 // A block with a parameter of its own and two children.
 class Encoder : public HybridBlock {
@@ -252,5 +247,6 @@ TEST(Block, SavingUninitializedParametersFails) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

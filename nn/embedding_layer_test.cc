@@ -7,14 +7,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::ArrayOf;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::RunResult;
-using testing::RunWithGrad;
-using testing::ToDouble;
 
 TEST(Embedding, LooksUpWeightRows) {
   Embedding embed(4, 3);
@@ -70,5 +64,6 @@ TEST(Embedding, NonPositiveDimsAreInvalid) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -251,7 +252,8 @@ std::vector<NDArray> HybridBlock::Call(const std::vector<NDArray>& inputs) {
   return trace->op->Forward(args);
 }
 
-void HybridBlock::Export(const std::string& prefix, int epoch) const {
+void HybridBlock::Export(const std::string& prefix, int epoch,
+                         ParamsFormat format) const {
   const Symbol& graph = symbol();
   NamedArrays arrays;
   for (size_t i = 0; i < latest_->params.size(); ++i) {
@@ -259,12 +261,12 @@ void HybridBlock::Export(const std::string& prefix, int epoch) const {
       arrays.emplace_back(latest_->names[i], latest_->params[i]->data());
     }
   }
-  WriteModel(TypeName(), prefix, epoch, graph, arrays);
+  WriteModel(TypeName(), prefix, epoch, graph, arrays, format);
 }
 
 void HybridBlock::WriteModel(const std::string& who, const std::string& prefix,
                              int epoch, const Symbol& graph,
-                             const NamedArrays& arrays) {
+                             const NamedArrays& arrays, ParamsFormat format) {
   const std::string symbol_file = prefix + "-symbol.json";
   std::ofstream out(symbol_file, std::ios::trunc);
   out << graph.ToJSON();
@@ -273,7 +275,22 @@ void HybridBlock::WriteModel(const std::string& who, const std::string& prefix,
     throw RuntimeError(
         absl::StrCat(who, "::Export: cannot write \"", symbol_file, "\""));
   }
-  SaveArrays(absl::StrFormat("%s-%04d.params", prefix, epoch), arrays);
+  const std::string params_file =
+      absl::StrFormat("%s-%04d.params", prefix, epoch);
+  if (format == ParamsFormat::kMxcore) {
+    SaveArrays(params_file, arrays);
+    return;
+  }
+  // MXNet's export marks auxiliary states (BatchNorm's moving statistics)
+  // "aux:" and everything else "arg:".
+  const std::vector<std::string> aux = graph.ListAuxiliaryStates();
+  const std::set<std::string> aux_set(aux.begin(), aux.end());
+  NamedArrays prefixed;
+  for (const auto& [name, array] : arrays) {
+    prefixed.emplace_back((aux_set.count(name) ? "aux:" : "arg:") + name,
+                          array);
+  }
+  SaveArrays(params_file, prefixed, ParamsFormat::kMXNet);
 }
 
 }  // namespace nn

@@ -55,9 +55,13 @@ class HybridBlock : public Block {
 
   // Writes `prefix`-symbol.json (the latest trace) and `prefix`-NNNN.params
   // (NNNN = epoch, 4 digits) with the parameters the graph reads, under
-  // their structured names. Throws StateError unless the block was
-  // hybridized and called once (since its tree last changed).
-  virtual void Export(const std::string& prefix, int epoch = 0) const;
+  // their structured names. With ParamsFormat::kMXNet the parameter file
+  // is MXNet's, names prefixed "arg:" / "aux:" as MXNet's export writes
+  // them, so mx.gluon.SymbolBlock.imports loads the pair. Throws
+  // StateError unless the block was hybridized and called once (since its
+  // tree last changed).
+  virtual void Export(const std::string& prefix, int epoch = 0,
+                      ParamsFormat format = ParamsFormat::kMxcore) const;
 
   // Traces made so far (one per input signature).
   int num_traces() const { return num_traces_; }
@@ -77,7 +81,8 @@ class HybridBlock : public Block {
   static void WriteModel(
       const std::string& who, const std::string& prefix, int epoch,
       const Symbol& graph,
-      const std::vector<std::pair<std::string, NDArray>>& arrays);
+      const std::vector<std::pair<std::string, NDArray>>& arrays,
+      ParamsFormat format);
 
  private:
   struct Trace;

@@ -5,14 +5,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::Contains;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::TempPath;
-using testing::ToDouble;
 
 TEST(HybridCache, AddingAChildRetraces) {
   auto first = std::make_shared<Dense>(3);
@@ -130,5 +124,6 @@ TEST(HybridCache, UnchangedTreeKeepsItsTrace) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -8,16 +8,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::Contains;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::RunResult;
-using testing::RunWithGrad;
-using testing::TempPath;
-using testing::ToDouble;
 
 NamedArrays Snapshot(const Block& block) {
   NamedArrays values;
@@ -346,5 +338,6 @@ TEST(Hybridize, DynamicShapeBlockRecordsEveryOutput) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -6,13 +6,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::Contains;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::ToDouble;
 
 TEST(Dense, InfersInUnitsAndMatchesFullyConnected) {
   Dense dense(5, "tanh");
@@ -170,5 +165,6 @@ TEST(SoftmaxCrossEntropyLoss, SparseAndDenseLabels) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -1,4 +1,6 @@
-// Helpers shared by the nn tests.
+// Helpers shared by the nn tests. The tests live in namespace
+// mx::nn::testing, where these and the //testing helpers re-exported below
+// are visible unqualified, next to everything in mx::nn.
 #ifndef MXCORE_NN_NN_TEST_UTIL_H_
 #define MXCORE_NN_NN_TEST_UTIL_H_
 
@@ -8,9 +10,9 @@
 #include <vector>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "imperative/nd.h"
 #include "nn/nn.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace nn {

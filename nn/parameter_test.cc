@@ -8,11 +8,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::Contains;
-using testing::ErrorOf;
-using testing::ToDouble;
 
 struct Stats {
   double mean = 0, stddev = 0, min = 0, max = 0;
@@ -155,5 +152,6 @@ TEST(Parameter, SetDataKeepsTheGradientBuffer) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

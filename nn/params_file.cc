@@ -8,82 +8,43 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "nn/binary_io.h"
+#include "nn/mxnet_params_file.h"
 
 namespace mx {
 namespace nn {
 namespace {
+
+using internal::BinaryReader;
+using internal::Put;
 
 constexpr char kMagic[8] = {'M', 'X', 'N', 'N', 'P', 'R', 'M', '1'};
 // A guard against absurd sizes in corrupt files, before allocating.
 constexpr uint32_t kMaxNameLen = 1 << 16;
 constexpr uint32_t kMaxNdim = 32;
 
-bool LittleEndianHost() {
-  const uint16_t probe = 1;
-  uint8_t first;
-  std::memcpy(&first, &probe, 1);
-  return first == 1;
+// Which format the file's first 8 bytes announce; nullopt for neither.
+std::optional<ParamsFormat> DetectFormat(std::ifstream& in) {
+  char magic[sizeof(kMagic)] = {};
+  in.read(magic, sizeof(magic));
+  const bool full = in.gcount() == sizeof(magic);
+  in.clear();
+  in.seekg(0, std::ios::beg);
+  if (!full) return std::nullopt;
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) == 0) {
+    return ParamsFormat::kMxcore;
+  }
+  uint64_t header;
+  std::memcpy(&header, magic, sizeof(header));
+  if (header == kMXNetArrayListMagic) return ParamsFormat::kMXNet;
+  return std::nullopt;
 }
-
-void CheckHost(const std::string& file) {
-  if (!LittleEndianHost()) {
-    throw NotImplemented(
-        absl::StrCat("parameter file \"", file,
-                     "\": only little-endian hosts are supported"));
-  }
-}
-
-template <typename T>
-void Put(std::ofstream& out, T value) {
-  out.write(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
-class Reader {
- public:
-  Reader(const std::string& file, std::ifstream& in) : file_(file), in_(in) {
-    in_.seekg(0, std::ios::end);
-    size_ = static_cast<uint64_t>(std::max<std::streamoff>(in_.tellg(), 0));
-    in_.seekg(0, std::ios::beg);
-  }
-
-  // Bytes not yet read: sizes read from the file are checked against it
-  // before anything is allocated for them.
-  uint64_t remaining() {
-    const std::streamoff at = in_.tellg();
-    return at < 0 || static_cast<uint64_t>(at) > size_
-               ? 0
-               : size_ - static_cast<uint64_t>(at);
-  }
-
-  // Reads `n` bytes or throws naming `what`.
-  void Bytes(void* dst, size_t n, const std::string& what) {
-    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
-    if (static_cast<size_t>(in_.gcount()) != n) {
-      throw InvalidArgument(absl::StrCat("parameter file \"", file_,
-                                         "\": truncated while reading ", what));
-    }
-  }
-  template <typename T>
-  T Get(const std::string& what) {
-    T value;
-    Bytes(&value, sizeof(T), what);
-    return value;
-  }
-  [[noreturn]] void Fail(const std::string& what) const {
-    throw InvalidArgument(
-        absl::StrCat("parameter file \"", file_, "\": ", what));
-  }
-
- private:
-  const std::string& file_;
-  std::ifstream& in_;
-  uint64_t size_ = 0;
-};
 
 }  // namespace
 
-void SaveArrays(const std::string& file, const NamedArrays& arrays) {
-  CheckHost(file);
+void SaveArrays(const std::string& file, const NamedArrays& arrays,
+                ParamsFormat format) {
+  internal::CheckLittleEndianHost(file);
   std::set<std::string> seen;
   for (const auto& [name, array] : arrays) {
     if (name.empty()) {
@@ -98,6 +59,10 @@ void SaveArrays(const std::string& file, const NamedArrays& arrays) {
       throw InvalidArgument(absl::StrCat("SaveArrays(\"", file, "\"): array \"",
                                          name, "\" is none"));
     }
+  }
+  if (format == ParamsFormat::kMXNet) {
+    SaveMXNetArrays(file, arrays);
+    return;
   }
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) {
@@ -129,19 +94,24 @@ void SaveArrays(const std::string& file, const NamedArrays& arrays) {
 }
 
 NamedArrays LoadArrays(const std::string& file) {
-  CheckHost(file);
+  internal::CheckLittleEndianHost(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     throw NotFound(absl::StrCat("parameter file \"", file,
                                 "\" cannot be opened: ", std::strerror(errno)));
   }
-  Reader r(file, in);
-  char magic[sizeof(kMagic)] = {};
-  in.read(magic, sizeof(magic));
-  if (in.gcount() != sizeof(magic) ||
-      std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-    r.Fail("not an mxcore parameter file (bad magic; expected \"MXNNPRM1\")");
+  BinaryReader r(file, in);
+  const std::optional<ParamsFormat> format = DetectFormat(in);
+  if (format == ParamsFormat::kMXNet) {
+    in.close();
+    return LoadMXNetArrays(file);
   }
+  if (format != ParamsFormat::kMxcore) {
+    r.Fail(
+        "not an mxcore parameter file (bad magic; expected \"MXNNPRM1\") nor "
+        "an MXNet NDArray file (header 0x112)");
+  }
+  r.Get<uint64_t>("the magic");
   const uint64_t count = r.Get<uint64_t>("the entry count");
   NamedArrays arrays;
   std::set<std::string> seen;
@@ -183,19 +153,9 @@ NamedArrays LoadArrays(const std::string& file) {
                           shape.ToString(), " of ", DTypeName(dtype), " needs ",
                           *needed));
     }
-    if (nbytes > r.remaining()) {
-      r.Fail(absl::StrCat("truncated while reading ", label,
-                          "'s data: ", nbytes, " bytes promised, ",
-                          r.remaining(), " left in the file"));
-    }
-    const size_t elements = static_cast<size_t>(shape.Size());
-    std::vector<char> buffer(nbytes);
-    r.Bytes(buffer.data(), nbytes, label + "'s data");
-    NDArray array(shape, Context::CPU(), dtype);
-    array.SyncCopyFromCPU(buffer.data(), elements);
-    arrays.emplace_back(name, array);
+    arrays.emplace_back(name, internal::ReadArrayData(r, shape, dtype, label));
   }
-  if (in.peek() != std::char_traits<char>::eof()) {
+  if (!r.at_end()) {
     r.Fail(
         absl::StrCat("trailing bytes after the last of ", count, " entries"));
   }

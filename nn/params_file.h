@@ -12,6 +12,9 @@
 // The file ends right after the last entry. Names are unique. Blocks store
 // their parameters under their structured names (Block::CollectParams).
 //
+// LoadArrays also reads MXNet's NDArray-list files (mxnet_params_file.h),
+// told apart by their first 8 bytes; SaveArrays writes them on request.
+//
 //   nn::SaveArrays("net.params", {{"0.weight", w}, {"0.bias", b}});
 //   for (auto& [name, array] : nn::LoadArrays("net.params")) ...
 #ifndef MXCORE_NN_PARAMS_FILE_H_
@@ -22,21 +25,31 @@
 #include <vector>
 
 #include "ndarray/ndarray.h"
+#include "nn/mxnet_params_file.h"
 
 namespace mx {
 namespace nn {
 
 using NamedArrays = std::vector<std::pair<std::string, NDArray>>;
 
-// Waits for the arrays and writes them. Throws InvalidArgument for a
-// duplicate or empty name, RuntimeError naming the file when it cannot be
-// written.
-void SaveArrays(const std::string& file, const NamedArrays& arrays);
+// The two file formats parameters can be saved in.
+enum class ParamsFormat {
+  kMxcore,  // the layout above
+  kMXNet,   // MXNet's NDArray list (mxnet_params_file.h), for mx.nd.load
+};
 
-// Reads every entry into new CPU arrays, in file order. Throws NotFound
-// when the file cannot be opened and InvalidArgument naming the file and
-// what is wrong (bad magic, truncated entry, unknown dtype, size mismatch,
-// duplicate name, trailing bytes).
+// Waits for the arrays and writes them in `format`. Throws InvalidArgument
+// for a duplicate or empty name or a none array, RuntimeError naming the
+// file when it cannot be written.
+void SaveArrays(const std::string& file, const NamedArrays& arrays,
+                ParamsFormat format = ParamsFormat::kMxcore);
+
+// Reads every entry into new CPU arrays, in file order, from either format
+// (detected by magic; MXNet names are returned as stored, "arg:" prefixes
+// included). Throws NotFound when the file cannot be opened and
+// InvalidArgument naming the file and what is wrong (bad magic, truncated
+// entry, unknown dtype, size mismatch, duplicate name, trailing bytes);
+// LoadMXNetArrays lists MXNet's cases.
 NamedArrays LoadArrays(const std::string& file);
 
 }  // namespace nn

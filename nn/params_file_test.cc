@@ -15,12 +15,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::Contains;
-using testing::ErrorOf;
-using testing::TempPath;
-using testing::ToDouble;
 
 template <typename T>
 void Append(std::string* out, T value) {
@@ -29,12 +25,12 @@ void Append(std::string* out, T value) {
 
 // One float32 entry "w" with `dims`, a stated byte count and `data`.
 std::string OneEntry(const std::vector<int64_t>& dims, uint64_t nbytes,
-                     const std::string& data = "") {
+                     const std::string& data = "", int32_t dtype = 0) {
   std::string f = "MXNNPRM1";
   Append<uint64_t>(&f, 1);
   Append<uint32_t>(&f, 1);
   f += "w";
-  Append<int32_t>(&f, 0);  // float32
+  Append<int32_t>(&f, dtype);  // 0: float32
   Append<uint32_t>(&f, static_cast<uint32_t>(dims.size()));
   for (int64_t d : dims) Append<int64_t>(&f, d);
   Append<uint64_t>(&f, nbytes);
@@ -54,6 +50,20 @@ TEST(ParamsFile, WellFormedHandWrittenEntryLoads) {
   const auto arrays = LoadArrays(Write("hand.params", OneEntry({2}, 8, data)));
   ASSERT_EQ(arrays.size(), 1u);
   EXPECT_EQ(ToDouble(arrays[0].second), (std::vector<double>{1.5, -2}));
+}
+
+// Found by //fuzz:params_file_fuzzer: a bool entry holding byte 32 loaded,
+// and reading it (sum) was undefined behaviour.
+TEST(ParamsFile, BoolDataOtherThanZeroOrOneIsAnError) {
+  const std::string ok = Write(
+      "bool_ok.params", OneEntry({3}, 3, std::string("\x01\x00\x01", 3), 7));
+  EXPECT_EQ(ToDouble(LoadArrays(ok)[0].second), (std::vector<double>{1, 0, 1}));
+  const std::string path = Write(
+      "bool_bad.params", OneEntry({3}, 3, std::string("\x01\x20\x00", 3), 7));
+  const std::string msg = ErrorOf<InvalidArgument>([&] { LoadArrays(path); });
+  EXPECT_TRUE(Contains(msg, path) && Contains(msg, "\"w\"") &&
+              Contains(msg, "element 1") && Contains(msg, "byte 32"))
+      << msg;
 }
 
 TEST(ParamsFile, HugeByteCountIsTruncatedNotAllocated) {
@@ -79,5 +89,6 @@ TEST(ParamsFile, ShapeWhoseByteCountOverflowsIsAnError) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -112,7 +112,8 @@ void SymbolBlock::InferShape(const std::vector<NDArray>& inputs) {
   }
 }
 
-void SymbolBlock::Export(const std::string& prefix, int epoch) const {
+void SymbolBlock::Export(const std::string& prefix, int epoch,
+                         ParamsFormat format) const {
   NamedArrays arrays;
   for (size_t i = 0; i < input_index_.size(); ++i) {
     if (input_index_[i] < 0) {
@@ -120,7 +121,7 @@ void SymbolBlock::Export(const std::string& prefix, int epoch) const {
       arrays.emplace_back(param->name(), param->data());
     }
   }
-  WriteModel(TypeName(), prefix, epoch, symbol_, arrays);
+  WriteModel(TypeName(), prefix, epoch, symbol_, arrays, format);
 }
 
 std::vector<NDArray> SymbolBlock::Forward(const std::vector<NDArray>& inputs) {

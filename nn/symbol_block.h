@@ -34,7 +34,8 @@ class SymbolBlock : public HybridBlock {
   // name the graph lacks.
   SymbolBlock(Symbol symbol, std::vector<std::string> input_names);
 
-  // Reads the symbol JSON and the parameter file (params_file.h format).
+  // Reads the symbol JSON and the parameter file, in mxcore's format or
+  // MXNet's (told apart by magic; "arg:"/"aux:" prefixes dropped).
   // Throws NotFound / InvalidArgument naming the file; InvalidArgument
   // naming parameters the parameter file lacks or has in excess. An empty
   // `params_file` leaves the parameters uninitialized.
@@ -59,7 +60,8 @@ class SymbolBlock : public HybridBlock {
   // Writes the graph and every parameter, under its graph input name.
   // Throws StateError naming a parameter that is not initialized yet (its
   // shape is known after the first call).
-  void Export(const std::string& prefix, int epoch = 0) const override;
+  void Export(const std::string& prefix, int epoch = 0,
+              ParamsFormat format = ParamsFormat::kMxcore) const override;
 
  private:
   Symbol symbol_;

@@ -5,14 +5,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::Contains;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::TempPath;
-using testing::ToDouble;
 
 // data -> fc1 (4 units) -> relu -> fc2 (2 units); weights undeclared.
 Symbol Mlp() {
@@ -119,5 +113,6 @@ TEST(SymbolBlock, ContradictingInputShapesAreAShapeError) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -8,10 +8,8 @@
 
 namespace mx {
 namespace nn {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ToDouble;
 
 // One parameter w; the loss sum(w * c) gives the gradient c.
 struct Fixture {
@@ -170,5 +168,6 @@ TEST(Training, MlpConvergesImperatively) { EXPECT_GE(TrainMlp(false), 0.97); }
 TEST(Training, MlpConvergesHybridized) { EXPECT_GE(TrainMlp(true), 0.97); }
 
 }  // namespace
+}  // namespace testing
 }  // namespace nn
 }  // namespace mx

@@ -1,10 +1,10 @@
 // _default_subgraph_op: backward through partitioned graphs equals
 // backward of the original graph; shape/dtype inference and aux states.
-#include "backends/cpu/op_test_util.h"
 #include "graph/pass.h"
 #include "gtest/gtest.h"
 #include "subgraph/partition_graph.h"
-#include "subgraph/subgraph_test_util.h"
+#include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 
 namespace mx {
 namespace {

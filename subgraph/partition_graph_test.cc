@@ -2,9 +2,9 @@
 // partitioner's reports and errors.
 #include "subgraph/partition_graph.h"
 
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
-#include "subgraph/subgraph_test_util.h"
+#include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 
 namespace mx {
 namespace {
@@ -23,12 +23,7 @@ Symbol Op(const std::string& op, const std::vector<Symbol>& in,
 
 // exp -> (cos, sin) -> add: claiming exp, sin and add closes a cycle
 // through cos.
-Symbol Diamond() {
-  Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})}, {}, "exp0");
-  return Op("elemwise_add",
-            {Op("cos", {e}, {}, "cos0"), Op("sin", {e}, {}, "sin0")}, {},
-            "add0");
-}
+Symbol Diamond() { return testing::SeedStructure(2); }
 
 const std::vector<std::string> kAddNames = {"_Plus", "elemwise_add", "_plus"};
 std::vector<std::string> With(std::vector<std::string> names) {
@@ -37,14 +32,7 @@ std::vector<std::string> With(std::vector<std::string> names) {
 }
 
 TEST(PartitionGraph, Structure1ConvolutionsSharingAWeight) {
-  Symbol data1 = Var("data1", {2, 3, 10, 10}), data2 = Var("data2");
-  Symbol conv1 = Op(
-      "Convolution", {data1, data2},
-      {{"kernel", "(2,2)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv1");
-  Symbol conv2 = Op(
-      "Convolution", {data2},
-      {{"kernel", "(1,1)"}, {"num_filter", "1"}, {"no_bias", "true"}}, "conv2");
-  CheckFourWays(Symbol::Group({conv1, conv2}), {"Convolution"});
+  CheckFourWays(testing::SeedStructure(1), {"Convolution"});
 }
 
 TEST(PartitionGraph, Structure2CycleThroughAnOutsideNode) {
@@ -53,8 +41,7 @@ TEST(PartitionGraph, Structure2CycleThroughAnOutsideNode) {
 }
 
 TEST(PartitionGraph, Structure3BatchNormKeepsAuxStates) {
-  Symbol bn =
-      Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {}, "bn1");
+  Symbol bn = testing::SeedStructure(3);
   CheckFourWays(bn, With({"exp", "sin"}));
   CheckFourWays(bn, With({"exp", "cos"}));
   CheckFourWays(bn, With({"exp", "sin", "BatchNorm"}));
@@ -64,23 +51,18 @@ TEST(PartitionGraph, Structure3BatchNormKeepsAuxStates) {
 }
 
 TEST(PartitionGraph, Structure4DuplicateOutputs) {
-  Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})});
-  CheckFourWays(Symbol::Group({e, e, e}), {"exp"});
+  CheckFourWays(testing::SeedStructure(4), {"exp"});
 }
 
 TEST(PartitionGraph, Structure5DuplicateInputs) {
-  Symbol data = Var("data", {2, 3, 10, 10});
-  CheckFourWays(Op("elemwise_add", {data, data}), kAddNames);
+  CheckFourWays(testing::SeedStructure(5), kAddNames);
 }
 
 // data2 is declared (1, 0, 2, 2) in the seed, 0 meaning unknown (-1 here):
 // its channel count flows back from the convolution's weight through sin,
 // and through the subgraph node when sin is claimed.
 TEST(PartitionGraph, Structure6SinFeedingConvolutionWeight) {
-  Symbol data1 = Var("data1", {3, 3, 10, 10});
-  Symbol data3 = Op("sin", {Var("data2", {1, -1, 2, 2})}, {}, "sin6");
-  Symbol conv = Op("Convolution", {data1, data3},
-                   {{"kernel", "(2,2)"}, {"num_filter", "1"}}, "conv6");
+  Symbol conv = testing::SeedStructure(6);
   for (const auto& names : std::vector<std::vector<std::string>>{
            {}, {"sin"}, {"Convolution"}, {"sin", "Convolution"}}) {
     CheckFourWays(conv, names);
@@ -88,10 +70,7 @@ TEST(PartitionGraph, Structure6SinFeedingConvolutionWeight) {
 }
 
 TEST(PartitionGraph, Structure7LongPathCycle) {
-  Symbol s = Op("sin", {Var("data", {1})}, {}, "sin7");
-  Symbol c = Op("cos", {s});
-  for (int i = 0; i < 5; ++i) c = Op("cos", {c});
-  CheckFourWays(Op("elemwise_add", {s, c}, {}, "add7"), With({"sin"}));
+  CheckFourWays(testing::SeedStructure(7), With({"sin"}));
 }
 
 void ExpectSameAsUnpartitioned(const Symbol& net, const Symbol& part) {

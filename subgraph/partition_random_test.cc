@@ -4,61 +4,13 @@
 #include <random>
 
 #include "absl/container/flat_hash_map.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
 #include "subgraph/partition_graph.h"
-#include "subgraph/subgraph_test_util.h"
+#include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 
 namespace mx {
 namespace {
-
-struct OpSpec {
-  const char* op;
-  int arity;
-  AttrDict attrs;
-};
-
-const std::vector<OpSpec>& Ops() {
-  static const auto* ops = new std::vector<OpSpec>{
-      {"sin", 1, {}},
-      {"cos", 1, {}},
-      {"tanh", 1, {}},
-      {"relu", 1, {}},
-      {"negative", 1, {}},
-      {"elemwise_add", 2, {}},
-      {"elemwise_mul", 2, {}},
-      {"elemwise_sub", 2, {}},
-      {"_mul_scalar", 1, {{"scalar", "0.5"}}},
-      {"_plus_scalar", 1, {{"scalar", "1"}}},
-  };
-  return *ops;
-}
-
-Symbol RandomDag(std::mt19937* rng, int num_vars, int num_ops) {
-  std::vector<Symbol> pool;
-  for (int i = 0; i < num_vars; ++i) {
-    pool.push_back(Symbol::Variable("x" + std::to_string(i), {3, 4}));
-  }
-  auto pick = [&] {
-    return pool[std::uniform_int_distribution<size_t>(0,
-                                                      pool.size() - 1)(*rng)];
-  };
-  for (int i = 0; i < num_ops; ++i) {
-    const OpSpec& spec =
-        Ops()[std::uniform_int_distribution<size_t>(0, Ops().size() - 1)(*rng)];
-    std::vector<Symbol> in;
-    for (int k = 0; k < spec.arity; ++k) in.push_back(pick());
-    pool.push_back(
-        Symbol::Create(spec.op, in, spec.attrs, "n" + std::to_string(i)));
-  }
-  std::vector<Symbol> outs{pool.back()};
-  const int extra = std::uniform_int_distribution<int>(0, 3)(*rng);
-  for (int i = 0; i < extra; ++i) {
-    Symbol s = pick();
-    if (!s.outputs[0].node->is_variable()) outs.push_back(s);
-  }
-  return Symbol::Group(outs);
-}
 
 // Three-colour DFS over inputs and control dependencies.
 bool IsAcyclic(const Symbol& s) {
@@ -97,10 +49,10 @@ TEST(PartitionRandom, AcyclicSameInputsSameOutputs) {
   for (int trial = 0; trial < 300; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     const Symbol sym =
-        RandomDag(&rng, std::uniform_int_distribution<int>(1, 4)(rng),
-                  std::uniform_int_distribution<int>(2, 24)(rng));
+        testing::RandomDag(&rng, std::uniform_int_distribution<int>(1, 4)(rng),
+                           std::uniform_int_distribution<int>(2, 24)(rng));
     std::vector<std::string> names;
-    for (const OpSpec& spec : Ops()) {
+    for (const auto& spec : testing::DefaultRandomOps()) {
       if (rng() % 2) names.push_back(spec.op);
     }
     SetSubgraphPropertyOpNames("default", names);

@@ -1,12 +1,12 @@
 // A CachedOp call under autograd is one recorded node whose gradient equals
 // that of the same computation recorded op by op.
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/cached_op.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

@@ -1,9 +1,9 @@
 #include "imperative/cached_op.h"
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

@@ -7,11 +7,11 @@
 #include <functional>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "graph/node.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/nd.h"  // Links the CPU operator library.
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

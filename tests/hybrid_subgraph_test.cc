@@ -1,11 +1,11 @@
 #include <cstdlib>
 
 #include "autograd/autograd.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
 #include "nn/nn.h"
-#include "subgraph/plugin.h"
+#include "plugin/plugin.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace {

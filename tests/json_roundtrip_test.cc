@@ -43,6 +43,21 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"Embedding", {{"input_dim", "10"}, {"output_dim", "4"}}},
       {"Pad", {{"mode", "reflect"}, {"pad_width", "(0,0,1,1)"}}},
       {"_backward_Pad", {{"pad_width", "(0,0,1,1)"}}},
+      {"Deconvolution",
+       {{"kernel", "(3,3)"},
+        {"num_filter", "4"},
+        {"adj", "(1,0)"},
+        {"stride", "(2,2)"}}},
+      {"_backward_Deconvolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}},
+      {"_contrib_ROIAlign",
+       {{"pooled_size", "(2,2)"}, {"spatial_scale", "0.5"}}},
+      {"_backward_contrib_ROIAlign",
+       {{"pooled_size", "(2,2)"}, {"spatial_scale", "0.5"}}},
+      {"repeat", {{"repeats", "2"}, {"axis", "-1"}}},
+      {"_backward_repeat", {{"repeats", "2"}}},
+      {"tile", {{"reps", "(2,1)"}}},
+      {"_backward_tile", {{"reps", "(2,1)"}}},
+      {"reverse", {{"axis", "(0,)"}}},
   };
   return *table;
 }

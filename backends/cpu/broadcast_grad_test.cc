@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {
@@ -64,9 +64,10 @@ TEST(BroadcastGradient, TiesGoToLhs) {
 }
 
 TEST(BroadcastGradient, Comparisons) {
-  for (const char* op : {"broadcast_equal", "broadcast_not_equal",
-                         "broadcast_greater", "broadcast_greater_equal",
-                         "broadcast_lesser", "broadcast_lesser_equal"}) {
+  for (const char* op :
+       {"broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+        "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal",
+        "_npi_equal", "_npi_greater", "_npi_less_equal"}) {
     EXPECT_TRUE(CheckGradient(op, {},
                               {RandomArray({2, 3}, DType::kFloat32, -1, 1, 1),
                                RandomArray({3}, DType::kFloat32, -1, 1, 2)}))
@@ -74,7 +75,8 @@ TEST(BroadcastGradient, Comparisons) {
   }
   for (const char* op :
        {"_equal_scalar", "_not_equal_scalar", "_greater_scalar",
-        "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar"}) {
+        "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar",
+        "_npi_not_equal_scalar", "_npi_greater_equal_scalar"}) {
     EXPECT_TRUE(CheckGradient(op, {{"scalar", "0.3"}}, {RandomArray({5})}))
         << op;
   }

@@ -2,10 +2,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
-#include "imperative/imperative.h"
+#include "testing/cpu_reference.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {
@@ -72,26 +72,7 @@ TEST(ConvGradient, BackwardAddsTo) {
   const std::vector<NDArray> in = ConvInputs({1, 2, 3, 3}, {2, 2, 2, 2}, true);
   const NDArray og = RandomArray({1, 2, 2, 2}, DType::kFloat32, -1, 1, 9);
   const std::vector<NDArray> args = {og, in[0], in[1]};
-  const std::vector<NDArray> written =
-      imperative::Invoke("_backward_Convolution", args, attrs);
-  std::vector<NDArray> acc;
-  std::vector<std::vector<double>> expected;
-  for (int i = 0; i < 3; ++i) {
-    acc.push_back(
-        RandomArray(written[i].shape(), DType::kFloat32, -1, 1, 20 + i));
-    std::vector<double> e = ToDouble(acc[i]);
-    const std::vector<double> w = ToDouble(written[i]);
-    for (size_t j = 0; j < e.size(); ++j) e[j] += w[j];
-    expected.push_back(e);
-  }
-  imperative::InvokeOptions opt;
-  opt.req.assign(3, OpReqType::kAddTo);
-  imperative::Invoke(
-      MakeAttrs(OpRegistry::Get()->Lookup("_backward_Convolution"), attrs),
-      args, &acc, opt);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(AllClose(ToDouble(acc[i]), expected[i])) << i;
-  }
+  EXPECT_TRUE(AddToAccumulates("_backward_Convolution", attrs, args));
 }
 
 // Distinct values so a max window's winner does not change under eps.
@@ -163,17 +144,7 @@ TEST(PoolingGradient, BackwardAddsTo) {
   const AttrDict attrs = {{"kernel", "(2,2)"}, {"pool_type", "max"}};
   const NDArray x = Distinct({1, 1, 3, 3});
   const NDArray og = RandomArray({1, 1, 2, 2}, DType::kFloat64, -1, 1, 9);
-  const std::vector<double> w =
-      ToDouble(imperative::Invoke("_backward_Pooling", {og, x}, attrs)[0]);
-  std::vector<NDArray> acc = {RandomArray({1, 1, 3, 3}, DType::kFloat64)};
-  std::vector<double> expected = ToDouble(acc[0]);
-  for (size_t j = 0; j < expected.size(); ++j) expected[j] += w[j];
-  imperative::InvokeOptions opt;
-  opt.req = {OpReqType::kAddTo};
-  imperative::Invoke(
-      MakeAttrs(OpRegistry::Get()->Lookup("_backward_Pooling"), attrs), {og, x},
-      &acc, opt);
-  EXPECT_TRUE(AllClose(ToDouble(acc[0]), expected));
+  EXPECT_TRUE(AddToAccumulates("_backward_Pooling", attrs, {og, x}));
 }
 
 }  // namespace

@@ -1,55 +1,26 @@
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/conv_reference.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::Contains;
-using testing::RandomArray;
-using testing::ToDouble;
 
 struct ConvCase {
   int64_t n, c, h, w, f, kh, kw, sh, sw, ph, pw, dh, dw, groups;
   bool no_bias;
 };
 
-// Direct convolution: every output element sums its window over the input
-// channels of its group.
-std::vector<double> RefConv(const ConvCase& p, const std::vector<double>& x,
-                            const std::vector<double>& wt,
-                            const std::vector<double>& b, int64_t oh,
-                            int64_t ow) {
-  const int64_t cg = p.c / p.groups, fg = p.f / p.groups;
-  std::vector<double> y;
-  for (int64_t n = 0; n < p.n; ++n)
-    for (int64_t f = 0; f < p.f; ++f)
-      for (int64_t oy = 0; oy < oh; ++oy)
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          double s = p.no_bias ? 0 : b[f];
-          const int64_t g = f / fg;
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t i = 0; i < p.kh; ++i)
-              for (int64_t j = 0; j < p.kw; ++j) {
-                const int64_t iy = oy * p.sh - p.ph + i * p.dh;
-                const int64_t ix = ox * p.sw - p.pw + j * p.dw;
-                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-                const int64_t ci = g * cg + c;
-                s += x[((n * p.c + ci) * p.h + iy) * p.w + ix] *
-                     wt[((f * cg + c) * p.kh + i) * p.kw + j];
-              }
-          y.push_back(s);
-        }
-  return y;
+ConvND ToND(const ConvCase& p) {
+  return {{p.n, p.c, p.h, p.w}, {p.kh, p.kw}, {p.sh, p.sw}, {p.ph, p.pw},
+          {p.dh, p.dw},         p.f,          p.groups};
 }
 
 NDArray RunConv(const ConvCase& p, const NDArray& x, const NDArray& w,
@@ -81,11 +52,11 @@ TEST(Convolution, MatchesDirectReference) {
       ASSERT_EQ(y.shape(), (TShape{p.n, p.f, oh, ow}));
       EXPECT_EQ(y.dtype(), dt);
       const double tol = dt == DType::kFloat16 ? 2e-2 : 1e-5;
-      EXPECT_TRUE(AllClose(
-          ToDouble(y),
-          RefConv(p, ToDouble(x), ToDouble(w),
-                  p.no_bias ? std::vector<double>{} : ToDouble(b), oh, ow),
-          tol, tol))
+      EXPECT_TRUE(
+          AllClose(ToDouble(y),
+                   RefConv(ToND(p), ToDouble(x), ToDouble(w),
+                           p.no_bias ? std::vector<double>{} : ToDouble(b)),
+                   tol, tol))
           << "case c=" << p.c << " h=" << p.h << " groups=" << p.groups << " "
           << DTypeName(dt);
     }
@@ -100,7 +71,7 @@ TEST(Convolution, AddToRequestAccumulates) {
     NDArray b = RandomArray({p.f}, dt, -1, 1, 7);
     NDArray y = RandomArray({p.n, p.f, 5, 5}, dt, -1, 1, 8);
     std::vector<double> expected =
-        RefConv(p, ToDouble(x), ToDouble(w), ToDouble(b), 5, 5);
+        RefConv(ToND(p), ToDouble(x), ToDouble(w), ToDouble(b));
     const std::vector<double> before = ToDouble(y);
     for (size_t i = 0; i < expected.size(); ++i) expected[i] += before[i];
     std::vector<NDArray> outputs{y};
@@ -209,37 +180,9 @@ struct PoolCase {
   bool full;
 };
 
-// Direct pooling over each window of the padded input; padded positions
-// count toward avg's divisor only when include_pad, and never for max.
-std::vector<double> RefPool(const PoolCase& p, const std::string& type,
-                            bool include_pad, const std::vector<double>& x,
-                            int64_t oh, int64_t ow) {
-  std::vector<double> y;
-  for (int64_t plane = 0; plane < p.n * p.c; ++plane)
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        double sum = 0, best = -std::numeric_limits<double>::infinity();
-        int64_t inside = 0, padded = 0;
-        for (int64_t i = 0; i < p.kh; ++i)
-          for (int64_t j = 0; j < p.kw; ++j) {
-            const int64_t iy = oy * p.sh - p.ph + i, ix = ox * p.sw - p.pw + j;
-            if (iy < p.h + p.ph && ix < p.w + p.pw) ++padded;
-            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-            const double v = x[(plane * p.h + iy) * p.w + ix];
-            sum += v;
-            best = std::max(best, v);
-            ++inside;
-          }
-        if (type == "max") {
-          y.push_back(inside > 0 ? best : 0.0);
-        } else if (type == "sum") {
-          y.push_back(sum);
-        } else {
-          const int64_t count = include_pad ? padded : inside;
-          y.push_back(count > 0 ? sum / count : 0.0);
-        }
-      }
-  return y;
+PoolND ToND(const PoolCase& p) {
+  return {
+      {p.n, p.c, p.h, p.w}, {p.kh, p.kw}, {p.sh, p.sw}, {p.ph, p.pw}, p.full};
 }
 
 TEST(Pooling, MatchesDirectReference) {
@@ -266,9 +209,9 @@ TEST(Pooling, MatchesDirectReference) {
           const int64_t ow = (p.full ? (ext_w + p.sw - 1) : ext_w) / p.sw + 1;
           ASSERT_EQ(y.shape(), (TShape{p.n, p.c, oh, ow}));
           const double tol = dt == DType::kFloat16 ? 1e-2 : 1e-6;
-          EXPECT_TRUE(AllClose(
-              ToDouble(y), RefPool(p, type, include_pad, ToDouble(x), oh, ow),
-              tol, tol))
+          EXPECT_TRUE(AllClose(ToDouble(y),
+                               RefPool(ToND(p), type, include_pad, ToDouble(x)),
+                               tol, tol))
               << type << " h=" << p.h << " full=" << p.full
               << " include_pad=" << include_pad << " " << DTypeName(dt);
         }
@@ -347,4 +290,5 @@ TEST(PoolingBackward, InputsThatAreNot4DAreShapeErrors) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

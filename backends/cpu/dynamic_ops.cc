@@ -160,7 +160,10 @@ void BackwardBooleanMaskCompute(const OpContext&, const NodeAttrs& attrs,
   const TBlob& ograd = in[0];
   const std::vector<int64_t> rows = NonZeroIndices(in[2]);
   const TShape& shape = out[0].shape;
-  if (ograd.shape.ndim() != shape.ndim() ||
+  // InferShape checked the ranks and index length; this guards direct
+  // kernel calls too (no TShape index out of range, no row past the end).
+  if (shape.ndim() == 0 || ograd.shape.ndim() != shape.ndim() ||
+      in[2].Size() != shape[0] ||
       ograd.shape[0] != static_cast<int64_t>(rows.size()) ||
       ograd.shape.ProdDims(1, ograd.shape.ndim()) !=
           shape.ProdDims(1, shape.ndim())) {
@@ -191,6 +194,21 @@ MX_REGISTER_OP(_backward_boolean_mask)
     .SetParams<BooleanMaskParam>()
     .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
                       std::vector<TShape>* out) {
+      // data and index as boolean_mask takes them: data of rank >= 1, a 1-D
+      // index of length data.shape[0] (a rank-0 data reached the kernel's
+      // shape[0]: found by //fuzz:op_attrs_fuzzer).
+      std::vector<TShape> fwd_in{(*in)[1], (*in)[2]}, fwd_out(1);
+      BooleanMaskShape(attrs, &fwd_in, &fwd_out);
+      AssignShape(attrs, in, 2, fwd_in[1], false);
+      const TShape& ograd = (*in)[0];
+      const TShape& data = (*in)[1];
+      if (ograd.ndim_known() && data.ndim_known() &&
+          ograd.ndim() != data.ndim()) {
+        throw ShapeError(absl::StrCat(
+            OpLabel(attrs), ": input 0 (ograd) has shape ", ograd.ToString(),
+            " but must have the rank of input 1 (data), shape ",
+            data.ToString()));
+      }
       AssignShape(attrs, out, 0, (*in)[1], true);
       AssignShape(attrs, in, 1, (*out)[0], false);
     })

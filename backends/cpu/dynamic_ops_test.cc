@@ -2,17 +2,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::ArrayOf;
-using testing::RandomArray;
-using testing::ToDouble;
 
 // Values in {0, 1, 2} (about a third zero) as `dtype`.
 NDArray SparseInts(const TShape& shape, DType dtype, uint32_t seed) {
@@ -221,5 +218,30 @@ TEST(BackwardBooleanMask, RowCountMismatchIsAShapeError) {
       {"_backward_boolean_mask", "(3,2)", "keeps 2 rows"});
 }
 
+// Found by //fuzz:op_attrs_fuzzer: rank-0 inputs reached TShape::operator[]
+// out of range in the kernel. Now typed errors at Invoke.
+TEST(BackwardBooleanMask, RanksAndIndexLengthAreChecked) {
+  const NDArray scalar = ArrayOf(TShape::Scalar(), {1});
+  testing::ExpectError<ShapeError>(
+      [&] {
+        imperative::Invoke("_backward_boolean_mask", {scalar, scalar, scalar});
+      },
+      {"_backward_boolean_mask", "data", "at least one dimension"});
+  const NDArray data = ArrayOf({4, 2}, std::vector<double>(8, 0.0));
+  testing::ExpectError<ShapeError>(
+      [&] {
+        imperative::Invoke("_backward_boolean_mask",
+                           {ArrayOf({2}, {1, 2}), data, ArrayOf({4}, {0, 1, 0, 1})});
+      },
+      {"_backward_boolean_mask", "ograd", "rank"});
+  testing::ExpectError<ShapeError>(
+      [&] {
+        imperative::Invoke("_backward_boolean_mask",
+                           {ArrayOf({1, 2}, {1, 2}), data, ArrayOf({5}, {0, 1, 0, 0, 0})});
+      },
+      {"_backward_boolean_mask", "index", "data.shape[0] = 4"});
+}
+
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -39,7 +39,7 @@ NodeEntry Where(GradBuilder& b, const NodeEntry& cond, const NodeEntry& g) {
 
 // 1 where x is NaN, 0 elsewhere (x != x).
 NodeEntry IsNanOf(GradBuilder& b, const NodeEntry& x) {
-  return b.Op("broadcast_not_equal", {x, x});
+  return b.Op("_npi_not_equal", {x, x});
 }
 
 // The gradient routes of a selection (maximum, minimum): g where `wins` or
@@ -158,17 +158,18 @@ void RegisterElemwiseGradients() {
     return b.Mul(g, b.Scale(b.y(), std::log(ScalarOf(b.n))));
   });
   SetUnaryGrad("_maximum_scalar", [](B& b, const E& g) {
-    return SelectionRoutes(b, CompareScalar(b, "_greater_equal_scalar"), g)
+    return SelectionRoutes(b, CompareScalar(b, "_npi_greater_equal_scalar"), g)
         .first;
   });
   SetUnaryGrad("_minimum_scalar", [](B& b, const E& g) {
-    return SelectionRoutes(b, CompareScalar(b, "_lesser_equal_scalar"), g)
+    return SelectionRoutes(b, CompareScalar(b, "_npi_less_equal_scalar"), g)
         .first;
   });
   SetUnaryGrad("clip", [](B& b, const E& g) {
     const AttrDict& d = b.n->attrs.dict;
-    E lo = b.Op("_greater_equal_scalar", {b.x()}, {{"scalar", d.at("a_min")}});
-    E hi = b.Op("_lesser_equal_scalar", {b.x()}, {{"scalar", d.at("a_max")}});
+    E lo =
+        b.Op("_npi_greater_equal_scalar", {b.x()}, {{"scalar", d.at("a_min")}});
+    E hi = b.Op("_npi_less_equal_scalar", {b.x()}, {{"scalar", d.at("a_max")}});
     return Where(b, lo, Where(b, hi, g));
   });
 
@@ -198,21 +199,28 @@ void RegisterElemwiseGradients() {
     return std::vector<E>{ToInput(b, ga, 0), ToInput(b, gb, 1)};
   });
   SetBinaryGrad("broadcast_maximum", [](B& b, const E& g) {
-    const Routes r = SelectionRoutes(
-        b, b.Op("broadcast_greater_equal", {b.x(0), b.x(1)}), g);
+    const Routes r =
+        SelectionRoutes(b, b.Op("_npi_greater_equal", {b.x(0), b.x(1)}), g);
     return std::vector<E>{ToInput(b, r.first, 0), ToInput(b, r.second, 1)};
   });
   SetBinaryGrad("broadcast_minimum", [](B& b, const E& g) {
     const Routes r =
-        SelectionRoutes(b, b.Op("broadcast_lesser_equal", {b.x(0), b.x(1)}), g);
+        SelectionRoutes(b, b.Op("_npi_less_equal", {b.x(0), b.x(1)}), g);
     return std::vector<E>{ToInput(b, r.first, 0), ToInput(b, r.second, 1)};
   });
 
-  for (const char* op :
-       {"broadcast_equal", "broadcast_not_equal", "broadcast_greater",
-        "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal",
-        "_equal_scalar", "_not_equal_scalar", "_greater_scalar",
-        "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar"}) {
+  for (const char* op : {"broadcast_equal",     "broadcast_not_equal",
+                         "broadcast_greater",   "broadcast_greater_equal",
+                         "broadcast_lesser",    "broadcast_lesser_equal",
+                         "_equal_scalar",       "_not_equal_scalar",
+                         "_greater_scalar",     "_greater_equal_scalar",
+                         "_lesser_scalar",      "_lesser_equal_scalar",
+                         "_npi_equal",          "_npi_not_equal",
+                         "_npi_greater",        "_npi_greater_equal",
+                         "_npi_less",           "_npi_less_equal",
+                         "_npi_equal_scalar",   "_npi_not_equal_scalar",
+                         "_npi_greater_scalar", "_npi_greater_equal_scalar",
+                         "_npi_less_scalar",    "_npi_less_equal_scalar"}) {
     SetZeroGrad(op);
   }
 }

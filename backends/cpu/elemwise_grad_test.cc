@@ -1,7 +1,7 @@
 // Numerical checks of the elementwise gradients.
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

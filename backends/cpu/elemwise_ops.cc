@@ -22,15 +22,24 @@ A Sign(A x) {
   return IsNan(x) ? x : static_cast<A>((x > A(0)) - (x < A(0)));
 }
 
+template <typename A>
+A Abs(A x) {
+  if constexpr (std::is_same_v<A, bool>) {
+    return x;
+  } else {
+    return x < A(0) ? WrapNeg(x) : x;
+  }
+}
+
 [[maybe_unused]] const bool kUnaryRegistered = [] {
   using D = UnaryDomain;
   RegisterUnary(
       "_copy", D::kNumeric, [](auto x) { return x; }, "x (a copy)")
       .AddAlias("identity");
   RegisterUnary(
-      "negative", D::kNumeric, [](auto x) { return -x; }, "-x");
+      "negative", D::kNumeric, [](auto x) { return WrapNeg(x); }, "-x");
   RegisterUnary(
-      "abs", D::kNumeric, [](auto x) { return x < 0 ? -x : x; }, "|x|");
+      "abs", D::kNumeric, [](auto x) { return Abs(x); }, "|x|");
   RegisterUnary(
       "sign", D::kNumeric, [](auto x) { return Sign(x); }, "-1, 0 or 1");
   RegisterUnary(
@@ -41,7 +50,7 @@ A Sign(A x) {
   RegisterUnary(
       "sqrt", D::kFloat, [](auto x) { return std::sqrt(x); }, "square root");
   RegisterUnary(
-      "square", D::kNumeric, [](auto x) { return x * x; }, "x^2");
+      "square", D::kNumeric, [](auto x) { return WrapMul(x, x); }, "x^2");
   RegisterUnary(
       "reciprocal", D::kFloat, [](auto x) { return decltype(x)(1) / x; },
       "1/x");
@@ -102,7 +111,10 @@ MX_REGISTER_OP(clip)
       }
       MX_DTYPE_SWITCH(in[0].dtype, T, {
         using A = AccType<T>;
-        const A lo = static_cast<A>(p.a_min), hi = static_cast<A>(p.a_max);
+        // Bounds outside an integer dtype's range saturate (uint8 with
+        // a_min=-1 clips at 0); a NaN bound is 0 there.
+        const A lo = SaturatingCast<A>(p.a_min),
+                hi = SaturatingCast<A>(p.a_max);
         UnaryKernel([lo, hi](auto x) {
           return std::min<decltype(x)>(std::max<decltype(x)>(x, lo), hi);
         })(ctx, attrs, in, req, out);
@@ -114,19 +126,19 @@ MX_REGISTER_OP(clip)
 struct AddF {
   template <typename A>
   static A Map(A a, A b) {
-    return a + b;
+    return WrapAdd(a, b);  // Integers wrap, as in NumPy.
   }
 };
 struct SubF {
   template <typename A>
   static A Map(A a, A b) {
-    return a - b;
+    return WrapSub(a, b);
   }
 };
 struct MulF {
   template <typename A>
   static A Map(A a, A b) {
-    return a * b;
+    return WrapMul(a, b);
   }
 };
 struct DivF {
@@ -136,7 +148,7 @@ struct DivF {
     if constexpr (std::is_integral_v<A>) {
       if (b == 0) return 0;
       if constexpr (std::is_signed_v<A>) {
-        if (b == -1) return static_cast<A>(-a);  // Avoids INT_MIN / -1.
+        if (b == -1) return WrapNeg(a);  // Avoids INT_MIN / -1.
       }
     }
     return a / b;
@@ -195,6 +207,17 @@ struct LeF {
   template <typename A>
   static bool Map(A a, A b) {
     return a <= b;
+  }
+};
+
+// MXNet's legacy comparisons (broadcast_equal, _greater_scalar, ...) give
+// 1 or 0 in the inputs' dtype, so graphs may add or multiply the result; the
+// NumPy-style ones (_npi_equal, ...) use F itself and give bool.
+template <typename F>
+struct AsNumberF {
+  template <typename A>
+  static A Map(A a, A b) {
+    return F::Map(a, b) ? A(1) : A(0);
   }
 };
 
@@ -387,15 +410,27 @@ void RegisterScalar(const std::string& name,
                        "max(a, b) with broadcasting");
   RegisterBinary<MinF>("broadcast_minimum", {"minimum", "_minimum"},
                        "min(a, b) with broadcasting");
-  RegisterBinary<EqF>("broadcast_equal", {"equal", "_equal"}, "a == b");
-  RegisterBinary<NeF>("broadcast_not_equal", {"not_equal", "_not_equal"},
-                      "a != b");
-  RegisterBinary<GtF>("broadcast_greater", {"greater", "_greater"}, "a > b");
-  RegisterBinary<GeF>("broadcast_greater_equal",
-                      {"greater_equal", "_greater_equal"}, "a >= b");
-  RegisterBinary<LtF>("broadcast_lesser", {"less", "_lesser"}, "a < b");
-  RegisterBinary<LeF>("broadcast_lesser_equal", {"less_equal", "_lesser_equal"},
-                      "a <= b");
+  // Comparisons: MXNet's legacy names give 1/0 in the inputs' dtype, the
+  // NumPy-style names (MXNet 2's _npi_*, and nd::equal, a > b, ...) bool.
+  RegisterBinary<AsNumberF<EqF>>("broadcast_equal", {"_equal"},
+                                 "a == b as 1/0 in the inputs' dtype");
+  RegisterBinary<AsNumberF<NeF>>("broadcast_not_equal", {"_not_equal"},
+                                 "a != b as 1/0 in the inputs' dtype");
+  RegisterBinary<AsNumberF<GtF>>("broadcast_greater", {"_greater"},
+                                 "a > b as 1/0 in the inputs' dtype");
+  RegisterBinary<AsNumberF<GeF>>("broadcast_greater_equal", {"_greater_equal"},
+                                 "a >= b as 1/0 in the inputs' dtype");
+  RegisterBinary<AsNumberF<LtF>>("broadcast_lesser", {"_lesser"},
+                                 "a < b as 1/0 in the inputs' dtype");
+  RegisterBinary<AsNumberF<LeF>>("broadcast_lesser_equal", {"_lesser_equal"},
+                                 "a <= b as 1/0 in the inputs' dtype");
+  RegisterBinary<EqF>("_npi_equal", {"equal"}, "a == b as bool");
+  RegisterBinary<NeF>("_npi_not_equal", {"not_equal"}, "a != b as bool");
+  RegisterBinary<GtF>("_npi_greater", {"greater"}, "a > b as bool");
+  RegisterBinary<GeF>("_npi_greater_equal", {"greater_equal"},
+                      "a >= b as bool");
+  RegisterBinary<LtF>("_npi_less", {"less"}, "a < b as bool");
+  RegisterBinary<LeF>("_npi_less_equal", {"less_equal"}, "a <= b as bool");
 
   RegisterScalar<AddF>("_plus_scalar", {"_PlusScalar"}, "x + scalar");
   RegisterScalar<SubF>("_minus_scalar", {"_MinusScalar"}, "x - scalar");
@@ -407,14 +442,25 @@ void RegisterScalar(const std::string& name,
   RegisterScalar<PowF, true>("_rpower_scalar", {"_RPowerScalar"}, "scalar ^ x");
   RegisterScalar<MaxF>("_maximum_scalar", {"_MaximumScalar"}, "max(x, scalar)");
   RegisterScalar<MinF>("_minimum_scalar", {"_MinimumScalar"}, "min(x, scalar)");
-  RegisterScalar<EqF>("_equal_scalar", {"_EqualScalar"}, "x == scalar");
-  RegisterScalar<NeF>("_not_equal_scalar", {"_NotEqualScalar"}, "x != scalar");
-  RegisterScalar<GtF>("_greater_scalar", {"_GreaterScalar"}, "x > scalar");
-  RegisterScalar<GeF>("_greater_equal_scalar", {"_GreaterEqualScalar"},
-                      "x >= scalar");
-  RegisterScalar<LtF>("_lesser_scalar", {"_LesserScalar"}, "x < scalar");
-  RegisterScalar<LeF>("_lesser_equal_scalar", {"_LesserEqualScalar"},
-                      "x <= scalar");
+  RegisterScalar<AsNumberF<EqF>>("_equal_scalar", {"_EqualScalar"},
+                                 "x == scalar as 1/0 in x's dtype");
+  RegisterScalar<AsNumberF<NeF>>("_not_equal_scalar", {"_NotEqualScalar"},
+                                 "x != scalar as 1/0 in x's dtype");
+  RegisterScalar<AsNumberF<GtF>>("_greater_scalar", {"_GreaterScalar"},
+                                 "x > scalar as 1/0 in x's dtype");
+  RegisterScalar<AsNumberF<GeF>>("_greater_equal_scalar",
+                                 {"_GreaterEqualScalar"},
+                                 "x >= scalar as 1/0 in x's dtype");
+  RegisterScalar<AsNumberF<LtF>>("_lesser_scalar", {"_LesserScalar"},
+                                 "x < scalar as 1/0 in x's dtype");
+  RegisterScalar<AsNumberF<LeF>>("_lesser_equal_scalar", {"_LesserEqualScalar"},
+                                 "x <= scalar as 1/0 in x's dtype");
+  RegisterScalar<EqF>("_npi_equal_scalar", {}, "x == scalar as bool");
+  RegisterScalar<NeF>("_npi_not_equal_scalar", {}, "x != scalar as bool");
+  RegisterScalar<GtF>("_npi_greater_scalar", {}, "x > scalar as bool");
+  RegisterScalar<GeF>("_npi_greater_equal_scalar", {}, "x >= scalar as bool");
+  RegisterScalar<LtF>("_npi_less_scalar", {}, "x < scalar as bool");
+  RegisterScalar<LeF>("_npi_less_equal_scalar", {}, "x <= scalar as bool");
   // Here rather than in its own static initializer: the ops above must
   // exist first, and initialization order across files is unspecified.
   RegisterElemwiseGradients();

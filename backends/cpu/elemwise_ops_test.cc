@@ -1,20 +1,17 @@
 #include <cmath>
 #include <functional>
+#include <utility>
+#include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::RandomArray;
-using testing::Ravel;
-using testing::ToDouble;
-using testing::Unravel;
 
 std::vector<double> Map(const std::vector<double>& x,
                         const std::function<double(double)>& f) {
@@ -99,6 +96,19 @@ TEST(ElemwiseUnary, Clip) {
   NDArray bad = nd::clip(x, 1, -1);
   EXPECT_THROW(bad.WaitToRead(), InvalidArgument);
   EXPECT_THROW(nd::Call("clip", {x}, {{"a_min", "0"}}), InvalidArgument);
+}
+
+// Bounds outside an integer dtype's range saturate instead of converting
+// out of range (UB; a fuzz finding: uint8 with a_min=-1).
+TEST(ElemwiseUnary, ClipBoundsSaturateForIntegers) {
+  NDArray u = ArrayOf({3}, {0, 7, 255}, DType::kUInt8);
+  EXPECT_EQ(nd::clip(u, -1, 300).ToVector<uint8_t>(),
+            (std::vector<uint8_t>{0, 7, 255}));
+  EXPECT_EQ(nd::clip(u, -1, 5).ToVector<uint8_t>(),
+            (std::vector<uint8_t>{0, 5, 5}));
+  NDArray i = ArrayOf({2}, {-3, 3}, DType::kInt8);
+  EXPECT_EQ(nd::clip(i, -1e10, 1e10).ToVector<int8_t>(),
+            (std::vector<int8_t>{-3, 3}));
 }
 
 using BinaryRef = std::function<double(double, double)>;
@@ -212,6 +222,45 @@ TEST(ElemwiseBinary, ComparisonsReturnBool) {
   EXPECT_EQ(nd::equal(m, m).ToVector<bool>(), (std::vector<bool>{true, true}));
 }
 
+// MXNet's legacy comparison ops give 1/0 in the inputs' dtype (graphs
+// exported by MXNet 1.x add and multiply the result); the NumPy-style
+// _npi_* ops, which nd:: and the operators use, give bool.
+TEST(ElemwiseBinary, LegacyComparisonsReturnTheInputDType) {
+  NDArray a = ArrayOf({4}, {1, 2, 3, 4}), b = ArrayOf({4}, {4, 2, 1, 5});
+  const std::vector<std::pair<const char*, std::vector<double>>> binary = {
+      {"broadcast_greater", {0, 0, 1, 0}},
+      {"broadcast_greater_equal", {0, 1, 1, 0}},
+      {"broadcast_lesser", {1, 0, 0, 1}},
+      {"broadcast_lesser_equal", {1, 1, 0, 1}},
+      {"broadcast_equal", {0, 1, 0, 0}},
+      {"_not_equal", {1, 0, 1, 1}}};
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kInt32}) {
+    for (const auto& [op, want] : binary) {
+      NDArray y = imperative::Invoke(op, {nd::cast(a, dt), nd::cast(b, dt)})[0];
+      EXPECT_EQ(y.dtype(), dt) << op;
+      EXPECT_EQ(nd::cast(y, DType::kFloat64).ToVector<double>(), want) << op;
+    }
+  }
+  NDArray y =
+      imperative::Invoke("_greater_scalar", {a}, {{"scalar", "2.5"}})[0];
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(y.ToVector<float>(), (std::vector<float>{0, 0, 1, 1}));
+  // Broadcast, and the result used as a number, as BERT's mask is.
+  NDArray mask =
+      imperative::Invoke("broadcast_lesser",
+                         {ArrayOf({2, 1}, {1, 3}), ArrayOf({3}, {0, 2, 4})})[0];
+  EXPECT_EQ(nd::multiply(mask, ArrayOf({3}, {10, 20, 30})).ToVector<float>(),
+            (std::vector<float>{0, 20, 30, 0, 0, 30}));
+  EXPECT_EQ(imperative::Invoke("_npi_less", {a, b})[0].dtype(), DType::kBool);
+  EXPECT_EQ(
+      imperative::Invoke("_npi_less_equal_scalar", {a}, {{"scalar", "2"}})[0]
+          .ToVector<bool>(),
+      (std::vector<bool>{true, true, false, false}));
+  // Legacy ops refuse bool inputs (MXNet 1.x had none); _npi_* take them.
+  NDArray m = ArrayOf({2}, {1, 0}, DType::kBool);
+  EXPECT_THROW(imperative::Invoke("broadcast_equal", {m, m}), DTypeError);
+}
+
 TEST(ElemwiseBinary, IntegerDivisionByZeroGivesZero) {
   NDArray a = ArrayOf({3}, {7, -7, 5}, DType::kInt32);
   NDArray b = ArrayOf({3}, {0, 2, -1}, DType::kInt32);
@@ -269,4 +318,5 @@ TEST(Elemwise, ManyOpsPushedBeforeTheFirstRead) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -1,9 +1,9 @@
 // Embedding's weight gradient: a scatter-add of the output gradient rows.
 #include <vector>
 
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -1,10 +1,10 @@
 // Embedding: rows of the weight at the indices, shapes, dtypes and errors.
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -3,12 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "graph/graph.h"
 #include "graph/pass.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -1,20 +1,13 @@
 #include <cmath>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::ExpectError;
-using testing::RandomArray;
-using testing::Ravel;
-using testing::ToDouble;
-using testing::Unravel;
 
 // ---- take. ----
 
@@ -264,4 +257,5 @@ TEST(IndexingOps, LargeInputsMatchReference) {
   EXPECT_EQ(ToDouble(nd::where(c, a, y)), wexp);
 }
 }  // namespace
+}  // namespace testing
 }  // namespace mx

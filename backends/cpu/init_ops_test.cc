@@ -2,18 +2,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::RandomArray;
-using testing::ToDouble;
 
 const DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                             DType::kUInt8,   DType::kInt32,   DType::kInt8,
@@ -406,4 +402,5 @@ TEST(Random, RequestsTheRandomResource) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -9,17 +9,15 @@
 #include <vector>
 
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::ArrayOf;
-using testing::ToDouble;
 
 TEST(SaturatingCast, NaNIsZeroAndOutOfRangeSaturates) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -75,5 +73,36 @@ TEST(Reduce, MeanOverAnEmptyLeadingAxisIsNaN) {
   EXPECT_EQ(ToDouble(nd::sum(x, {0})), (std::vector<double>{0, 0}));
 }
 
+// Integer +, -, *, negation, abs and square wrap modulo 2^bits as in NumPy
+// instead of overflowing a signed type (undefined behaviour; found by
+// //fuzz:op_attrs_fuzzer: int64 square of 281483583422977).
+TEST(IntegerDTypes, SignedArithmeticWraps) {
+  const int64_t kMin = std::numeric_limits<int64_t>::lowest();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  NDArray big = NDArray::FromVector<int64_t>({3}, {int64_t{1} << 48, kMin, 3});
+  EXPECT_EQ(imperative::Invoke("square", {big})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 0, 9}));
+  EXPECT_EQ(imperative::Invoke("negative", {big})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{-(int64_t{1} << 48), kMin, -3}));
+  EXPECT_EQ(imperative::Invoke("abs", {big})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{int64_t{1} << 48, kMin, 3}));
+  NDArray a = NDArray::FromVector<int64_t>({2}, {kMax, kMin});
+  NDArray one = NDArray::FromVector<int64_t>({2}, {1, 1});
+  EXPECT_EQ(imperative::Invoke("elemwise_add", {a, one})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{kMin, kMin + 1}));
+  EXPECT_EQ(imperative::Invoke("broadcast_sub", {a, one})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{kMax - 1, kMax}));
+  EXPECT_EQ(imperative::Invoke("elemwise_mul", {a, a})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{1, 0}));
+  NDArray i32 = NDArray::FromVector<int32_t>({1}, {1 << 30});
+  EXPECT_EQ(imperative::Invoke("_mul_scalar", {i32}, {{"scalar", "4"}})[0]
+                .ToVector<int32_t>(),
+            (std::vector<int32_t>{0}));
+  NDArray m1 = NDArray::FromVector<int64_t>({2}, {-1, -1});
+  EXPECT_EQ(imperative::Invoke("elemwise_div", {a, m1})[0].ToVector<int64_t>(),
+            (std::vector<int64_t>{-kMax, kMin}));
+}
+
 }  // namespace
+}  // namespace testing
 }  // namespace mx

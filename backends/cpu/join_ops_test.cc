@@ -1,20 +1,13 @@
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::ExpectError;
-using testing::RandomArray;
-using testing::Ravel;
-using testing::ToDouble;
-using testing::Unravel;
 
 TShape WithDim(TShape s, int d, int64_t v) {
   s[d] = v;
@@ -326,4 +319,5 @@ TEST(JoinOps, ArityAtTheBoundIsAccepted) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -1,7 +1,6 @@
 #include "backends/cpu/kernel_util.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
@@ -9,27 +8,6 @@
 
 namespace mx {
 namespace cpu {
-
-void ParallelFor(int64_t n, int64_t min_chunk,
-                 const std::function<void(int64_t, int64_t)>& fn) {
-  static const int kThreads =
-      static_cast<int>(env::GetInt("MX_CPU_KERNEL_NTHREADS", 1, 1, 256));
-  const int64_t chunks = std::min<int64_t>(
-      kThreads, std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
-  if (chunks <= 1) {
-    if (n > 0) fn(0, n);
-    return;
-  }
-  std::vector<std::thread> threads;
-  const int64_t step = (n + chunks - 1) / chunks;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t begin = c * step, end = std::min(n, begin + step);
-    if (begin < end)
-      threads.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  fn(0, std::min(n, step));
-  for (auto& t : threads) t.join();
-}
 
 TShape BroadcastShape(const NodeAttrs& attrs, const TShape& a,
                       const TShape& b) {
@@ -80,7 +58,7 @@ std::string OpLabel(const NodeAttrs& attrs) {
   return label;
 }
 
-void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
+void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* /*in*/,
                   std::vector<DType>* out) {
   for (size_t i = 0; i < out->size(); ++i) {
     AssignType(attrs, out, static_cast<int>(i), t, true);

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/parallel.h"
 #include "graph/op.h"
 #include "ndarray/ndarray.h"
 
@@ -55,22 +56,66 @@ inline T SaturatingCast(double v) {
   return static_cast<T>(v);
 }
 
+// Integer +, -, * and negation that wrap modulo 2^bits, as NumPy's integer
+// arithmetic does: on signed types the plain operators overflow into
+// undefined behaviour (int64 square of 2^48, -INT64_MIN). Other types use
+// the plain operators.
+template <typename A>
+inline constexpr bool kWrappingInt =
+    std::is_integral_v<A> && std::is_signed_v<A> && !std::is_same_v<A, bool>;
+template <typename A>
+inline A WrapAdd(A a, A b) {
+  if constexpr (kWrappingInt<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename A>
+inline A WrapSub(A a, A b) {
+  if constexpr (kWrappingInt<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename A>
+inline A WrapMul(A a, A b) {
+  if constexpr (kWrappingInt<A>) {
+    // Unsigned types narrower than int promote to int, where the product
+    // can overflow: multiply as unsigned 64-bit.
+    return static_cast<A>(static_cast<uint64_t>(static_cast<int64_t>(a)) *
+                          static_cast<uint64_t>(static_cast<int64_t>(b)));
+  } else if constexpr (std::is_same_v<A, bool>) {
+    return a && b;
+  } else {
+    return a * b;
+  }
+}
+template <typename A>
+inline A WrapNeg(A a) {
+  if constexpr (kWrappingInt<A>) {
+    return WrapSub(A(0), a);
+  } else {
+    return -a;
+  }
+}
+
 // Writes `value` to *dst as `req` says.
 template <typename T, typename V>
 inline void Assign(T* dst, OpReqType req, V value) {
   if (req == OpReqType::kAddTo) {
-    *dst = static_cast<T>(static_cast<AccType<T>>(*dst) +
-                          static_cast<AccType<T>>(value));
+    *dst = static_cast<T>(WrapAdd(static_cast<AccType<T>>(*dst),
+                                  static_cast<AccType<T>>(value)));
   } else if (req != OpReqType::kNullOp) {
     *dst = static_cast<T>(value);
   }
 }
 
-// Runs fn(begin, end) over [0, n) in chunks, on up to
-// MX_CPU_KERNEL_NTHREADS threads (default 1: the engine already runs
-// independent ops in parallel). Small n runs inline.
-void ParallelFor(int64_t n, int64_t min_chunk,
-                 const std::function<void(int64_t, int64_t)>& fn);
+// The shared CPU parallel loop (base/parallel.h).
+using ::mx::ParallelFor;
 
 // NumPy broadcasting of two shapes; throws ShapeError naming the op.
 TShape BroadcastShape(const NodeAttrs& attrs, const TShape& a, const TShape& b);

@@ -1,19 +1,15 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::RandomArray;
-using testing::ToDouble;
 
 // Naive product of a (m x k, or k x m when ta) and b (k x n, or n x k when
 // tb), all row-major.
@@ -385,4 +381,5 @@ TEST(DotBackward, OperandsDotRefusesAreShapeErrors) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -119,35 +119,119 @@ struct LeakyReLUParam {
   double upper_bound = 0.334;
   static void Declare(ParamSchema<LeakyReLUParam>* s) {
     s->Field("act_type", &LeakyReLUParam::act_type)
-        .Choices({"leaky", "elu", "selu", "gelu", "prelu", "rrelu"})
-        .Describe("prelu and rrelu are not implemented");
+        .Choices({"leaky", "elu", "selu", "gelu", "prelu", "rrelu"});
     s->Field("slope", &LeakyReLUParam::slope)
         .Describe("leaky: slope for x < 0; elu: alpha");
     s->Field("lower_bound", &LeakyReLUParam::lower_bound)
-        .Describe("rrelu only");
+        .Describe("rrelu: smallest random slope");
     s->Field("upper_bound", &LeakyReLUParam::upper_bound)
-        .Describe("rrelu only");
+        .Describe("rrelu: largest random slope");
   }
 };
 
-void LeakyReLUShape(const NodeAttrs& attrs, std::vector<TShape>* in,
-                    std::vector<TShape>* out) {
-  const std::string& act = attrs.get<LeakyReLUParam>().act_type;
-  if (act == "prelu" || act == "rrelu") {
-    throw NotImplemented(absl::StrCat(OpLabel(attrs), ": act_type=", act,
-                                      " is not implemented; leaky, elu, "
-                                      "selu and gelu are"));
+// prelu's inputs: data (batch, channels, ...) and gamma, one slope per
+// channel (axis 1) or one for all; `data` and `gamma` index `in`.
+void PreluInputShapes(const NodeAttrs& attrs, std::vector<TShape>* in, int data,
+                      int gamma) {
+  const TShape& d = (*in)[data];
+  const TShape& g = (*in)[gamma];
+  if (d.ndim_known() && d.ndim() < 2) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs), ": input ", data,
+                                  " (data) has shape ", d.ToString(),
+                                  " but prelu needs (batch, channels, ...)"));
   }
-  SameShape(attrs, in, out);
+  if (g.ndim_known() && g.ndim() == 1 && g[0] == 1) return;
+  if (d.ndim_known()) AssignShape(attrs, in, gamma, TShape{d[1]}, false);
+  AssignShape(attrs, in, gamma, TShape{-1}, false);
 }
 
-void LeakyReLUCompute(const OpContext&, const NodeAttrs& attrs,
+void LeakyReLUShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                    std::vector<TShape>* out) {
+  const LeakyReLUParam& p = attrs.get<LeakyReLUParam>();
+  if (p.act_type == "rrelu" &&
+      !(p.lower_bound >= 0 && p.lower_bound <= p.upper_bound)) {
+    throw InvalidArgument(absl::StrCat(
+        OpLabel(attrs), ": lower_bound=", p.lower_bound, " and upper_bound=",
+        p.upper_bound, " must satisfy 0 <= lower_bound <= upper_bound"));
+  }
+  AssignShape(attrs, in, 0, (*out)[0], false);
+  for (size_t i = 0; i < out->size(); ++i) {
+    AssignShape(attrs, out, static_cast<int>(i), (*in)[0], true);
+  }
+  if (p.act_type == "prelu") PreluInputShapes(attrs, in, 0, 1);
+}
+
+// prelu's slope for flat data index i: gamma[channel] (or gamma[0]).
+struct PreluIndex {
+  int64_t channels, inner;
+  explicit PreluIndex(const TBlob& data, const TBlob& gamma)
+      : channels(gamma.Size() == 1 ? 1 : data.shape[1]),
+        inner(gamma.Size() == 1 ? 1
+                                : data.shape.ProdDims(2, data.shape.ndim())) {}
+  int64_t operator()(int64_t i) const {
+    return channels == 1 ? 0 : (i / inner) % channels;
+  }
+};
+
+void PreluCompute(const NodeAttrs& attrs, const std::vector<TBlob>& in,
+                  OpReqType req, const TBlob& out) {
+  if (in[1].Size() != 1 && in[1].Size() != in[0].shape[1]) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": input 1 (gamma) has shape ", in[1].shape.ToString(),
+        " but data ", in[0].shape.ToString(), " has ", in[0].shape[1],
+        " channels"));
+  }
+  const PreluIndex ch(in[0], in[1]);
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* x = in[0].data<T>();
+    const T* gamma = in[1].data<T>();
+    T* y = out.data<T>();
+    for (int64_t i = 0; i < in[0].Size(); ++i) {
+      const A v = static_cast<A>(x[i]);
+      Assign(y + i, req, v > A(0) ? v : static_cast<A>(gamma[ch(i)]) * v);
+    }
+  });
+}
+
+// rrelu: output 1 is the slope applied to each element (1 where x > 0):
+// random in [lower_bound, upper_bound] in training, their mean otherwise.
+void RreluCompute(const OpContext& ctx, const LeakyReLUParam& p,
+                  const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req,
+                  const std::vector<TBlob>& out) {
+  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+    using A = AccType<T>;
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    T* mask = out[1].data<T>();
+    const double mean = (p.lower_bound + p.upper_bound) / 2;
+    for (int64_t i = 0; i < in[0].Size(); ++i) {
+      double slope = mean;
+      if (ctx.is_train) {
+        // 53 random bits give a uniform double in [0, 1).
+        const double u = static_cast<double>(ctx.random()() >> 11) * 0x1.0p-53;
+        slope = p.lower_bound + u * (p.upper_bound - p.lower_bound);
+      }
+      const A v = static_cast<A>(x[i]);
+      const A m = v > A(0) ? A(1) : static_cast<A>(slope);
+      Assign(mask + i, req[1], m);
+      Assign(y + i, req[0], v * m);
+    }
+  });
+}
+
+void LeakyReLUCompute(const OpContext& ctx, const NodeAttrs& attrs,
                       const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req,
                       const std::vector<TBlob>& out) {
   const LeakyReLUParam& p = attrs.get<LeakyReLUParam>();
   const double slope = p.slope;
-  if (p.act_type == "leaky") {
+  if (p.act_type == "prelu") {
+    PreluCompute(attrs, in, req[0], out[0]);
+  } else if (p.act_type == "rrelu") {
+    RreluCompute(ctx, p, in, req, out);
+  } else if (p.act_type == "leaky") {
     MapFloat(in[0], req[0], out[0], [slope](auto x) {
       using A = decltype(x);
       return x > A(0) ? x : static_cast<A>(slope) * x;
@@ -176,7 +260,10 @@ void LeakyReLUCompute(const OpContext&, const NodeAttrs& attrs,
 MX_REGISTER_OP(LeakyReLU)
     .Describe(
         "Leaky rectifiers: leaky (x or slope*x), elu (x or "
-        "slope*(e^x-1)), selu, gelu (0.5x(1+erf(x/sqrt(2)))).")
+        "slope*(e^x-1)), selu, gelu (0.5x(1+erf(x/sqrt(2)))), prelu (x or "
+        "gamma[channel]*x, gamma learned) and rrelu (x or r*x, r uniform in "
+        "[lower_bound, upper_bound] in training, their mean otherwise; "
+        "output 1 holds the slopes).")
     .SetNumInputs([](const NodeAttrs& attrs) {
       return attrs.get<LeakyReLUParam>().act_type == "prelu" ? 2 : 1;
     })
@@ -186,11 +273,84 @@ MX_REGISTER_OP(LeakyReLU)
       }
       return std::vector<std::string>{"data"};
     })
+    .SetNumOutputs([](const NodeAttrs& attrs) {
+      return attrs.get<LeakyReLUParam>().act_type == "rrelu" ? 2 : 1;
+    })
+    .SetNumVisibleOutputs([](const NodeAttrs&) { return 1; })
     .SetParams<LeakyReLUParam>()
     .SetInferShape(LeakyReLUShape)
-    .SetInferType(FloatUnaryType)
-    .SetInplaceOption(InplaceFirst)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      FloatUnaryType(attrs, in, out);
+      if (in->size() > 1) AssignType(attrs, in, 1, (*in)[0], false);
+    })
+    .SetInplaceOption([](const NodeAttrs& attrs) {
+      // prelu's backward reads the data.
+      return attrs.get<LeakyReLUParam>().act_type == "prelu"
+                 ? std::vector<std::pair<int, int>>{}
+                 : InplaceFirst(attrs);
+    })
+    .SetResourceRequest([](const NodeAttrs& attrs) {
+      return attrs.get<LeakyReLUParam>().act_type == "rrelu"
+                 ? std::vector<ResourceRequest>{{ResourceRequest::kRandom}}
+                 : std::vector<ResourceRequest>{};
+    })
     .SetCompute(Context::kCPU, LeakyReLUCompute);
+
+// Inputs (out_grad, data, gamma); outputs (data_grad, gamma_grad):
+// g * slope, and per channel the sum of g * x where x <= 0.
+void PreluBackwardCompute(const OpContext&, const NodeAttrs&,
+                          const std::vector<TBlob>& in,
+                          const std::vector<OpReqType>& req,
+                          const std::vector<TBlob>& out) {
+  const PreluIndex ch(in[1], in[2]);
+  MX_FLOAT_DTYPE_SWITCH(in[1].dtype, T, {
+    using A = AccType<T>;
+    const T* g = in[0].data<T>();
+    const T* x = in[1].data<T>();
+    const T* gamma = in[2].data<T>();
+    std::vector<double> dgamma(static_cast<size_t>(in[2].Size()), 0.0);
+    T* dx = out[0].data<T>();
+    for (int64_t i = 0; i < in[1].Size(); ++i) {
+      const A v = static_cast<A>(x[i]);
+      const A gi = static_cast<A>(g[i]);
+      const int64_t c = ch(i);
+      if (v > A(0)) {
+        Assign(dx + i, req[0], gi);
+      } else {
+        Assign(dx + i, req[0], gi * static_cast<A>(gamma[c]));
+        dgamma[c] += static_cast<double>(gi) * static_cast<double>(v);
+      }
+    }
+    T* dg = out[1].data<T>();
+    for (size_t c = 0; c < dgamma.size(); ++c) {
+      Assign(dg + c, req[1], static_cast<A>(dgamma[c]));
+    }
+  });
+}
+
+MX_REGISTER_OP(_backward_LeakyReLU_prelu)
+    .Describe(
+        "Gradient of LeakyReLU act_type=prelu: (out_grad, data, gamma) -> "
+        "(data_grad, gamma_grad).")
+    .SetNumInputs(3)
+    .SetInputNames({"out_grad", "data", "gamma"})
+    .SetNumOutputs(2)
+    .SetParams<LeakyReLUParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, in, 0, (*in)[1], false);
+      PreluInputShapes(attrs, in, 1, 2);
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, out, 1, (*in)[2], true);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      for (int i : {0, 2}) AssignType(attrs, in, i, (*in)[1], false);
+      AssignType(attrs, out, 0, (*in)[1], true);
+      AssignType(attrs, out, 1, (*in)[1], true);
+    })
+    .SetCompute(Context::kCPU, PreluBackwardCompute);
 
 // ---- Dropout. ----
 
@@ -382,6 +542,13 @@ E LeakyReLUSlope(GradBuilder& b, const LeakyReLUParam& p) {
   });
   SetGradient("LeakyReLU", [](GradBuilder& b, const std::vector<E>& g) {
     const LeakyReLUParam& p = b.n->attrs.get<LeakyReLUParam>();
+    if (p.act_type == "prelu") {
+      const E d = b.Op("_backward_LeakyReLU_prelu", {g[0], b.x(0), b.x(1)},
+                       b.n->attrs.dict);
+      return std::vector<E>{d, E{d.node, 1, 0}};
+    }
+    // rrelu: the slopes the forward drew, kept in output 1.
+    if (p.act_type == "rrelu") return std::vector<E>{b.Mul(g[0], b.y(1))};
     return std::vector<E>{b.Mul(g[0], LeakyReLUSlope(b, p))};
   });
   // The mask output is what the forward multiplied by (all ones when

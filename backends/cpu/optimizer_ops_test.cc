@@ -3,19 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::ErrorOf;
-using testing::RandomArray;
-using testing::ToDouble;
 
 using Vec = std::vector<double>;
 
@@ -252,4 +247,5 @@ TEST(OptimizerUpdates, BadInputsAreTypedErrors) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

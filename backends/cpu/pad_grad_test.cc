@@ -1,9 +1,9 @@
 // Gradients of Pad: the scatter-add of the gather, in every mode.
 #include <vector>
 
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -3,21 +3,15 @@
 #include <set>
 #include <sstream>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::RandomArray;
-using testing::Ravel;
-using testing::ToDouble;
-using testing::Unravel;
 
 enum class Kind { kSum, kMean, kMax, kMin };
 
@@ -425,4 +419,5 @@ TEST(Reduce, LargeInputsMatchReference) {
                RefArgmax(ToDouble(nd::reshape(x, {-1, 12})), {6000, 12}, 1)));
 }
 }  // namespace
+}  // namespace testing
 }  // namespace mx

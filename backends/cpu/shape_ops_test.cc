@@ -2,67 +2,24 @@
 #include <limits>
 #include <sstream>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
+#include "testing/reshape_cases.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::AllClose;
-using testing::ArrayOf;
-using testing::ExpectError;
-using testing::RandomArray;
-using testing::ToDouble;
 
 const std::vector<DType> kAllDTypes = {
     DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kUInt8,
     DType::kInt32,   DType::kInt8,    DType::kInt64,   DType::kBool};
 
-// Expects `fn` to throw E whose message contains every one of `parts`.
 // ---- Reshape. ----
 
-struct ReshapeCase {
-  TShape in, codes;
-  bool reverse;
-  TShape expected;
-};
-
-// Examples of MXNet's documented semantics for each special code.
 TEST(Reshape, SpecialCodesGiveDocumentedShapes) {
-  const std::vector<ReshapeCase> cases = {
-      {{2, 3, 4}, {4, 0, 2}, false, {4, 3, 2}},
-      {{2, 3, 4}, {2, 0, 0}, false, {2, 3, 4}},
-      {{2, 3, 4}, {6, 1, -1}, false, {6, 1, 4}},
-      {{2, 3, 4}, {3, -1, 8}, false, {3, 1, 8}},
-      {{2, 3, 4}, {-1}, false, {24}},
-      {{2, 3, 4}, {-2}, false, {2, 3, 4}},
-      {{2, 3, 4}, {2, -2}, false, {2, 3, 4}},
-      {{2, 3, 4}, {-2, 1, 1}, false, {2, 3, 4, 1, 1}},
-      {{2, 3, 4}, {-3, 4}, false, {6, 4}},
-      {{2, 3, 4, 5}, {-3, -3}, false, {6, 20}},
-      {{2, 3, 4}, {0, -3}, false, {2, 12}},
-      {{2, 3, 4}, {-3, -2}, false, {6, 4}},
-      {{2, 3, 4}, {-4, 1, 2, -2}, false, {1, 2, 3, 4}},
-      {{2, 3, 4}, {2, -4, -1, 3, -2}, false, {2, 1, 3, 4}},
-      {{10, 5, 4}, {-1, 0}, false, {40, 5}},
-      {{10, 5, 4}, {-1, 0}, true, {50, 4}},
-      {{2, 3, 4}, {0, -1}, false, {2, 12}},
-      {{2, 3, 4}, {0, -1}, true, {3, 8}},
-      {{2, 3, 4}, {-2, -4, 2, -1}, true, {2, 3, 2, 2}},
-      {{6, 4}, {-4, 2, 3, 4}, true, {2, 3, 4}},
-      {{6, 4}, {-4, -1, 3, 0}, true, {2, 3, 4}},
-      {{2, 3, 4, 5}, {-3, -3}, true, {6, 20}},
-      {{2, 3, 4}, {-3, 0}, true, {6, 4}},
-      {{2, 3, 4}, {-1, -2}, false, {2, 3, 4}},
-      {{2, 3, 4}, {-1, -2}, true, {1, 2, 3, 4}},
-      {TShape::Scalar(), {1, 1}, false, {1, 1}},
-      {{1, 1}, TShape::Scalar(), false, TShape::Scalar()},
-      {{0, 3}, {-1, 3}, false, {0, 3}},
-      {{0, 3}, {3, 0, 0}, true, {3, 0, 3}},
-  };
-  for (const ReshapeCase& c : cases) {
+  for (const ReshapeCase& c : DocumentedReshapeCases()) {
     NDArray x = RandomArray(c.in, DType::kFloat32, -1, 1, 3);
     NDArray y = nd::reshape(x, c.codes, c.reverse);
     EXPECT_EQ(y.shape(), c.expected)
@@ -277,4 +234,5 @@ TEST(Cast, ZeroSizeScalarAndAlias) {
 }
 
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -270,11 +270,18 @@ void RegisterSoftmaxBackward(const std::string& name, FCompute compute) {
 // Inputs (out_grad of shape (1,), data, label); output data_grad =
 // out_grad * (softmax(data) - one_hot(label)). Labels were checked by the
 // forward.
-void CrossEntropyBackwardCompute(const OpContext&, const NodeAttrs&,
+void CrossEntropyBackwardCompute(const OpContext&, const NodeAttrs& attrs,
                                  const std::vector<TBlob>& in,
                                  const std::vector<OpReqType>& req,
                                  const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp) return;
+  if (in[1].shape.ndim() != 2 || in[2].Size() != in[1].shape[0] ||
+      in[0].Size() != 1) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": out_grad ", in[0].shape.ToString(), ", data ",
+        in[1].shape.ToString(), " and label ", in[2].shape.ToString(),
+        " do not fit (1 element; (batch, classes); batch labels)"));
+  }
   const int64_t n = in[1].shape[0], c = in[1].shape[1];
   MX_FLOAT_DTYPE_SWITCH(in[1].dtype, T, {
     using A = AccType<T>;
@@ -293,8 +300,15 @@ void CrossEntropyBackwardCompute(const OpContext&, const NodeAttrs&,
         for (int64_t j = 0; j < c; ++j) {
           sum += std::exp(static_cast<double>(static_cast<A>(row[j]) - mx));
         }
-        const int64_t target =
-            static_cast<int64_t>(static_cast<double>(label[i]));
+        // As the forward: a label outside [0, c) (or NaN) is an error, and
+        // never converted to an integer out of range.
+        const double lv = static_cast<double>(label[i]);
+        if (!(lv >= 0 && lv < static_cast<double>(c))) {
+          throw InvalidArgument(absl::StrCat(
+              OpLabel(attrs), ": input 2 (label) holds ", lv, " at row ", i,
+              ", outside the ", c, " classes [0, ", c, ") of data"));
+        }
+        const int64_t target = static_cast<int64_t>(lv);
         for (int64_t j = 0; j < c; ++j) {
           const double prob =
               std::exp(static_cast<double>(static_cast<A>(row[j]) - mx)) / sum;
@@ -317,6 +331,13 @@ MX_REGISTER_OP(_backward_softmax_cross_entropy)
       AssignShape(attrs, in, 0, TShape{1}, false);
       AssignShape(attrs, out, 0, (*in)[1], true);
       AssignShape(attrs, in, 1, (*out)[0], false);
+      // data and label as the forward takes them: (batch, classes) and
+      // (batch,). Rank-0 inputs reached the kernel's shape[1] (found by
+      // //fuzz:op_attrs_fuzzer).
+      std::vector<TShape> fwd_in{(*in)[1], (*in)[2]}, fwd_out(1);
+      CrossEntropyShape(attrs, &fwd_in, &fwd_out);
+      AssignShape(attrs, in, 1, fwd_in[0], false);
+      AssignShape(attrs, in, 2, fwd_in[1], false);
     })
     .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
                      std::vector<DType>* out) {

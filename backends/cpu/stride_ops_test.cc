@@ -1,19 +1,13 @@
 #include <optional>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
+namespace testing {
 namespace {
-
-using testing::ArrayOf;
-using testing::ExpectError;
-using testing::RandomArray;
-using testing::Ravel;
-using testing::ToDouble;
-using testing::Unravel;
 
 // ---- transpose. ----
 
@@ -270,4 +264,5 @@ TEST(StrideOps, LargeInputsMatchReference) {
   EXPECT_EQ(ToDouble(y), sexp);
 }
 }  // namespace
+}  // namespace testing
 }  // namespace mx

@@ -1,7 +1,7 @@
 // Gradients of tril / triu, first and second order.
-#include "backends/cpu/grad_check.h"
-#include "backends/cpu/op_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -2,10 +2,10 @@
 // j - i <= k (tril) or j - i >= k (triu).
 #include <vector>
 
-#include "backends/cpu/op_test_util.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "imperative/executor.h"
+#include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
-#include "subgraph/plugin.h"
 
 namespace mx {
 namespace {

@@ -1,55 +1,51 @@
 // The fuse plugin: backend "fuse" claims connected chains and trees of
-// elementwise ops and replaces each with one _fused_elemwise op.
-#include "absl/strings/str_cat.h"
-#include "backends/fuse/fused_op.h"
-#include "subgraph/plugin.h"
+// elementwise ops and replaces each with one _fused_elemwise op. Written
+// against the C plugin ABI's C++ layer only.
+#include <memory>
+#include <string>
 
-namespace mx {
-namespace fuse {
+#include "backends/fuse/fused_op.h"
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+namespace mxfuse {
 namespace {
 
-class ElemwiseSelector : public SubgraphSelector {
+// Chains and trees of fusable ops; a single op gains nothing from fusion.
+class ElemwiseSelector : public mxplugin::PredicateSelector {
  public:
-  bool Select(const Node& n) override { return Claims(n); }
-  bool SelectInput(const Node&, const Node& n) override { return Claims(n); }
-  bool SelectOutput(const Node&, const Node& n) override { return Claims(n); }
-  // A single op gains nothing from fusion.
-  std::vector<const Node*> Filter(
-      const std::vector<const Node*>& candidates) override {
-    return candidates.size() > 1 ? candidates : std::vector<const Node*>{};
-  }
-
- private:
-  static bool Claims(const Node& n) {
-    return !n.is_variable() && n.control_deps.empty() &&
-           IsFusable(n.op()->name());
+  ElemwiseSelector()
+      : PredicateSelector([](const mxplugin::NodeView& n) {
+          return !n.is_variable() && !n.has_control_deps() &&
+                 IsFusable(std::string(n.op()));
+        }) {}
+  std::vector<bool> Filter(
+      const std::vector<mxplugin::NodeView>& candidates) override {
+    return std::vector<bool>(candidates.size(), candidates.size() > 1);
   }
 };
 
-class FuseProperty : public SubgraphProperty {
+class FuseProperty : public mxplugin::Property {
  public:
   std::string name() const override { return "fuse"; }
   // _fused_elemwise has no gradient.
   bool inference_only() const override { return true; }
-  SubgraphSelectorPtr CreateSubgraphSelector() const override {
-    return std::make_shared<ElemwiseSelector>();
+  std::unique_ptr<mxplugin::Selector> CreateSelector() override {
+    return std::make_unique<ElemwiseSelector>();
   }
-  NodePtr CreateSubgraphNode(const Symbol& symbol, int id) const override {
-    NodePtr node = MakeSubgraphOpNode("_fused_elemwise", symbol,
-                                      absl::StrCat("fused", id));
-    node->attrs.parsed = std::shared_ptr<const Program>(
-        std::make_shared<Program>(Compile(symbol)));
+  mxplugin::SubgraphNode CreateNode(const MxGraphView& graph, int) override {
+    mxplugin::SubgraphNode node;
+    node.op = "_fused_elemwise";
+    node.attrs = ToAttrs(Compile(graph));
     return node;
   }
 };
 
-void Register(PluginRegistrar& r) {
-  RegisterFusedOp(r);
-  r.RegisterSubgraphProperty("fuse", std::make_shared<FuseProperty>());
+void Register(mxplugin::Plugin& p) {
+  RegisterFusedOp(p);
+  p.RegisterSubgraphProperty("fuse", std::make_shared<FuseProperty>());
 }
 
 }  // namespace
-}  // namespace fuse
-}  // namespace mx
+}  // namespace mxfuse
 
-MX_DEFINE_PLUGIN("fuse", mx::fuse::Register)
+MX_PLUGIN("fuse", mxfuse::Register)

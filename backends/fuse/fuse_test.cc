@@ -1,11 +1,13 @@
 // The fuse plugin, loaded only through MX_PLUGINS (set in BUILD).
 #include <algorithm>
 
-#include "backends/cpu/op_test_util.h"
+#include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/executor.h"
+#include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
-#include "subgraph/plugin.h"
-#include "subgraph/subgraph_test_util.h"
+#include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 
 namespace mx {
 namespace {
@@ -30,6 +32,15 @@ Symbol Chain() {
   return Op("relu", {Op("elemwise_sub", {g, x})});
 }
 
+// Same random inputs into both executors: outputs equal bit for bit.
+void ExpectSameForward(Executor* ref, Executor* other) {
+  testing::FillRandom(ref, -2, 2);
+  testing::CopyInputs(*ref, other);
+  ref->Forward();
+  other->Forward();
+  EXPECT_TRUE(testing::SameOutputs(*ref, *other));
+}
+
 void ExpectFusedMatches(const Symbol& net, DType dtype, int fused_nodes) {
   const std::map<std::string, TShape> shapes = {{"x", {5, 7}}, {"w", {5, 7}}};
   const std::map<std::string, DType> types = {{"x", dtype}, {"w", dtype}};
@@ -42,11 +53,7 @@ void ExpectFusedMatches(const Symbol& net, DType dtype, int fused_nodes) {
                                  OpReqType::kNullOp);
   }
   EXPECT_EQ(CountOps(fused->symbol(), "_fused_elemwise"), fused_nodes);
-  testing::FillRandom(ref.get(), -2, 2);
-  testing::CopyInputs(*ref, fused.get());
-  ref->Forward();
-  fused->Forward();
-  EXPECT_TRUE(testing::SameOutputs(*ref, *fused));
+  ExpectSameForward(ref.get(), fused.get());
 }
 
 TEST(FusePlugin, LoadedFromMxPlugins) {
@@ -76,11 +83,7 @@ TEST(FusePlugin, NonElementwiseOpsSplitTheChain) {
       Executor::SimpleBind(out, Context::CPU(), shapes, {}, OpReqType::kNullOp);
   auto exec = Executor::SimpleBind(part, Context::CPU(), shapes, {},
                                    OpReqType::kNullOp);
-  testing::FillRandom(ref.get());
-  testing::CopyInputs(*ref, exec.get());
-  ref->Forward();
-  exec->Forward();
-  EXPECT_TRUE(testing::SameOutputs(*ref, *exec));
+  ExpectSameForward(ref.get(), exec.get());
 }
 
 TEST(FusePlugin, SkippedWhenGradientsAreRequested) {
@@ -91,6 +94,50 @@ TEST(FusePlugin, SkippedWhenGradientsAreRequested) {
   EXPECT_EQ(CountOps(part, "_fused_elemwise"), 0);
   ASSERT_EQ(report.notes.size(), 1u);
   EXPECT_TRUE(testing::Contains(report.notes[0], "inference only"));
+}
+
+TEST(FusePlugin, PartitionedGraphSurvivesJsonRoundTrip) {
+  const Symbol part = PartitionGraph(Chain(), "fuse");
+  ASSERT_EQ(CountOps(part, "_fused_elemwise"), 1);
+  const Symbol loaded = Symbol::FromJSON(part.ToJSON());
+  EXPECT_EQ(loaded.ToJSON(), part.ToJSON());
+  const std::map<std::string, TShape> shapes = {{"x", {3, 4}}, {"w", {3, 4}}};
+  auto a = Executor::SimpleBind(part, Context::CPU(), shapes, {},
+                                OpReqType::kNullOp);
+  auto b = Executor::SimpleBind(loaded, Context::CPU(), shapes, {},
+                                OpReqType::kNullOp);
+  ExpectSameForward(a.get(), b.get());
+}
+
+TEST(FusePlugin, MalformedProgramsAreTypedErrors) {
+  const Symbol x = Symbol::Variable("x");
+  auto create = [&](AttrDict attrs) {
+    return Symbol::Create("_fused_elemwise", {x}, attrs);
+  };
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        create(
+            {{"num_inputs", "1"}, {"program", "exp 5 -1 0"}, {"outputs", "1"}});
+      },
+      {"plugin \"fuse\"", "malformed program instruction"});
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        create({{"num_inputs", "1"},
+                {"program", "launch 0 -1 0"},
+                {"outputs", "1"}});
+      },
+      {"unknown instruction \"launch\""});
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        create(
+            {{"num_inputs", "1"}, {"program", "exp 0 -1 0"}, {"outputs", "9"}});
+      },
+      {"bad output register \"9\""});
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        create({{"num_inputs", "1"}, {"outputs", "1"}});
+      },
+      {"attribute \"program\" is required"});
 }
 
 }  // namespace

@@ -6,19 +6,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <sstream>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
-
-namespace mx {
-namespace fuse {
+namespace mxfuse {
 namespace {
+
+using mxplugin::Error;
 
 constexpr int64_t kBlock = 2048;
 
-const absl::flat_hash_map<std::string, Code>& Codes() {
-  static const auto* codes = new absl::flat_hash_map<std::string, Code>{
+const std::map<std::string, Code, std::less<>>& Codes() {
+  static const auto* codes = new std::map<std::string, Code, std::less<>>{
       {"negative", Code::kNegative},
       {"abs", Code::kAbs},
       {"exp", Code::kExp},
@@ -110,16 +112,16 @@ void Exec(const Instr& in, const T* a, const T* b, T* y, int64_t n) {
 }
 
 template <typename T>
-void Run(const Program& p, const std::vector<TBlob>& in,
-         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const int64_t n = out[0].Size();
+void Run(const Program& p, mxplugin::Tensors in, const int32_t* req,
+         mxplugin::Tensors out) {
+  const int64_t n = out[0].size();
   // Where each register's current block lives: inputs and outputs written
   // once by overwrite are used in place, the rest in scratch.
   std::vector<int> out_of_reg(p.num_regs, -1), uses(p.num_regs, 0);
   for (int r : p.outputs) ++uses[r];
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const int r = p.outputs[k];
-    if (r >= p.num_inputs && uses[r] == 1 && req[k] == OpReqType::kWriteTo) {
+    if (r >= p.num_inputs && uses[r] == 1 && req[k] == MX_REQ_WRITE) {
       out_of_reg[r] = static_cast<int>(k);
     }
   }
@@ -141,13 +143,12 @@ void Run(const Program& p, const std::vector<TBlob>& in,
     }
     for (size_t k = 0; k < p.outputs.size(); ++k) {
       const int r = p.outputs[k];
-      if (out_of_reg[r] == static_cast<int>(k) ||
-          req[k] == OpReqType::kNullOp) {
+      if (out_of_reg[r] == static_cast<int>(k) || req[k] == MX_REQ_NULL) {
         continue;
       }
       T* y = out[k].data<T>() + start;
       const T* x = reg[r];
-      if (req[k] == OpReqType::kAddTo) {
+      if (req[k] == MX_REQ_ADD) {
         for (int64_t e = 0; e < len; ++e) y[e] += x[e];
       } else if (x != y) {
         std::copy(x, x + len, y);
@@ -156,133 +157,253 @@ void Run(const Program& p, const std::vector<TBlob>& in,
   }
 }
 
-std::shared_ptr<const Program> GetProgram(const NodeAttrs& attrs) {
-  using Ptr = std::shared_ptr<const Program>;
-  if (const Ptr* p = std::any_cast<Ptr>(&attrs.parsed)) return *p;
-  if (attrs.subgraphs.empty()) {
-    throw InvalidArgument("_fused_elemwise \"" + attrs.name +
-                          "\" holds no subgraph");
+const char* NameOf(Code code) {
+  for (const auto& [name, c] : Codes()) {
+    if (c == code) return name.c_str();
   }
-  return std::make_shared<const Program>(Compile(*attrs.subgraphs[0]));
+  return "?";
 }
 
-// Every register an op reads or writes has one shape (or dtype).
-template <typename V, typename Merge>
-void Unify(const NodeAttrs& attrs, const char* what, std::vector<V>* in,
-           std::vector<V>* out, Merge merge) {
-  const std::shared_ptr<const Program> p = GetProgram(attrs);
-  V common{};
-  bool have = false;
-  auto take = [&](const V& v, const std::string& where) {
-    if (!have) {
-      common = v;
-      have = true;
-    } else if (!merge(&common, v)) {
-      throw ShapeError(absl::StrCat("_fused_elemwise \"", attrs.name,
-                                    "\": ", where, " has another ", what,
-                                    " than the other operands"));
+bool IsBinary(Code c) {
+  return c == Code::kAdd || c == Code::kSub || c == Code::kMul ||
+         c == Code::kDiv;
+}
+
+// The registers each op reads must exist and precede it.
+void Validate(const Program& p) {
+  int next = p.num_inputs;
+  for (const Instr& i : p.instrs) {
+    const bool binary = IsBinary(i.code);
+    if (i.a < 0 || i.a >= next || (binary && (i.b < 0 || i.b >= next)) ||
+        (!binary && i.b != -1) || i.dst != next) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "_fused_elemwise: malformed program instruction");
+    }
+    ++next;
+  }
+  if (p.outputs.empty()) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, "_fused_elemwise: no outputs");
+  }
+  for (int r : p.outputs) {
+    if (r < 0 || r >= next) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "_fused_elemwise: an output names no register");
+    }
+  }
+}
+
+void MarkUsed(Program* p) {
+  p->input_used.assign(p->num_inputs, false);
+  auto use = [&](int r) {
+    if (r >= 0 && r < p->num_inputs) p->input_used[r] = true;
+  };
+  for (const Instr& i : p->instrs) {
+    use(i.a);
+    use(i.b);
+  }
+  for (int r : p->outputs) use(r);
+}
+
+// Every register an op reads or writes has one shape.
+void InferShape(const mxplugin::Attrs& attrs, mxplugin::ShapeSlots& in,
+                mxplugin::ShapeSlots& out) {
+  const Program& p = attrs.parsed<Program>();
+  std::optional<mxplugin::Shape> common;
+  auto take = [&](const std::optional<mxplugin::Shape>& s) {
+    if (!s) return;
+    if (!common) {
+      common = s;
+      return;
+    }
+    if (s->size() != common->size()) {
+      throw Error(MX_STATUS_SHAPE_ERROR,
+                  "_fused_elemwise: operands have different ranks");
+    }
+    for (size_t d = 0; d < s->size(); ++d) {
+      if ((*common)[d] < 0) (*common)[d] = (*s)[d];
+      if ((*s)[d] >= 0 && (*s)[d] != (*common)[d]) {
+        throw Error(MX_STATUS_SHAPE_ERROR,
+                    "_fused_elemwise: operands have different shapes");
+      }
     }
   };
-  for (size_t i = 0; i < in->size(); ++i) {
-    if (p->input_used[i]) take((*in)[i], absl::StrCat("input ", i));
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (p.input_used[i]) take(in[i]);
   }
-  for (size_t k = 0; k < out->size(); ++k) {
-    take((*out)[k], absl::StrCat("output ", k));
+  for (const auto& s : out) take(s);
+  if (!common) return;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (p.input_used[i]) in[i] = common;
   }
-  for (size_t i = 0; i < in->size(); ++i) {
-    if (p->input_used[i]) (*in)[i] = common;
+  for (auto& s : out) s = common;
+}
+
+void InferType(const mxplugin::Attrs& attrs, std::vector<int>& in,
+               std::vector<int>& out) {
+  const Program& p = attrs.parsed<Program>();
+  int t = MX_DTYPE_UNKNOWN;
+  auto take = [&](int v) {
+    if (v == MX_DTYPE_UNKNOWN) return;
+    if (t == MX_DTYPE_UNKNOWN) t = v;
+    if (v != t) {
+      throw Error(MX_STATUS_DTYPE_ERROR,
+                  "_fused_elemwise: operands have different dtypes");
+    }
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (p.input_used[i]) take(in[i]);
   }
-  for (V& v : *out) v = common;
+  for (int v : out) take(v);
+  if (t == MX_DTYPE_UNKNOWN) return;
+  if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                "_fused_elemwise: only float32 and float64 are supported");
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (p.input_used[i]) in[i] = t;
+  }
+  for (int& v : out) v = t;
 }
 
 }  // namespace
 
-bool IsFusable(const std::string& name) { return Codes().contains(name); }
+bool IsFusable(const std::string& name) { return Codes().count(name) > 0; }
 
-Program Compile(const Symbol& subgraph) {
+Program Compile(const MxGraphView& g) {
   Program p;
-  const std::vector<NodePtr> inputs = SubgraphInputs(subgraph);
-  p.num_inputs = static_cast<int>(inputs.size());
-  p.input_used.assign(inputs.size(), false);
-  absl::flat_hash_map<const Node*, int> reg;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    reg[inputs[i].get()] = static_cast<int>(i);
+  p.num_inputs = g.num_inputs;
+  // Register of each graph node (inputs first, then one per op).
+  std::vector<int> reg(g.num_nodes, -1);
+  for (int i = 0; i < g.num_inputs; ++i) {
+    if (g.input_nodes[i] >= 0) reg[g.input_nodes[i]] = i;
   }
   int next = p.num_inputs;
-  DFSVisit(subgraph.outputs, [&](const NodePtr& n) {
-    if (n->is_variable()) return;
-    auto code = Codes().find(n->op()->name());
+  for (int k = 0; k < g.num_nodes; ++k) {
+    const MxNodeView& n = g.nodes[k];
+    if (n.op_name[0] == '\0') continue;  // A variable: an input.
+    auto code = Codes().find(n.op_name);
     if (code == Codes().end()) {
-      throw InvalidArgument(absl::StrCat("_fused_elemwise: node \"", n->name(),
-                                         "\" (op ", n->op()->name(),
-                                         ") is not elementwise-fusable"));
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  std::string("_fused_elemwise: node \"") + n.node_name +
+                      "\" (op " + n.op_name + ") is not elementwise-fusable");
     }
     Instr in;
     in.code = code->second;
-    in.a = reg.at(n->inputs[0].node.get());
-    if (n->inputs.size() > 1) in.b = reg.at(n->inputs[1].node.get());
-    for (int r : {in.a, in.b}) {
-      if (r >= 0 && r < p.num_inputs) p.input_used[r] = true;
-    }
-    auto s = n->attrs.dict.find("scalar");
-    if (s != n->attrs.dict.end()) in.scalar = std::stod(s->second);
+    in.a = reg[n.input_nodes[0]];
+    if (n.num_inputs > 1) in.b = reg[n.input_nodes[1]];
+    in.scalar = mxplugin::Attrs(&n.attrs).GetFloat("scalar", 0);
     in.dst = next++;
-    reg[n.get()] = in.dst;
-    absl::StrAppend(&p.text, "r", in.dst, " = ", n->op()->name(), "(r", in.a,
-                    in.b >= 0 ? absl::StrCat(", r", in.b) : "", ")\n");
+    reg[k] = in.dst;
     p.instrs.push_back(in);
-  });
+  }
   p.num_regs = next;
-  for (const NodeEntry& e : subgraph.outputs) {
-    const int r = reg.at(e.node.get());
-    if (r < p.num_inputs) p.input_used[r] = true;
-    p.outputs.push_back(r);
+  for (int i = 0; i < g.num_outputs; ++i)
+    p.outputs.push_back(reg[g.output_nodes[i]]);
+  Validate(p);
+  MarkUsed(&p);
+  for (const Instr& i : p.instrs) {
+    p.text += "r" + std::to_string(i.dst) + " = " + NameOf(i.code) + "(r" +
+              std::to_string(i.a) +
+              (i.b >= 0 ? ", r" + std::to_string(i.b) : "") + ")\n";
   }
   return p;
 }
 
-void RegisterFusedOp(PluginRegistrar& r) {
-  r.RegisterOp("_fused_elemwise")
-      .Describe(
-          "A chain or tree of elementwise ops (attrs.subgraphs[0]) computed "
-          "in one pass over memory (fuse plugin); float32 and float64.")
-      .SetNumInputs(
-          [](const NodeAttrs& attrs) { return GetProgram(attrs)->num_inputs; })
-      .SetNumOutputs([](const NodeAttrs& attrs) {
-        return static_cast<int>(GetProgram(attrs)->outputs.size());
-      })
-      .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                        std::vector<TShape>* out) {
-        Unify<TShape>(attrs, "shape", in, out, MergeShape);
-      })
-      .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                       std::vector<DType>* out) {
-        Unify<DType>(attrs, "dtype", in, out, [](DType* d, const DType& s) {
-          if (s == DType::kUnknown) return true;
-          if (*d == DType::kUnknown) *d = s;
-          return *d == s;
-        });
-        const DType t = out->empty() ? DType::kUnknown : (*out)[0];
-        if (t != DType::kUnknown && t != DType::kFloat32 &&
-            t != DType::kFloat64) {
-          throw DTypeError(absl::StrCat("_fused_elemwise \"", attrs.name,
-                                        "\": dtype ", DTypeName(t),
-                                        " is not supported (float32, "
-                                        "float64)"));
-        }
-      })
-      .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
-                                    const std::vector<TBlob>& in,
-                                    const std::vector<OpReqType>& req,
-                                    const std::vector<TBlob>& out) {
-        const std::shared_ptr<const Program> p = GetProgram(attrs);
-        if (out[0].dtype == DType::kFloat64) {
-          Run<double>(*p, in, req, out);
-        } else {
-          Run<float>(*p, in, req, out);
-        }
-      });
+std::vector<std::pair<std::string, std::string>> ToAttrs(const Program& p) {
+  std::string program, outputs;
+  char scalar[32];
+  for (const Instr& i : p.instrs) {
+    std::snprintf(scalar, sizeof(scalar), "%.17g", i.scalar);
+    program += std::string(program.empty() ? "" : ";") + NameOf(i.code) + " " +
+               std::to_string(i.a) + " " + std::to_string(i.b) + " " + scalar;
+  }
+  for (int r : p.outputs) {
+    outputs += (outputs.empty() ? "" : ",") + std::to_string(r);
+  }
+  return {{"num_inputs", std::to_string(p.num_inputs)},
+          {"program", program},
+          {"outputs", outputs}};
 }
 
-}  // namespace fuse
-}  // namespace mx
+Program FromAttrs(const mxplugin::Attrs& attrs) {
+  Program p;
+  const int64_t num_inputs = attrs.GetInt("num_inputs", -1);
+  if (num_inputs < 0 || num_inputs > 65536) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                "_fused_elemwise: num_inputs must be 0 to 65536");
+  }
+  p.num_inputs = static_cast<int>(num_inputs);
+  int next = p.num_inputs;
+  std::stringstream program(attrs.Get("program"));
+  std::string line;
+  while (std::getline(program, line, ';')) {
+    std::istringstream fields(line);
+    std::string name;
+    Instr in;
+    if (!(fields >> name >> in.a >> in.b >> in.scalar)) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "_fused_elemwise: cannot read instruction \"" + line + "\"");
+    }
+    auto code = Codes().find(name);
+    if (code == Codes().end()) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "_fused_elemwise: unknown instruction \"" + name + "\"");
+    }
+    in.code = code->second;
+    in.dst = next++;
+    p.instrs.push_back(in);
+  }
+  std::stringstream outputs(attrs.Get("outputs"));
+  while (std::getline(outputs, line, ',')) {
+    char* end = nullptr;
+    const long r = std::strtol(line.c_str(), &end, 10);
+    if (end == line.c_str() || *end != '\0' || r < 0 || r >= next) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "_fused_elemwise: bad output register \"" + line + "\"");
+    }
+    p.outputs.push_back(static_cast<int>(r));
+  }
+  p.num_regs = next;
+  Validate(p);
+  MarkUsed(&p);
+  return p;
+}
+
+void RegisterFusedOp(mxplugin::Plugin& plugin) {
+  plugin.RegisterOp(
+      mxplugin::OpDef("_fused_elemwise")
+          .Describe(
+              "A chain or tree of elementwise ops, compiled to a register "
+              "program, computed in one pass over memory (fuse plugin); "
+              "float32 and float64.")
+          .Attr("num_inputs", MX_ATTR_INT, std::nullopt, "inputs")
+          .Attr("program", MX_ATTR_STRING, std::nullopt,
+                "instructions \"op a b scalar\" separated by ';'")
+          .Attr("outputs", MX_ATTR_STRING, std::nullopt,
+                "registers of the outputs, comma separated")
+          .Parse([](const mxplugin::Attrs& attrs) {
+            return std::static_pointer_cast<void>(
+                std::make_shared<Program>(FromAttrs(attrs)));
+          })
+          .NumInputs([](const mxplugin::Attrs& attrs) {
+            return attrs.parsed<Program>().num_inputs;
+          })
+          .NumOutputs([](const mxplugin::Attrs& attrs) {
+            return static_cast<int>(attrs.parsed<Program>().outputs.size());
+          })
+          .InferShape(InferShape)
+          .InferType(InferType)
+          .Kernel(MX_DEVICE_CPU,
+                  [](const mxplugin::KernelContext&,
+                     const mxplugin::Attrs& attrs, mxplugin::Tensors in,
+                     const int32_t* req, mxplugin::Tensors out) {
+                    const Program& p = attrs.parsed<Program>();
+                    if (out[0].dtype() == MX_DTYPE_FLOAT64) {
+                      Run<double>(p, in, req, out);
+                    } else {
+                      Run<float>(p, in, req, out);
+                    }
+                  }));
+}
+
+}  // namespace mxfuse

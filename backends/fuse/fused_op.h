@@ -4,13 +4,12 @@
 #define MXCORE_BACKENDS_FUSE_FUSED_OP_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "graph/symbol.h"
-#include "subgraph/plugin.h"
+#include "backends/plugin_api/mx_plugin_cpp.h"
 
-namespace mx {
-namespace fuse {
+namespace mxfuse {
 
 enum class Code {
   kNegative,
@@ -58,13 +57,19 @@ struct Program {
   std::string text;  // One line per instruction, for errors and DOT.
 };
 
-// Throws InvalidArgument naming the node when an op is not fusable.
-Program Compile(const Symbol& subgraph);
+// Compiles a subgraph the host handed to the property; throws
+// mxplugin::Error naming the node when an op is not fusable.
+Program Compile(const MxGraphView& subgraph);
+
+// The program as the attributes of a _fused_elemwise node ("num_inputs",
+// "program", "outputs"), and back (throws mxplugin::Error on bad text, so
+// a hand-edited graph file cannot index out of range).
+std::vector<std::pair<std::string, std::string>> ToAttrs(const Program& p);
+Program FromAttrs(const mxplugin::Attrs& attrs);
 
 // Registers op "_fused_elemwise".
-void RegisterFusedOp(PluginRegistrar& r);
+void RegisterFusedOp(mxplugin::Plugin& p);
 
-}  // namespace fuse
-}  // namespace mx
+}  // namespace mxfuse
 
 #endif  // MXCORE_BACKENDS_FUSE_FUSED_OP_H_

@@ -1,0 +1,151 @@
+#include "backends/onednn/dnnl_context.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "backends/onednn/attr_parse.h"
+
+namespace mx_onednn {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine =
+      new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+int KernelThreads() {
+#if defined(__SANITIZE_THREAD__)
+  return 1;
+#else
+  static const int threads = [] {
+    const char* env = std::getenv("MX_CPU_KERNEL_NTHREADS");
+    if (env == nullptr) return 1;
+    const std::optional<int64_t> v = ParseInt(env);
+    // The host validates the variable (ConfigError naming it) before any
+    // kernel runs; a value it would refuse never gets here.
+    return v && *v >= 1 && *v <= 256 ? static_cast<int>(*v) : 1;
+  }();
+  return threads;
+#endif
+}
+
+void PrepareThread() {
+  thread_local bool prepared = false;
+  if (prepared) return;
+  omp_set_num_threads(KernelThreads());
+  prepared = true;
+}
+
+namespace {
+std::atomic<int64_t> declined_calls{0};
+}  // namespace
+
+int64_t DeclinedCalls() { return declined_calls.load(); }
+
+void Decline(const std::string& op, const std::string& why) {
+  ++declined_calls;
+  static const bool verbose = [] {
+    const char* env = std::getenv("MX_ONEDNN_VERBOSE");
+    return env != nullptr && ParseBool(env).value_or(false);
+  }();
+  const std::string message =
+      "onednn: " + op + " runs on the built-in " + "kernel: " + why;
+  if (verbose) std::fprintf(stderr, "%s\n", message.c_str());
+  throw mxplugin::Error(MX_STATUS_NOT_IMPLEMENTED, message);
+}
+
+void RequireFloat32(const std::string& op, mxplugin::Tensors in,
+                    mxplugin::Tensors out) {
+  for (mxplugin::Tensors ts : {in, out}) {
+    for (int i = 0; i < ts.size(); ++i) {
+      if (ts[i].dtype() != MX_DTYPE_FLOAT32) {
+        Decline(op, "only float32 is handled");
+      }
+      if (ts[i].dev_type() != MX_DEVICE_CPU) Decline(op, "not on the CPU");
+      if (ts[i].size() == 0) Decline(op, "an array has no elements");
+    }
+  }
+}
+
+dnnl::memory::desc PlainDesc(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return StridedDesc(dims, strides);
+}
+
+dnnl::memory::desc StridedDesc(const Dims& dims, const Dims& strides) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data) {
+  return dnnl::memory(md, Engine(), const_cast<void*>(data));
+}
+
+std::string DimsKey(const Dims& dims) {
+  std::string key;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) key += 'x';
+    key += std::to_string(dims[i]);
+  }
+  return key;
+}
+
+dnnl::primitive_attr UserScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+             std::unordered_map<int, dnnl::memory> args) {
+  PrepareThread();
+  thread_local dnnl::stream stream(Engine());
+  // Grows to the largest scratchpad this thread has needed; 64-byte
+  // aligned as oneDNN prefers.
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t buffer_size = 0;
+  const size_t bytes = scratchpad.get_size();
+  if (bytes > 0) {
+    if (bytes + 64 > buffer_size) {
+      buffer_size = bytes + 64;
+      buffer.reset(new char[buffer_size]);
+    }
+    void* aligned = buffer.get();
+    size_t space = buffer_size;
+    std::align(64, bytes, aligned, space);
+    args.emplace(DNNL_ARG_SCRATCHPAD, Wrap(scratchpad, aligned));
+  }
+  p.execute(stream, args);
+  stream.wait();
+}
+
+OutputBuffer::OutputBuffer(const mxplugin::Tensor& out, int32_t req,
+                           std::vector<const void*> must_not_alias)
+    : array_(out.data<float>()), size_(out.size()), req_(req) {
+  target_ = array_;
+  bool aliased = false;
+  for (const void* p : must_not_alias) aliased |= p == array_;
+  if (req_ == MX_REQ_ADD || (req_ != MX_REQ_NULL && aliased)) {
+    temp_.resize(static_cast<size_t>(size_));
+    target_ = temp_.data();
+    copy_back_ = true;
+  }
+}
+
+void OutputBuffer::Finish() {
+  if (!copy_back_) return;
+  if (req_ == MX_REQ_ADD) {
+    for (int64_t i = 0; i < size_; ++i) array_[i] += temp_[i];
+  } else {
+    std::copy(temp_.begin(), temp_.end(), array_);
+  }
+}
+
+}  // namespace mx_onednn

@@ -1,0 +1,93 @@
+// What every oneDNN kernel of the plugin shares: the CPU engine, one
+// stream per calling thread, the thread count oneDNN's OpenMP uses, plain
+// (row-major) memory descriptors over mxcore's arrays, write requests,
+// user-managed scratchpads, and declining a call.
+//
+//   PrepareThread();                       // OpenMP team size, once/thread
+//   dnnl::memory src = Wrap(PlainDesc({n, c, h, w}), x.data<float>());
+//   OutputBuffer dst(out[0], req[0]);      // kAddTo goes through a buffer
+//   Execute(prim, scratchpad_md, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, ...}});
+//   dst.Finish();
+#ifndef MXCORE_BACKENDS_ONEDNN_DNNL_CONTEXT_H_
+#define MXCORE_BACKENDS_ONEDNN_DNNL_CONTEXT_H_
+
+#include <dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+namespace mx_onednn {
+
+using Dims = dnnl::memory::dims;
+
+const dnnl::engine& Engine();
+
+// Threads one kernel uses: MX_CPU_KERNEL_NTHREADS (1..256, default 1; the
+// variable the built-in kernels read), forced to 1 under ThreadSanitizer
+// (Debian's libgomp is not instrumented, so its worker threads would be
+// reported as races in oneDNN code).
+int KernelThreads();
+
+// Applies KernelThreads() to OpenMP in the calling thread (once per
+// thread): each engine worker gets its own OpenMP team of that size, so
+// W workers running oneDNN kernels use at most W * KernelThreads() cores.
+void PrepareThread();
+
+// Declines the call: the host runs the built-in kernel instead. With
+// MX_ONEDNN_VERBOSE=1 the reason is printed to stderr.
+[[noreturn]] void Decline(const std::string& op, const std::string& why);
+
+// Calls declined so far (for mx_onednn_stats).
+int64_t DeclinedCalls();
+
+// Declines unless every tensor is float32 on the CPU.
+void RequireFloat32(const std::string& op, mxplugin::Tensors in,
+                    mxplugin::Tensors out);
+
+// Row-major float32 descriptor of `dims`.
+dnnl::memory::desc PlainDesc(const Dims& dims);
+// float32 descriptor with explicit strides (transposed views).
+dnnl::memory::desc StridedDesc(const Dims& dims, const Dims& strides);
+// A memory object over caller-owned data (not copied).
+dnnl::memory Wrap(const dnnl::memory::desc& md, const void* data);
+
+// "2x3x4": for cache keys.
+std::string DimsKey(const Dims& dims);
+
+// An attribute with a user scratchpad (so concurrent executions of one
+// cached primitive from several engine workers never share one).
+dnnl::primitive_attr UserScratchpadAttr();
+
+// Runs `p` on this thread's stream with a scratchpad of `scratchpad`
+// bytes from a per-thread buffer, and waits.
+void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+             std::unordered_map<int, dnnl::memory> args);
+
+// Where a kernel writes one output under its write request: the array
+// itself for kWriteTo/kWriteInplace, a temporary for kAddTo (added to the
+// array by Finish). `must_not_alias` lists input data the primitive reads
+// that must not share memory with the output (in-place requests on ops
+// oneDNN cannot run in place go through the temporary as well).
+class OutputBuffer {
+ public:
+  OutputBuffer(const mxplugin::Tensor& out, int32_t req,
+               std::vector<const void*> must_not_alias = {});
+  bool skip() const { return req_ == MX_REQ_NULL; }
+  float* data() { return target_; }
+  // Adds or copies the temporary into the array; no-op otherwise.
+  void Finish();
+
+ private:
+  float* array_;
+  int64_t size_;
+  int32_t req_;
+  std::vector<float> temp_;
+  float* target_;
+  bool copy_back_ = false;
+};
+
+}  // namespace mx_onednn
+
+#endif  // MXCORE_BACKENDS_ONEDNN_DNNL_CONTEXT_H_

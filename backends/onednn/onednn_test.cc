@@ -1,0 +1,253 @@
+// The oneDNN plugin against the built-in kernels on shapes the conformance
+// table does not reach (odd sizes, batch 1, groups with dilation and
+// asymmetric strides, accumulating gradients), its fallbacks, and
+// hybridized training with and without it. References are computed on the
+// built-in kernels first; then the plugin is loaded (plugins never unload).
+#include <dlfcn.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "engine/engine.h"
+#include "gtest/gtest.h"
+#include "imperative/imperative.h"
+#include "imperative/nd.h"
+#include "nn/nn.h"
+#include "plugin/plugin.h"
+#include "testing/op_test_util.h"
+#include "tools/models.h"
+
+namespace mx {
+namespace {
+
+using testing::AllClose;
+using testing::RandomArray;
+using testing::ToDouble;
+
+// Outputs followed by the gradients of every input.
+using Values = std::vector<std::vector<double>>;
+
+// f(inputs) and d(sum(f * head))/d inputs, gradients written with `req`
+// (kAddTo adds to gradients pre-filled with 1).
+Values Compute(const std::vector<TShape>& shapes, DType dtype, OpReqType req,
+               const std::function<NDArray(const std::vector<NDArray>&)>& f) {
+  std::vector<NDArray> in;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    in.push_back(RandomArray(shapes[i], dtype, -1, 1, 11 + i));
+    autograd::AttachGrad(&in.back(), req);
+    if (req == OpReqType::kAddTo) {
+      CopyFromTo(nd::ones_like(in.back()), in.back().grad());
+    }
+  }
+  NDArray y;
+  {
+    autograd::RecordScope record;
+    y = f(in);
+  }
+  NDArray head = RandomArray(y.shape(), dtype, -1, 1, 5);
+  autograd::Backward({y}, {head});
+  Values v{ToDouble(y)};
+  for (const NDArray& x : in) v.push_back(ToDouble(x.grad()));
+  return v;
+}
+
+struct Case {
+  std::vector<TShape> shapes;
+  DType dtype = DType::kFloat32;
+  OpReqType req = OpReqType::kWriteTo;
+  std::function<NDArray(const std::vector<NDArray>&)> f;
+};
+
+std::map<std::string, Case> Cases() {
+  std::map<std::string, Case> c;
+  c["conv_batch1_stride_pad_dilate_bias"] = {
+      {{1, 3, 17, 13}, {8, 3, 3, 3}, {8}},
+      DType::kFloat32,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) {
+        return nd::Convolution(x[0], x[1], x[2], {3, 3}, 8, {2, 1}, {1, 2},
+                               {2, 1});
+      }};
+  c["conv_groups_no_bias_accumulate"] = {{{3, 6, 9, 10}, {9, 2, 3, 2}},
+                                         DType::kFloat32,
+                                         OpReqType::kAddTo,
+                                         [](const std::vector<NDArray>& x) {
+                                           return nd::Convolution(
+                                               x[0], x[1], NDArray(), {3, 2}, 9,
+                                               {1, 2}, {1, 0}, {1, 1}, 3, true);
+                                         }};
+  c["conv_float64_falls_back"] = {
+      {{2, 3, 7, 7}, {4, 3, 3, 3}, {4}},
+      DType::kFloat64,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) {
+        return nd::Convolution(x[0], x[1], x[2], {3, 3}, 4);
+      }};
+  c["fc_flatten_odd"] = {{{5, 3, 7, 11}, {33, 231}, {33}},
+                         DType::kFloat32,
+                         OpReqType::kWriteTo,
+                         [](const std::vector<NDArray>& x) {
+                           return nd::FullyConnected(x[0], x[1], x[2], 33);
+                         }};
+  c["fc_no_flatten_no_bias"] = {{{4, 3, 10}, {6, 10}},
+                                DType::kFloat32,
+                                OpReqType::kAddTo,
+                                [](const std::vector<NDArray>& x) {
+                                  return nd::FullyConnected(
+                                      x[0], x[1], NDArray(), 6, true, false);
+                                }};
+  c["pool_max_pad"] = {
+      {{2, 4, 11, 9}},
+      DType::kFloat32,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) {
+        return nd::Pooling(x[0], {3, 3}, "max", {2, 2}, {1, 1});
+      }};
+  c["pool_avg_exclude_pad_full"] = {{{1, 3, 10, 8}},
+                                    DType::kFloat32,
+                                    OpReqType::kWriteTo,
+                                    [](const std::vector<NDArray>& x) {
+                                      return nd::Pooling(x[0], {3, 2}, "avg",
+                                                         {2, 2}, {1, 1}, false,
+                                                         "full", false);
+                                    }};
+  c["batch_dot_transposed"] = {{{3, 17, 5}, {3, 9, 17}},
+                               DType::kFloat32,
+                               OpReqType::kWriteTo,
+                               [](const std::vector<NDArray>& x) {
+                                 return nd::batch_dot(x[0], x[1], true, true);
+                               }};
+  c["softmax_axis1"] = {
+      {{4, 33, 3}},
+      DType::kFloat32,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) { return nd::softmax(x[0], 1); }};
+  return c;
+}
+
+// Loss of each step of hybridized training (SGD with momentum, batch 16).
+std::vector<double> LossCurve(const std::string& model, int steps) {
+  random::Seed(3);
+  auto net = models::Make(model);
+  net->Initialize(nn::init::Xavier());
+  net->Hybridize();
+  nn::SoftmaxCrossEntropyLoss loss_fn;
+  nn::SGDOptions sgd;
+  sgd.learning_rate = 0.05;
+  sgd.momentum = 0.9;
+  nn::Trainer trainer(net->CollectParams(), nn::MakeSGD(sgd));
+  const NDArray x = RandomArray({16, 1, 28, 28}, DType::kFloat32, 0, 1, 9);
+  std::vector<double> labels(16);
+  for (int i = 0; i < 16; ++i) labels[i] = (i * 7) % 10;
+  const NDArray y = testing::ArrayOf({16}, labels);
+  std::vector<double> losses;
+  for (int s = 0; s < steps; ++s) {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = loss_fn({(*net)(x), y})[0];
+    }
+    autograd::Backward({loss});
+    trainer.Step(16);
+    losses.push_back(ToDouble(nd::mean(loss))[0]);
+  }
+  // The last update may still run; it must finish before the process
+  // exits and libdnnl's static destructors free its JIT code.
+  engine::Engine::Get()->WaitForAll();
+  return losses;
+}
+
+struct Stats {
+  int64_t hits = 0, misses = 0, entries = 0, declined = 0;
+};
+
+Stats PluginStats() {
+  using StatsFn = void (*)(int64_t*, int64_t*, int64_t*, int64_t*);
+  void* lib = dlopen(std::getenv("MX_ONEDNN_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(lib, nullptr);
+  Stats s;
+  if (lib == nullptr) return s;
+  auto fn = reinterpret_cast<StatsFn>(dlsym(lib, "mx_onednn_stats"));
+  EXPECT_NE(fn, nullptr);
+  if (fn != nullptr) fn(&s.hits, &s.misses, &s.entries, &s.declined);
+  dlclose(lib);
+  return s;
+}
+
+constexpr int kSteps = 6;
+
+struct References {
+  std::map<std::string, Values> cases;
+  std::map<std::string, std::vector<double>> losses;
+};
+
+// Built-in results, then the plugin is loaded.
+const References& Refs() {
+  static const References* refs = [] {
+    auto* r = new References;
+    for (const auto& [name, c] : Cases()) {
+      r->cases[name] = Compute(c.shapes, c.dtype, c.req, c.f);
+    }
+    for (const char* model : {"mlp", "cnn"}) {
+      r->losses[model] = LossCurve(model, kSteps);
+    }
+    const PluginInfo info = LoadPlugin(std::getenv("MX_ONEDNN_PLUGIN"));
+    EXPECT_EQ(info.name, "onednn");
+    return r;
+  }();
+  return *refs;
+}
+
+TEST(OnednnPlugin, KernelsMatchTheBuiltInOnesForwardAndBackward) {
+  const References& refs = Refs();
+  for (const auto& [name, c] : Cases()) {
+    SCOPED_TRACE(name);
+    const Stats before = PluginStats();
+    const Values got = Compute(c.shapes, c.dtype, c.req, c.f);
+    const Stats after = PluginStats();
+    const Values& want = refs.cases.at(name);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      // Sums of up to a few hundred products in another order.
+      EXPECT_TRUE(AllClose(got[i], want[i], 1e-4, 1e-5)) << "value " << i;
+    }
+    if (c.dtype == DType::kFloat32) {
+      EXPECT_GT(after.hits + after.misses, before.hits + before.misses)
+          << "no oneDNN primitive ran";
+    } else {
+      EXPECT_GT(after.declined, before.declined)
+          << "float64 must be declined to the built-in kernel";
+    }
+  }
+}
+
+TEST(OnednnPlugin, PrimitivesAreReusedAcrossCalls) {
+  Refs();
+  const Case c = Cases().at("conv_batch1_stride_pad_dilate_bias");
+  Compute(c.shapes, c.dtype, c.req, c.f);
+  const Stats before = PluginStats();
+  Compute(c.shapes, c.dtype, c.req, c.f);
+  const Stats after = PluginStats();
+  EXPECT_EQ(after.misses, before.misses);
+  EXPECT_GE(after.hits, before.hits + 2);  // Forward and backward.
+}
+
+TEST(OnednnPlugin, HybridizedTrainingGivesTheSameLossCurve) {
+  const References& refs = Refs();
+  for (const char* model : {"mlp", "cnn"}) {
+    SCOPED_TRACE(model);
+    const std::vector<double> got = LossCurve(model, kSteps);
+    // Per-step rounding differences compound over the steps; 1e-3
+    // relative is far below the step-to-step change of the loss.
+    EXPECT_TRUE(AllClose(got, refs.losses.at(model), 1e-3, 1e-5));
+    EXPECT_GT(refs.losses.at(model).front() - refs.losses.at(model).back(),
+              0.01)
+        << "the reference run did not train";
+  }
+}
+
+}  // namespace
+}  // namespace mx

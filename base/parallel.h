@@ -1,0 +1,27 @@
+// A parallel loop over the CPU kernel threads, shared by the built-in CPU
+// kernels and plugins (through the plugin ABI's parallel_for), so that
+// both use one thread budget instead of oversubscribing the machine.
+//
+//   mx::ParallelFor(n, /*min_chunk=*/4096, [&](int64_t b, int64_t e) {
+//     for (int64_t i = b; i < e; ++i) y[i] = 2 * x[i];
+//   });
+#ifndef MXCORE_BASE_PARALLEL_H_
+#define MXCORE_BASE_PARALLEL_H_
+
+#include <cstdint>
+#include <functional>
+
+namespace mx {
+
+// Runs fn(begin, end) over [0, n) in chunks of at least `min_chunk`, on up
+// to MX_CPU_KERNEL_NTHREADS threads (default 1: the engine already runs
+// independent ops in parallel). Small n runs inline. `fn` must not throw.
+void ParallelFor(int64_t n, int64_t min_chunk,
+                 const std::function<void(int64_t, int64_t)>& fn);
+
+// The thread count ParallelFor uses.
+int KernelThreads();
+
+}  // namespace mx
+
+#endif  // MXCORE_BASE_PARALLEL_H_

@@ -1,0 +1,78 @@
+// Internal to the plugin host: conversions between the C plugin ABI
+// (backends/plugin_api/mx_plugin.h) and mxcore's C++ types.
+#ifndef MXCORE_PLUGIN_C_UTIL_H_
+#define MXCORE_PLUGIN_C_UTIL_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "backends/plugin_api/mx_plugin.h"
+#include "graph/op.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace plugin {
+
+// Throws the mx::Error subclass matching `code` (nothing for OK), with
+// "<who>: <message>" where `who` names the plugin and the op, property or
+// device involved.
+void ThrowIfFailed(MxStatusCode code, const MxStatus& status,
+                   const std::string& who);
+
+// A status with its size set and an empty message.
+MxStatus EmptyStatus();
+
+// Checks that a plugin struct is at least as large as version 1.0's layout
+// (`min_size`); throws InvalidArgument naming the struct and the plugin.
+void CheckStructSize(size_t struct_size, size_t min_size, const char* type,
+                     const std::string& who);
+
+// Copies `s` (null: "") so the plugin's storage may go away.
+std::string CopyString(const char* s);
+
+// MxTensors over TBlobs, which must outlive this object (the shapes point
+// into them). No heap allocation for up to 8 tensors: this is on every
+// plugin kernel call.
+class CTensors {
+ public:
+  explicit CTensors(const std::vector<TBlob>& blobs);
+  const MxTensor* data() const { return tensors_.data(); }
+  int32_t size() const { return static_cast<int32_t>(tensors_.size()); }
+
+ private:
+  absl::InlinedVector<MxTensor, 8> tensors_;
+};
+
+// An attribute dictionary as MxAttrs, pointing into `dict` (which must
+// outlive this object); no heap allocation for up to 8 attributes.
+class CAttrStrings {
+ public:
+  CAttrStrings(const AttrDict& dict, const char* node_name);
+  CAttrStrings(const CAttrStrings&) = delete;
+  CAttrStrings& operator=(const CAttrStrings&) = delete;
+  const MxAttrs* get() const { return &c_; }
+
+ private:
+  absl::InlinedVector<const char*, 8> keys_, values_;
+  MxAttrs c_;
+};
+
+// Requests as the C codes.
+absl::InlinedVector<int32_t, 8> CRequests(const std::vector<OpReqType>& req);
+
+// A kernel context over an OpContext (valid while both live).
+class CKernelContext {
+ public:
+  explicit CKernelContext(const OpContext& ctx);
+  const MxKernelContext* get() const { return &c_; }
+
+ private:
+  MxKernelContext c_;
+};
+
+}  // namespace plugin
+}  // namespace mx
+
+#endif  // MXCORE_PLUGIN_C_UTIL_H_

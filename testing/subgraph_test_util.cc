@@ -1,0 +1,261 @@
+#include "testing/subgraph_test_util.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#include "subgraph/partition_graph.h"
+#include "testing/op_test_util.h"
+
+namespace mx {
+namespace testing {
+
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  if (const char* old = std::getenv(name)) {
+    had_ = true;
+    old_ = old;
+  }
+  setenv(name, value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_) {
+    setenv(name_.c_str(), old_.c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
+
+void FillRandom(Executor* exec, double lo, double hi) {
+  auto fill = [&](const std::map<std::string, NDArray>& arrays) {
+    for (const auto& [name, a] : arrays) {
+      const uint32_t seed =
+          static_cast<uint32_t>(std::hash<std::string>()(name));
+      CopyFromTo(RandomArray(a.shape(), a.dtype(), lo, hi, seed), a);
+    }
+  };
+  fill(exec->arg_dict());
+  fill(exec->aux_dict());
+}
+
+void CopyInputs(const Executor& from, Executor* to) {
+  for (const auto& [name, a] : from.arg_dict()) {
+    CopyFromTo(a, to->arg_dict().at(name));
+  }
+  for (const auto& [name, a] : from.aux_dict()) {
+    CopyFromTo(a, to->aux_dict().at(name));
+  }
+}
+
+::testing::AssertionResult SameOutputs(const Executor& a, const Executor& b) {
+  if (a.outputs().size() != b.outputs().size()) {
+    return ::testing::AssertionFailure()
+           << a.outputs().size() << " vs " << b.outputs().size() << " outputs";
+  }
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    const std::vector<double> x = ToDouble(a.outputs()[i]);
+    const std::vector<double> y = ToDouble(b.outputs()[i]);
+    if (x.size() != y.size()) {
+      return ::testing::AssertionFailure() << "output " << i << " sizes differ";
+    }
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (std::memcmp(&x[k], &y[k], sizeof(double)) != 0) {
+        return ::testing::AssertionFailure()
+               << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int CountOps(const Symbol& symbol, const std::string& op) {
+  int count = 0;
+  DFSVisit(symbol.outputs, [&](const NodePtr& n) {
+    count += !n->is_variable() && n->op()->name() == op;
+  });
+  return count;
+}
+
+namespace {
+
+void ExpectSameLists(const Symbol& a, const Symbol& b) {
+  EXPECT_EQ(a.ListInputNames(), b.ListInputNames());
+  EXPECT_EQ(a.ListArguments(), b.ListArguments());
+  EXPECT_EQ(a.ListAuxiliaryStates(), b.ListAuxiliaryStates());
+}
+
+std::unique_ptr<Executor> BindLike(const Symbol& symbol,
+                                   const Executor& shapes_from) {
+  std::vector<NDArray> args, aux;
+  for (const std::string& name : symbol.ListArguments()) {
+    const NDArray a = shapes_from.arg_dict().at(name);
+    args.emplace_back(a.shape(), a.ctx(), a.dtype());
+    CopyFromTo(a, args.back());
+  }
+  for (const std::string& name : symbol.ListAuxiliaryStates()) {
+    const NDArray a = shapes_from.aux_dict().at(name);
+    aux.emplace_back(a.shape(), a.ctx(), a.dtype());
+    CopyFromTo(a, aux.back());
+  }
+  return Executor::Bind(symbol, Context::CPU(), args, {}, {}, aux);
+}
+
+}  // namespace
+
+void CheckFourWays(const Symbol& symbol,
+                   const std::vector<std::string>& op_names,
+                   const std::map<std::string, TShape>& shapes) {
+  const Context cpu = Context::CPU();
+  auto reference =
+      Executor::SimpleBind(symbol, cpu, shapes, {}, OpReqType::kNullOp);
+  FillRandom(reference.get());
+  reference->Forward();
+
+  SetSubgraphPropertyOpNames("default", op_names);
+  const Symbol partitioned = PartitionGraph(symbol, "default");
+  ExpectSameLists(symbol, partitioned);
+  {  // 1: partition, then SimpleBind.
+    SCOPED_TRACE("partition + SimpleBind");
+    auto exec =
+        Executor::SimpleBind(partitioned, cpu, shapes, {}, OpReqType::kNullOp);
+    CopyInputs(*reference, exec.get());
+    exec->Forward();
+    EXPECT_TRUE(SameOutputs(*reference, *exec));
+  }
+  {  // 2: MX_SUBGRAPH_BACKEND, SimpleBind.
+    SCOPED_TRACE("MX_SUBGRAPH_BACKEND + SimpleBind");
+    ScopedEnv env("MX_SUBGRAPH_BACKEND", "default");
+    auto exec =
+        Executor::SimpleBind(symbol, cpu, shapes, {}, OpReqType::kNullOp);
+    EXPECT_EQ(CountOps(exec->symbol(), "_default_subgraph_op"),
+              CountOps(partitioned, "_default_subgraph_op"));
+    CopyInputs(*reference, exec.get());
+    exec->Forward();
+    EXPECT_TRUE(SameOutputs(*reference, *exec));
+  }
+  {  // 3: partition, then Bind.
+    SCOPED_TRACE("partition + Bind");
+    auto exec = BindLike(partitioned, *reference);
+    exec->Forward();
+    EXPECT_TRUE(SameOutputs(*reference, *exec));
+  }
+  {  // 4: MX_SUBGRAPH_BACKEND, Bind.
+    SCOPED_TRACE("MX_SUBGRAPH_BACKEND + Bind");
+    ScopedEnv env("MX_SUBGRAPH_BACKEND", "default");
+    auto exec = BindLike(symbol, *reference);
+    exec->Forward();
+    EXPECT_TRUE(SameOutputs(*reference, *exec));
+  }
+  RemoveSubgraphPropertyOpNames("default");
+}
+
+namespace {
+
+Symbol Var(const std::string& name, const TShape& shape = TShape()) {
+  return Symbol::Variable(name, shape);
+}
+Symbol Op(const std::string& op, const std::vector<Symbol>& in,
+          const AttrDict& attrs = {}, const std::string& name = "") {
+  return Symbol::Create(op, in, attrs, name);
+}
+
+Symbol Diamond() {
+  Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})}, {}, "exp0");
+  return Op("elemwise_add",
+            {Op("cos", {e}, {}, "cos0"), Op("sin", {e}, {}, "sin0")}, {},
+            "add0");
+}
+
+}  // namespace
+
+Symbol SeedStructure(int i) {
+  switch (i) {
+    case 1: {
+      Symbol data1 = Var("data1", {2, 3, 10, 10}), data2 = Var("data2");
+      Symbol conv1 =
+          Op("Convolution", {data1, data2},
+             {{"kernel", "(2,2)"}, {"num_filter", "1"}, {"no_bias", "true"}},
+             "conv1");
+      Symbol conv2 =
+          Op("Convolution", {data2},
+             {{"kernel", "(1,1)"}, {"num_filter", "1"}, {"no_bias", "true"}},
+             "conv2");
+      return Symbol::Group({conv1, conv2});
+    }
+    case 2:
+      return Diamond();
+    case 3:
+      return Op("BatchNorm", {Op("BatchNorm", {Diamond()}, {}, "bn0")}, {},
+                "bn1");
+    case 4: {
+      Symbol e = Op("exp", {Var("data", {2, 3, 10, 10})});
+      return Symbol::Group({e, e, e});
+    }
+    case 5: {
+      Symbol data = Var("data", {2, 3, 10, 10});
+      return Op("elemwise_add", {data, data});
+    }
+    case 6: {
+      // data2 is declared (1, 0, 2, 2) in the seed, 0 meaning unknown.
+      Symbol data1 = Var("data1", {3, 3, 10, 10});
+      Symbol data3 = Op("sin", {Var("data2", {1, -1, 2, 2})}, {}, "sin6");
+      return Op("Convolution", {data1, data3},
+                {{"kernel", "(2,2)"}, {"num_filter", "1"}}, "conv6");
+    }
+    case 7: {
+      Symbol s = Op("sin", {Var("data", {1})}, {}, "sin7");
+      Symbol c = Op("cos", {s});
+      for (int k = 0; k < 5; ++k) c = Op("cos", {c});
+      return Op("elemwise_add", {s, c}, {}, "add7");
+    }
+    default:
+      ADD_FAILURE() << "no seed structure " << i;
+      return Symbol();
+  }
+}
+
+const std::vector<RandomOpSpec>& DefaultRandomOps() {
+  static const auto* ops = new std::vector<RandomOpSpec>{
+      {"sin", 1, {}},
+      {"cos", 1, {}},
+      {"tanh", 1, {}},
+      {"relu", 1, {}},
+      {"negative", 1, {}},
+      {"elemwise_add", 2, {}},
+      {"elemwise_mul", 2, {}},
+      {"elemwise_sub", 2, {}},
+      {"_mul_scalar", 1, {{"scalar", "0.5"}}},
+      {"_plus_scalar", 1, {{"scalar", "1"}}},
+  };
+  return *ops;
+}
+
+Symbol RandomDag(std::mt19937* rng, int num_vars, int num_ops,
+                 const std::vector<RandomOpSpec>& ops) {
+  std::vector<Symbol> pool;
+  for (int i = 0; i < num_vars; ++i) {
+    pool.push_back(Symbol::Variable("x" + std::to_string(i), {3, 4}));
+  }
+  auto pick = [&] {
+    return pool[std::uniform_int_distribution<size_t>(0,
+                                                      pool.size() - 1)(*rng)];
+  };
+  for (int i = 0; i < num_ops; ++i) {
+    const RandomOpSpec& spec =
+        ops[std::uniform_int_distribution<size_t>(0, ops.size() - 1)(*rng)];
+    std::vector<Symbol> in;
+    for (int k = 0; k < spec.arity; ++k) in.push_back(pick());
+    pool.push_back(
+        Symbol::Create(spec.op, in, spec.attrs, "n" + std::to_string(i)));
+  }
+  std::vector<Symbol> outs{pool.back()};
+  const int extra = std::uniform_int_distribution<int>(0, 3)(*rng);
+  for (int i = 0; i < extra; ++i) {
+    Symbol s = pick();
+    if (!s.outputs[0].node->is_variable()) outs.push_back(s);
+  }
+  return Symbol::Group(outs);
+}
+
+}  // namespace testing
+}  // namespace mx

@@ -1,0 +1,100 @@
+// The plugin conformance suite: one test program checking any plugin
+// (MX_CONFORMANCE_PLUGIN) against the host's built-in CPU kernels. See
+// README.md next to this file for what it checks and how to run it.
+#ifndef MXCORE_TESTS_PLUGIN_CONFORMANCE_CONFORMANCE_H_
+#define MXCORE_TESTS_PLUGIN_CONFORMANCE_CONFORMANCE_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "graph/op.h"
+#include "ndarray/ndarray.h"
+#include "plugin/plugin.h"
+
+namespace mx {
+namespace conformance {
+
+// ---- The op table (op_table.cc). ----
+
+// How to call one existing op: input shapes per variant, value range,
+// attribute sets taken from the op tests.
+struct OpCase {
+  std::string op;  // Canonical name (aliases map onto it).
+  // Input shapes of variant v, for v in [0, num_variants).
+  std::function<std::vector<TShape>(int v)> shapes;
+  int num_variants = 3;
+  std::vector<AttrDict> attrs = {{}};
+  double lo = -1, hi = 1;  // Input values, uniform.
+  // Per-input (lo, hi) overriding the above where given (BatchNorm's
+  // variance must be positive).
+  std::vector<std::pair<double, double>> ranges;
+  bool train = false;        // Forward (and gradient) in training mode.
+  std::vector<int> no_grad;  // Inputs without a gradient (aux states).
+};
+
+// Every existing op a CPU or device plugin is expected to claim.
+const std::vector<OpCase>& KernelTable();
+// Indices in KernelTable() of the cases of `op` (or of the op it is an
+// alias of); empty when the table lacks it.
+std::vector<int> FindCases(const std::string& op);
+
+// Attribute sets for a plugin's new ops, by op name (ops not here are
+// tried with no attributes).
+const std::vector<AttrDict>& NewOpAttrs(const std::string& op);
+
+// ---- Running one case. ----
+
+enum class Outcome { kOk, kDTypeError, kError };
+
+struct Result {
+  Outcome outcome = Outcome::kOk;
+  std::string error;
+  std::vector<std::vector<double>> outputs;  // Visible outputs.
+  std::vector<std::vector<double>> grads;    // Per input; empty if none.
+  std::string grad_error;  // Set when the gradient could not be computed.
+};
+
+// Deterministic inputs of `c`'s variant v in `dtype`, on the CPU.
+std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype);
+// Visible outputs and (CPU) gradients are read back as doubles; a kernel
+// error surfaces as kDTypeError or kError instead.
+// Runs c.op (attribute set a, variant v) with inputs copied to `ctx`;
+// the gradient (CPU only) when `grad` and the op has one.
+Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
+               bool grad);
+
+// (case index, attribute set, variant, dtype).
+using CaseKey = std::tuple<int, int, int, int>;
+// The built-in CPU results, computed before the plugin was loaded.
+const std::map<CaseKey, Result>& References();
+
+// ---- The plugin under test. ----
+
+const PluginInfo& Plugin();
+// Ops with a kernel from the plugin: (op, device type) pairs, CPU ones
+// found by the kernel changing when the plugin loaded.
+std::vector<std::pair<std::string, int>> PluginKernels();
+// Deliberately broken ops named in MX_CONFORMANCE_EXPECT_FAIL (e.g. a test
+// plugin's error-reporting ops): checked to fail with a typed error.
+bool ExpectedToFail(const std::string& op);
+
+// Counts for the summary printed at the end.
+struct Summary {
+  std::atomic<int> kernels{0}, kernel_cases{0}, dtypes_declined{0};
+  std::atomic<int> grads{0}, new_ops{0}, new_op_grads{0}, failing_ops{0};
+  std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0};
+  std::atomic<int> devices{0}, concurrent_calls{0};
+};
+Summary& Counts();
+
+double Rtol(DType dtype);
+double Atol(DType dtype);
+
+}  // namespace conformance
+}  // namespace mx
+
+#endif  // MXCORE_TESTS_PLUGIN_CONFORMANCE_CONFORMANCE_H_

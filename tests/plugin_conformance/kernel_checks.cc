@@ -1,0 +1,154 @@
+// Kernels for existing ops: every kernel the plugin registers, on the CPU
+// or on its own device, against the built-in CPU reference (outputs and,
+// on the CPU, gradients), and the same kernels called concurrently.
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "testing/op_test_util.h"
+#include "base/error.h"
+#include "graph/node.h"
+#include "gtest/gtest.h"
+#include "tests/plugin_conformance/conformance.h"
+
+namespace mx {
+namespace conformance {
+namespace {
+
+using testing::AllClose;
+
+Context DeviceContext(int dev_type) {
+  Context ctx;
+  ctx.dev_type = static_cast<Context::DeviceType>(dev_type);
+  ctx.dev_id = 0;
+  return ctx;
+}
+
+std::string Describe(const OpCase& c, int a, int v, DType dt, int dev) {
+  std::ostringstream os;
+  os << c.op << " attrs {";
+  for (const auto& [k, val] : c.attrs[a]) os << k << "=" << val << " ";
+  os << "} inputs";
+  for (const TShape& s : c.shapes(v)) os << " " << s;
+  os << " dtype " << DTypeName(dt) << " on "
+     << (dev == Context::kCPU ? "cpu" : DeviceContext(dev).ToString());
+  return os.str();
+}
+
+// Compares one plugin result with the reference; false on mismatch.
+void Compare(const Result& ref, const Result& got, DType dt, bool grads,
+             const std::string& what) {
+  SCOPED_TRACE(what);
+  if (got.outcome == Outcome::kDTypeError) {
+    EXPECT_NE(dt, DType::kFloat32)
+        << "float32 must work; the kernel raised " << got.error;
+    ++Counts().dtypes_declined;
+    return;
+  }
+  ++Counts().kernel_cases;
+  if (ref.outcome != Outcome::kOk) return;  // Built-in fails too.
+  ASSERT_EQ(got.outcome, Outcome::kOk) << got.error;
+  ASSERT_EQ(got.outputs.size(), ref.outputs.size());
+  for (size_t k = 0; k < ref.outputs.size(); ++k) {
+    EXPECT_TRUE(AllClose(got.outputs[k], ref.outputs[k], Rtol(dt), Atol(dt)))
+        << "output " << k;
+  }
+  if (!grads || !ref.grad_error.empty() || ref.grads.empty()) return;
+  ++Counts().grads;
+  ASSERT_TRUE(got.grad_error.empty()) << got.grad_error;
+  ASSERT_EQ(got.grads.size(), ref.grads.size());
+  for (size_t i = 0; i < ref.grads.size(); ++i) {
+    EXPECT_TRUE(
+        AllClose(got.grads[i], ref.grads[i], 10 * Rtol(dt), 10 * Atol(dt)))
+        << "gradient of input " << i;
+  }
+}
+
+TEST(Table, EveryCaseRunsOnTheBuiltInKernels) {
+  for (const auto& [key, ref] : References()) {
+    const auto& [i, a, v, dt] = key;
+    const OpCase& c = KernelTable()[i];
+    if (static_cast<DType>(dt) != DType::kFloat32) continue;
+    SCOPED_TRACE(Describe(c, a, v, DType::kFloat32, Context::kCPU));
+    EXPECT_EQ(ref.outcome, Outcome::kOk) << ref.error;
+    const Op* op = OpRegistry::Get()->Find(c.op);
+    if (op != nullptr && op->GetAttr<FGradient>("FGradient") != nullptr) {
+      EXPECT_TRUE(ref.grad_error.empty()) << ref.grad_error;
+    }
+  }
+}
+
+TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
+  std::set<std::string> counted;
+  for (const auto& [name, dev] : PluginKernels()) {
+    const std::vector<int> cases = FindCases(name);
+    if (cases.empty()) {
+      ADD_FAILURE() << "the plugin registers a kernel for \"" << name
+                    << "\", which the conformance table has no case for: add "
+                       "its input shapes and attribute sets (from its op "
+                       "tests) to tests/plugin_conformance/op_table.cc";
+      continue;
+    }
+    ++Counts().kernels;
+    const Context ctx =
+        dev == Context::kCPU ? Context::CPU() : DeviceContext(dev);
+    for (int i : cases) {
+      const OpCase& c = KernelTable()[i];
+      for (int a = 0; a < static_cast<int>(c.attrs.size()); ++a) {
+        for (int v = 0; v < c.num_variants; ++v) {
+          for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+            const Result& ref =
+                References().at({i, a, v, static_cast<int>(dt)});
+            const Result got = RunCase(c, a, v, dt, ctx, ctx.is_host());
+            Compare(ref, got, dt, ctx.is_host(), Describe(c, a, v, dt, dev));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Many independent invocations of every plugin kernel from several
+// threads at once (the engine has MX_CPU_WORKER_NTHREADS workers), each
+// compared with the reference.
+TEST(Concurrency, KernelsCalledFromSeveralThreadsAgree) {
+  const auto kernels = PluginKernels();
+  constexpr int kThreads = 4, kRounds = 3;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&kernels, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        for (size_t k = 0; k < kernels.size(); ++k) {
+          const auto& [name, dev] = kernels[(k + t) % kernels.size()];
+          const Context ctx =
+              dev == Context::kCPU ? Context::CPU() : DeviceContext(dev);
+          for (int i : FindCases(name)) {
+            const OpCase& c = KernelTable()[i];
+            for (int a = 0; a < static_cast<int>(c.attrs.size()); ++a) {
+              const int v = (a + t + round) % c.num_variants;
+              const DType dt = DType::kFloat32;
+              const Result& ref =
+                  References().at({i, a, v, static_cast<int>(dt)});
+              if (ref.outcome != Outcome::kOk) continue;
+              const Result got = RunCase(c, a, v, dt, ctx, false);
+              ++Counts().concurrent_calls;
+              EXPECT_EQ(got.outcome, Outcome::kOk)
+                  << Describe(c, a, v, dt, dev) << ": " << got.error;
+              if (got.outcome != Outcome::kOk) continue;
+              for (size_t o = 0; o < ref.outputs.size(); ++o) {
+                EXPECT_TRUE(AllClose(got.outputs[o], ref.outputs[o], Rtol(dt),
+                                     Atol(dt)))
+                    << Describe(c, a, v, dt, dev) << " output " << o;
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+}
+
+}  // namespace
+}  // namespace conformance
+}  // namespace mx

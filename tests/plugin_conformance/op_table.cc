@@ -1,0 +1,268 @@
+// The op table: for every existing op a oneDNN or CUDA plugin would claim,
+// input shapes and attribute sets taken from the op tests in backends/cpu.
+// A plugin claiming an op missing here fails the suite: add a case.
+#include <utility>
+
+#include "tests/plugin_conformance/conformance.h"
+
+namespace mx {
+namespace conformance {
+namespace {
+
+using Shapes = std::vector<TShape>;
+
+// The same shape list for every input of an n-ary elementwise op.
+std::function<Shapes(int)> Same(int arity) {
+  return [arity](int v) {
+    static const TShape kShapes[] = {{7}, {3, 4}, {2, 3, 5}, {64, 65}};
+    return Shapes(arity, kShapes[v]);
+  };
+}
+
+std::function<Shapes(int)> Fixed(std::vector<Shapes> variants) {
+  return [variants](int v) { return variants[v]; };
+}
+
+OpCase Unary(const std::string& op, double lo = -1, double hi = 1) {
+  OpCase c;
+  c.op = op;
+  c.shapes = Same(1);
+  c.num_variants = 4;
+  c.lo = lo;
+  c.hi = hi;
+  return c;
+}
+
+OpCase Binary(const std::string& op, double lo = -1, double hi = 1) {
+  OpCase c = Unary(op, lo, hi);
+  c.shapes = Same(2);
+  return c;
+}
+
+OpCase Scalar(const std::string& op, double lo = -1, double hi = 1) {
+  OpCase c = Unary(op, lo, hi);
+  c.attrs = {{{"scalar", "0.5"}}, {{"scalar", "2"}}, {{"scalar", "-3"}}};
+  return c;
+}
+
+OpCase Shaped(const std::string& op, std::vector<Shapes> variants,
+              std::vector<AttrDict> attrs) {
+  OpCase c;
+  c.op = op;
+  c.num_variants = static_cast<int>(variants.size());
+  c.shapes = Fixed(std::move(variants));
+  c.attrs = std::move(attrs);
+  return c;
+}
+
+OpCase BatchNorm(bool train) {
+  OpCase c = Shaped("BatchNorm",
+                    {{{2, 3, 4, 4}, {3}, {3}, {3}, {3}},
+                     {{4, 3}, {3}, {3}, {3}, {3}},
+                     {{3, 2, 2, 2}, {2}, {2}, {2}, {2}}},
+                    {{{"fix_gamma", "False"}}, {{"fix_gamma", "True"}}});
+  c.ranges = {{-1, 1}, {0.5, 1.5}, {-1, 1}, {-0.5, 0.5}, {0.5, 1.5}};
+  c.train = train;
+  c.no_grad = {3, 4};
+  return c;
+}
+
+std::vector<OpCase> MakeTable() {
+  std::vector<OpCase> t;
+  for (const char* op : {"negative", "relu", "sigmoid", "tanh", "exp", "abs",
+                         "sin", "cos", "square"}) {
+    t.push_back(Unary(op));
+  }
+  t.push_back(Unary("log", 0.1, 2));
+  t.push_back(Unary("sqrt", 0.1, 2));
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul"}) {
+    t.push_back(Binary(op));
+  }
+  t.push_back(Binary("elemwise_div", 0.5, 2));
+  for (const char* op : {"broadcast_add", "broadcast_sub", "broadcast_mul"}) {
+    t.push_back(Shaped(
+        op, {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}}, {{}}));
+  }
+  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar",
+                         "_mul_scalar", "_div_scalar"}) {
+    t.push_back(Scalar(op));
+  }
+  t.push_back(Scalar("_rdiv_scalar", 0.5, 2));
+  t.push_back(Scalar("_power_scalar", 0.1, 2));
+  OpCase act = Unary("Activation");
+  act.attrs.clear();
+  for (const char* a : {"relu", "sigmoid", "tanh", "softrelu", "softsign",
+                        "log_sigmoid", "mish"}) {
+    act.attrs.push_back({{"act_type", a}});
+  }
+  t.push_back(act);
+  OpCase leaky = Unary("LeakyReLU");
+  leaky.attrs.clear();
+  for (const char* a : {"leaky", "elu", "selu", "gelu"}) {
+    leaky.attrs.push_back({{"act_type", a}, {"slope", "0.3"}});
+  }
+  t.push_back(leaky);
+  for (const char* op : {"softmax", "log_softmax"}) {
+    t.push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{5, 1}}},
+                       {{}, {{"axis", "0"}}, {{"axis", "-1"}}}));
+  }
+  t.push_back(Shaped(
+      "FullyConnected",
+      {{{2, 4}, {3, 4}, {3}}, {{1, 7}, {3, 7}, {3}}, {{5, 2, 3}, {3, 6}, {3}}},
+      {{{"num_hidden", "3"}}}));
+  t.push_back(Shaped("FullyConnected", {{{2, 4}, {5, 4}}, {{3, 2, 2}, {5, 4}}},
+                     {{{"num_hidden", "5"}, {"no_bias", "True"}}}));
+  t.push_back(Shaped("Convolution",
+                     {{{2, 3, 6, 6}, {4, 3, 3, 3}, {4}},
+                      {{1, 3, 5, 7}, {4, 3, 3, 3}, {4}},
+                      {{3, 3, 8, 8}, {4, 3, 3, 3}, {4}}},
+                     {{{"kernel", "(3,3)"}, {"num_filter", "4"}},
+                      {{"kernel", "(3,3)"},
+                       {"num_filter", "4"},
+                       {"stride", "(2,2)"},
+                       {"pad", "(1,1)"}},
+                      {{"kernel", "(3,3)"},
+                       {"num_filter", "4"},
+                       {"dilate", "(1,2)"},
+                       {"pad", "(1,2)"}}}));
+  t.push_back(
+      Shaped("Convolution",
+             {{{2, 4, 5, 5}, {4, 2, 2, 2}}, {{1, 4, 4, 3}, {4, 2, 2, 2}}},
+             {{{"kernel", "(2,2)"},
+               {"num_filter", "4"},
+               {"num_group", "2"},
+               {"no_bias", "True"}}}));
+  t.push_back(Shaped("Convolution",
+                     {{{2, 3, 9}, {2, 3, 3}, {2}}, {{1, 3, 5}, {2, 3, 3}, {2}}},
+                     {{{"kernel", "(3,)"}, {"num_filter", "2"}}}));
+  OpCase pool =
+      Shaped("Pooling", {{{2, 3, 6, 5}}, {{1, 2, 4, 4}}, {{2, 1, 7, 7}}}, {});
+  for (const char* type : {"max", "avg", "sum"}) {
+    pool.attrs.push_back(
+        {{"kernel", "(2,2)"}, {"pool_type", type}, {"stride", "(2,2)"}});
+    pool.attrs.push_back({{"kernel", "(3,2)"},
+                          {"pool_type", type},
+                          {"stride", "(2,1)"},
+                          {"pad", "(1,0)"},
+                          {"pooling_convention", "full"}});
+  }
+  pool.attrs.push_back({{"global_pool", "True"}, {"pool_type", "avg"}});
+  pool.attrs.push_back({{"global_pool", "True"}, {"pool_type", "max"}});
+  t.push_back(pool);
+  t.push_back(BatchNorm(false));
+  t.push_back(BatchNorm(true));
+  t.push_back(Shaped(
+      "dot", {{{2, 3}, {3, 4}}, {{1, 5}, {5, 1}}, {{4, 7}, {7, 3}}}, {{}}));
+  t.push_back(Shaped("dot", {{{3, 2}, {4, 3}}, {{5, 1}, {2, 5}}},
+                     {{{"transpose_a", "True"}, {"transpose_b", "True"}}}));
+  t.push_back(Shaped(
+      "batch_dot",
+      {{{2, 3, 4}, {2, 4, 5}}, {{1, 2, 2}, {1, 2, 3}}, {{3, 1, 6}, {3, 6, 2}}},
+      {{}}));
+  t.push_back(Shaped("batch_dot", {{{2, 4, 3}, {2, 5, 4}}},
+                     {{{"transpose_a", "True"}, {"transpose_b", "True"}}}));
+  t.push_back(Shaped(
+      "Concat",
+      {{{2, 1, 3}, {2, 2, 3}, {2, 3, 3}}, {{1, 4, 1}, {1, 1, 1}, {1, 2, 1}}},
+      {{{"num_args", "3"}, {"dim", "1"}}}));
+  t.push_back(Shaped("Concat", {{{2, 3}, {4, 3}}, {{1, 1}, {1, 1}}},
+                     {{{"num_args", "2"}, {"dim", "0"}}}));
+  // Backward ops a CPU plugin replaces (oneDNN's): called directly with
+  // (out_grad, forward inputs...) shapes that fit the forward's.
+  t.push_back(Shaped(
+      "_backward_Convolution",
+      {{{2, 4, 4, 4}, {2, 3, 6, 6}, {4, 3, 3, 3}},
+       {{1, 4, 3, 5}, {1, 3, 5, 7}, {4, 3, 3, 3}}},
+      {{{"kernel", "(3,3)"}, {"num_filter", "4"}},
+       {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"no_bias", "True"}}}));
+  t.push_back(Shaped("_backward_Convolution",
+                     {{{2, 4, 3, 3}, {2, 3, 6, 6}, {4, 3, 3, 3}},
+                      {{1, 4, 3, 4}, {1, 3, 5, 7}, {4, 3, 3, 3}}},
+                     {{{"kernel", "(3,3)"},
+                       {"num_filter", "4"},
+                       {"stride", "(2,2)"},
+                       {"pad", "(1,1)"}}}));
+  t.push_back(Shaped("_backward_Convolution",
+                     {{{2, 4, 3, 3}, {2, 4, 5, 5}, {4, 2, 2, 2}},
+                      {{1, 4, 2, 3}, {1, 4, 4, 5}, {4, 2, 2, 2}}},
+                     {{{"kernel", "(2,2)"},
+                       {"num_filter", "4"},
+                       {"num_group", "2"},
+                       {"dilate", "(2,2)"},
+                       {"no_bias", "True"}}}));
+  for (const char* type : {"max", "avg"}) {
+    t.push_back(Shaped(
+        "_backward_Pooling",
+        {{{2, 3, 3, 2}, {2, 3, 6, 5}}, {{1, 2, 2, 2}, {1, 2, 4, 4}}},
+        {{{"kernel", "(2,2)"}, {"pool_type", type}, {"stride", "(2,2)"}}}));
+    t.push_back(
+        Shaped("_backward_Pooling",
+               {{{2, 3, 4, 4}, {2, 3, 6, 5}}, {{2, 1, 4, 6}, {2, 1, 7, 7}}},
+               {{{"kernel", "(3,2)"},
+                 {"pool_type", type},
+                 {"stride", "(2,1)"},
+                 {"pad", "(1,0)"},
+                 {"pooling_convention", "full"}}}));
+    t.push_back(Shaped("_backward_Pooling", {{{2, 3, 1, 1}, {2, 3, 6, 5}}},
+                       {{{"global_pool", "True"}, {"pool_type", type}}}));
+  }
+  t.push_back(Shaped("_backward_dot",
+                     {{{2, 4}, {2, 3}, {3, 4}}, {{1, 1}, {1, 5}, {5, 1}}},
+                     {{}}));
+  t.push_back(Shaped("_backward_dot", {{{2, 4}, {3, 2}, {4, 3}}},
+                     {{{"transpose_a", "True"}, {"transpose_b", "True"}}}));
+  for (const char* op : {"_backward_softmax", "_backward_log_softmax"}) {
+    t.push_back(Shaped(op, {{{3, 4}, {3, 4}}, {{2, 3, 5}, {2, 3, 5}}},
+                       {{}, {{"axis", "0"}}}));
+  }
+  for (const char* op : {"sum", "mean"}) {
+    t.push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}},
+                       {{},
+                        {{"axis", "1"}},
+                        {{"axis", "0"}, {"keepdims", "True"}},
+                        {{"axis", "(0, 1)"}}}));
+  }
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OpCase>& KernelTable() {
+  static const auto* table = new std::vector<OpCase>(MakeTable());
+  return *table;
+}
+
+std::vector<int> FindCases(const std::string& op) {
+  const Op* found = OpRegistry::Get()->Find(op);
+  const std::string name = found ? found->name() : op;
+  std::vector<int> cases;
+  for (size_t i = 0; i < KernelTable().size(); ++i) {
+    if (KernelTable()[i].op == name) cases.push_back(static_cast<int>(i));
+  }
+  return cases;
+}
+
+const std::vector<AttrDict>& NewOpAttrs(const std::string& op) {
+  // The repo's plugins' new ops that need attributes or have interesting
+  // ones. A vendor adds theirs.
+  static const auto* table = new std::map<std::string, std::vector<AttrDict>>{
+      {"_test_plugin_scale", {{}, {{"scale", "0.5"}}, {{"scale", "-3"}}}},
+      {"_test_plugin_scale_backward", {{}, {{"scale", "4"}}}},
+      {"_test_plugin_offset", {{{"offset", "10"}}, {{"offset", "-0.25"}}}},
+      // fuse: r1 = exp(r0); r2 = r1 * 0.5; outputs r2 and r1; and a
+      // two-input program r2 = r0 + r1, r3 = tanh(r2).
+      {"_fused_elemwise",
+       {{{"num_inputs", "1"},
+         {"program", "exp 0 -1 0;_mul_scalar 1 -1 0.5"},
+         {"outputs", "2,1"}},
+        {{"num_inputs", "2"},
+         {"program", "elemwise_add 0 1 0;tanh 2 -1 0"},
+         {"outputs", "3"}}}},
+  };
+  static const auto* none = new std::vector<AttrDict>{{}};
+  auto it = table->find(op);
+  return it == table->end() ? *none : it->second;
+}
+
+}  // namespace conformance
+}  // namespace mx

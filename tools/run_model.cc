@@ -1,0 +1,126 @@
+// Runs a model saved by MXNet (or exported here): loads the symbol file and
+// an optional parameter file (MXNet's format or mxcore's), prints its
+// inputs and outputs, runs forward on random (or constant) data, optionally
+// partitioned by a subgraph backend, and reports the time per batch.
+//
+//   bazel run --config=opt //tools:run_model --
+//       --symbol=$PWD/../shared/mxnet-models/mlnet_mlp-symbol.json
+//       --params=$PWD/../shared/mxnet-models/params/mlnet_mlp-0004.params
+//       --inputs='data:1,4:const1' --batches=20          (one command line)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/error.h"
+#include "nn/params_file.h"
+#include "tools/mxnet_model.h"
+
+ABSL_FLAG(std::string, symbol, "", "the model's -symbol.json file");
+ABSL_FLAG(std::string, params, "",
+          "its .params file (MXNet's or mxcore's format); empty: random "
+          "weights");
+ABSL_FLAG(std::string, inputs, "data:1,3,224,224",
+          "input shapes and fills: name:d0,d1,...[:fill];... with fill "
+          "uniform (default), intN or constV");
+ABSL_FLAG(std::string, backend, "NONE",
+          "subgraph backend to partition with (NONE: none)");
+ABSL_FLAG(std::string, subgraph_ops, "",
+          "for --backend=default: comma-separated ops it claims (empty: all)");
+ABSL_FLAG(int, batches, 10, "timed forward passes (after one warm-up)");
+ABSL_FLAG(int, show, 5, "output values printed per output");
+
+namespace {
+
+std::string Describe(const mx::NDArray& a) {
+  return a.shape().ToString() + " " + mx::DTypeName(a.dtype());
+}
+
+int Run() {
+  using namespace mx;
+  const Symbol loaded =
+      mxnet_model::LoadSymbolFile(absl::GetFlag(FLAGS_symbol));
+  const auto inputs = mxnet_model::ParseInputs(absl::GetFlag(FLAGS_inputs));
+  std::optional<nn::NamedArrays> params;
+  if (!absl::GetFlag(FLAGS_params).empty()) {
+    params = nn::LoadArrays(absl::GetFlag(FLAGS_params));
+    std::printf("params: %zu arrays from %s\n", params->size(),
+                absl::GetFlag(FLAGS_params).c_str());
+  }
+  Symbol symbol = loaded;
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  if (backend != "NONE") {
+    const std::string ops = absl::GetFlag(FLAGS_subgraph_ops);
+    symbol = mxnet_model::Partition(
+        loaded, backend,
+        ops.empty() ? std::vector<std::string>{}
+                    : std::vector<std::string>(absl::StrSplit(ops, ',')));
+  }
+  std::printf("ops: %s\n",
+              absl::StrJoin(mxnet_model::OpNames(symbol), " ").c_str());
+  auto exec = mxnet_model::Bind(symbol, inputs, params);
+  for (const auto& spec : inputs) {
+    std::printf("input  %s %s (%s)\n", spec.name.c_str(),
+                spec.shape.ToString().c_str(), spec.fill.c_str());
+  }
+  std::printf("weights: %zu arguments, %zu auxiliary states\n",
+              exec->arg_dict().size() - inputs.size(), exec->aux_dict().size());
+  exec->Forward();  // warm-up
+  const std::vector<std::string> names = symbol.ListOutputNames();
+  for (size_t i = 0; i < exec->outputs().size(); ++i) {
+    const NDArray& out = exec->outputs()[i];
+    const std::vector<double> values = mxnet_model::ToDoubles(out);
+    double sum = 0;
+    for (float v : values) sum += v;
+    const size_t shown =
+        std::min<size_t>(values.size(), absl::GetFlag(FLAGS_show));
+    std::printf(
+        "output %s %s sum %.7g first [%s]\n",
+        i < names.size() ? names[i].c_str() : "?", Describe(out).c_str(), sum,
+        absl::StrJoin(values.begin(), values.begin() + shown, ", ",
+                      [](std::string* s, double v) { absl::StrAppend(s, v); })
+            .c_str());
+  }
+  std::vector<double> ms;
+  for (int b = 0; b < absl::GetFlag(FLAGS_batches); ++b) {
+    const auto start = std::chrono::steady_clock::now();
+    exec->Forward();
+    for (const NDArray& out : exec->outputs()) out.WaitToRead();
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  if (!ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    std::printf(
+        "time per batch: median %.3f ms, min %.3f ms over %zu batches\n",
+        ms[ms.size() / 2], ms.front(), ms.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "run_model --symbol=M-symbol.json [--params=M-0000.params] "
+      "[--inputs=data:1,3,224,224] [--backend=default] [--batches=10]");
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_symbol).empty()) {
+    std::fprintf(stderr, "run_model: --symbol is required\n");
+    return 2;
+  }
+  try {
+    return Run();
+  } catch (const mx::Error& e) {
+    std::fprintf(stderr, "run_model: %s\n", e.what());
+    return 1;
+  }
+}
