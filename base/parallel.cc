@@ -1,12 +1,92 @@
 #include "base/parallel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/env.h"
 
 namespace mx {
+namespace {
+
+// One ParallelFor call: chunks are claimed through `next`, by the calling
+// thread and by pool workers alike, so a caller never waits for a chunk
+// nobody took.
+struct Batch {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n, step, chunks;
+  std::atomic<int64_t> next{0};
+  int users = 0;  // Pool workers inside RunChunks; guarded by the pool mutex.
+};
+
+void RunChunks(Batch* b) {
+  for (int64_t c = b->next.fetch_add(1, std::memory_order_relaxed);
+       c < b->chunks; c = b->next.fetch_add(1, std::memory_order_relaxed)) {
+    const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
+    if (begin < end) (*b->fn)(begin, end);
+  }
+}
+
+// KernelThreads() - 1 threads started once, on the first parallel loop,
+// and kept for the life of the process (never joined: the pool is never
+// destroyed, so no thread outlives the objects it uses). Callers from any
+// thread (engine workers, nested loops inside a chunk) may run at once.
+class KernelPool {
+ public:
+  explicit KernelPool(int workers) {
+    for (int i = 0; i < workers; ++i) {
+      std::thread([this] { WorkerLoop(); }).detach();
+    }
+  }
+
+  void Run(Batch* b) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(b);
+    }
+    work_cv_.notify_all();
+    RunChunks(b);  // Every chunk is claimed when this returns.
+    std::unique_lock<std::mutex> lock(mu_);
+    Remove(b);
+    // Workers holding `b` finish their chunks; `b` lives on our stack.
+    done_cv_.wait(lock, [b] { return b->users == 0; });
+  }
+
+ private:
+  void Remove(Batch* b) {
+    auto it = std::find(queue_.begin(), queue_.end(), b);
+    if (it != queue_.end()) queue_.erase(it);
+  }
+
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [this] { return !queue_.empty(); });
+      Batch* b = queue_.front();
+      ++b->users;
+      lock.unlock();
+      RunChunks(b);
+      lock.lock();
+      Remove(b);  // All of its chunks are claimed.
+      if (--b->users == 0) done_cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Batch*> queue_;
+};
+
+KernelPool& Pool() {
+  static KernelPool* pool = new KernelPool(KernelThreads() - 1);
+  return *pool;
+}
+
+}  // namespace
 
 int KernelThreads() {
   static const int kThreads =
@@ -17,21 +97,18 @@ int KernelThreads() {
 void ParallelFor(int64_t n, int64_t min_chunk,
                  const std::function<void(int64_t, int64_t)>& fn) {
   const int64_t chunks = std::min<int64_t>(
-      KernelThreads(), std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
+      KernelThreads(),
+      std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
   if (chunks <= 1) {
     if (n > 0) fn(0, n);
     return;
   }
-  std::vector<std::thread> threads;
-  const int64_t step = (n + chunks - 1) / chunks;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t begin = c * step, end = std::min(n, begin + step);
-    if (begin < end) {
-      threads.emplace_back([&fn, begin, end] { fn(begin, end); });
-    }
-  }
-  fn(0, std::min(n, step));
-  for (auto& t : threads) t.join();
+  Batch batch;
+  batch.fn = &fn;
+  batch.n = n;
+  batch.step = (n + chunks - 1) / chunks;
+  batch.chunks = chunks;
+  Pool().Run(&batch);
 }
 
 }  // namespace mx

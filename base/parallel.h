@@ -15,7 +15,11 @@ namespace mx {
 
 // Runs fn(begin, end) over [0, n) in chunks of at least `min_chunk`, on up
 // to MX_CPU_KERNEL_NTHREADS threads (default 1: the engine already runs
-// independent ops in parallel). Small n runs inline. `fn` must not throw.
+// independent ops in parallel): the caller and a persistent pool of
+// MX_CPU_KERNEL_NTHREADS - 1 threads started on first use. Small n runs
+// inline. Callable from several threads at once and from inside `fn`
+// (callers run unclaimed chunks themselves, so nothing waits on a busy
+// pool). `fn` must not throw.
 void ParallelFor(int64_t n, int64_t min_chunk,
                  const std::function<void(int64_t, int64_t)>& fn);
 

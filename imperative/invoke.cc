@@ -2,6 +2,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/env.h"
@@ -131,6 +132,40 @@ void InferTypes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
 }
+
+// Shape and dtype vectors for inference, reused across calls (Invoke is
+// the per-op dispatch path): one set per nesting level on each thread, so
+// an Invoke inside an op's inference or a hook gets its own.
+struct InferScratch {
+  std::vector<TShape> in_shapes, out_shapes;
+  std::vector<DType> in_types, out_types;
+};
+class ScratchLease {
+ public:
+  ScratchLease() {
+    if (depth_ == pool_.size()) pool_.push_back(std::make_unique<InferScratch>());
+    s_ = pool_[depth_++].get();
+  }
+  ~ScratchLease() {
+    --depth_;
+    // An op with a huge arity (add_n of thousands) does not pin its
+    // vectors' memory for the life of the thread.
+    constexpr size_t kKeep = 1024;
+    if (s_->in_shapes.capacity() > kKeep || s_->out_shapes.capacity() > kKeep) {
+      *s_ = InferScratch();
+    }
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  InferScratch& operator*() const { return *s_; }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<InferScratch>> pool_;
+  static thread_local size_t depth_;
+  InferScratch* s_;
+};
+thread_local std::vector<std::unique_ptr<InferScratch>> ScratchLease::pool_;
+thread_local size_t ScratchLease::depth_ = 0;
 
 InvokeHooks& Hooks() {
   static InvokeHooks hooks;
@@ -263,10 +298,16 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
         absl::StrCat(Label(attrs), " has no kernel for ", ctx.ToString()));
   }
 
-  std::vector<TShape> in_shapes(n_in), out_shapes(n_out);
+  const ScratchLease scratch;
+  std::vector<TShape>& in_shapes = (*scratch).in_shapes;
+  std::vector<TShape>& out_shapes = (*scratch).out_shapes;
+  in_shapes.assign(n_in, TShape());
+  out_shapes.assign(n_out, TShape());
   InferShapes(attrs, inputs, *outputs, deferred, &in_shapes, &out_shapes);
-  std::vector<DType> in_types(n_in, DType::kUnknown),
-      out_types(n_out, DType::kUnknown);
+  std::vector<DType>& in_types = (*scratch).in_types;
+  std::vector<DType>& out_types = (*scratch).out_types;
+  in_types.assign(n_in, DType::kUnknown);
+  out_types.assign(n_out, DType::kUnknown);
   InferTypes(attrs, inputs, *outputs, &in_types, &out_types);
 
   if (deferred) {
@@ -274,7 +315,8 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     return;
   }
 
-  std::vector<OpReqType> req = options.req;
+  std::vector<OpReqType>& req = launch->req;
+  req = options.req;
   if (req.empty()) req.assign(n_out, OpReqType::kWriteTo);
   if (req.size() != n_out) {
     throw InvalidArgument(absl::StrCat(Label(attrs), ": ", req.size(),
@@ -284,7 +326,8 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
 
   // Outputs that alias an input: in place when the op allows that exact
   // pairing, otherwise computed into a temporary and copied back.
-  const auto inplace = op.InplaceOptions(attrs);
+  std::vector<std::pair<int, int>> inplace;  // Asked for on first alias.
+  bool inplace_known = false;
   std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temp, user output)
   for (size_t i = 0; i < n_out; ++i) {
     NDArray& out = (*outputs)[i];
@@ -297,6 +340,10 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     for (size_t j = 0; j < n_in; ++j) {
       if (!out.SharesChunkWith(inputs[j])) continue;
       aliased = true;
+      if (!inplace_known) {
+        inplace = op.InplaceOptions(attrs);
+        inplace_known = true;
+      }
       for (const auto& [in_idx, out_idx] : inplace) {
         allowed |= in_idx == static_cast<int>(j) &&
                    out_idx == static_cast<int>(i) && SameView(out, inputs[j]);
@@ -317,7 +364,7 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
 
   // Vars: inputs are read, outputs and mutated inputs written.
-  std::vector<engine::VarHandle> reads, writes;
+  absl::InlinedVector<engine::VarHandle, 8> reads, writes;
   const std::vector<int> mutated = op.MutateInputs(attrs);
   for (size_t j = 0; j < n_in; ++j) {
     bool is_mutated = false;
@@ -350,13 +397,14 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
 
+  launch->in.reserve(n_in);
   for (const NDArray& in : inputs) launch->in.push_back(in.blob());
   if (op.is_dynamic_shape()) {
     launch->dynamic_out = *outputs;
   } else {
+    launch->out.reserve(n_out);
     for (const NDArray& out : *outputs) launch->out.push_back(out.blob());
   }
-  launch->req = std::move(req);
   launch->is_train = IsTraining();
   if (launch->stateful != nullptr && launch->compute == nullptr) {
     if (!op.create_state()) {

@@ -47,6 +47,20 @@ std::string Attr(const OptionalIntTuple& v) {
 
 namespace {
 
+// An op without attributes, parsed once: unary and binary calls skip the
+// name lookup and the attribute parse on the per-op dispatch path. (Ops
+// are never unregistered and plugins replace kernels in place, so the
+// parsed attributes stay valid.)
+NodeAttrs ParsedNoAttrs(const char* op) {
+  return MakeAttrs(OpRegistry::Get()->Lookup(op), {});
+}
+
+NDArray CallParsed(const NodeAttrs& attrs, const std::vector<NDArray>& inputs) {
+  std::vector<NDArray> outputs;
+  imperative::Invoke(attrs, inputs, &outputs);
+  return std::move(outputs[0]);
+}
+
 AttrDict ShapeAttrs(const TShape& shape, DType dtype) {
   return {{"shape", Attr(shape)}, {"dtype", Attr(dtype)}};
 }
@@ -92,8 +106,11 @@ NDArray random_normal(double loc, double scale, const TShape& shape,
   return Call("_random_normal", {}, attrs, ctx);
 }
 
-#define MX_ND_UNARY_(name) \
-  NDArray name(const NDArray& a) { return Call(#name, {a}); }
+#define MX_ND_UNARY_(name)                               \
+  NDArray name(const NDArray& a) {                       \
+    static const NodeAttrs attrs = ParsedNoAttrs(#name); \
+    return CallParsed(attrs, {a});                       \
+  }
 MX_ND_UNARY_(negative)
 MX_ND_UNARY_(abs)
 MX_ND_UNARY_(sign)
@@ -131,8 +148,11 @@ NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});
 }
 
-#define MX_ND_BINARY_(name, op) \
-  NDArray name(const NDArray& a, const NDArray& b) { return Call(op, {a, b}); }
+#define MX_ND_BINARY_(name, op)                         \
+  NDArray name(const NDArray& a, const NDArray& b) {    \
+    static const NodeAttrs attrs = ParsedNoAttrs(op);   \
+    return CallParsed(attrs, {a, b});                   \
+  }
 MX_ND_BINARY_(add, "broadcast_add")
 MX_ND_BINARY_(subtract, "broadcast_sub")
 MX_ND_BINARY_(multiply, "broadcast_mul")

@@ -264,7 +264,9 @@ TEST(MXNetParams, RoundTripIsExactForEveryDTypeAndShapeKind) {
     if (a.is_none()) continue;
     EXPECT_EQ(a.shape(), b.shape()) << arrays[i].first;
     EXPECT_EQ(a.dtype(), b.dtype()) << arrays[i].first;
-    if (a.size() > 0) EXPECT_EQ(ToDouble(a), ToDouble(b)) << arrays[i].first;
+    if (a.size() > 0) {
+      EXPECT_EQ(ToDouble(a), ToDouble(b)) << arrays[i].first;
+    }
   }
   const std::string again = TempPath("round2.params");
   SaveMXNetArrays(again, loaded);

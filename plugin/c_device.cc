@@ -50,9 +50,11 @@ class CAllocator : public DeviceAllocator {
     MxStatus status = EmptyStatus();
     const MxStatusCode code =
         def_->fns.alloc(def_->fns.user_data, dev_id, bytes, &ptr, &status);
-    ThrowIfFailed(
-        code, status,
-        absl::StrCat(def_->Label(dev_id), ": alloc of ", bytes, " bytes"));
+    if (code != MX_STATUS_OK) {  // The label is built only on failure.
+      ThrowIfFailed(
+          code, status,
+          absl::StrCat(def_->Label(dev_id), ": alloc of ", bytes, " bytes"));
+    }
     if (ptr == nullptr && bytes > 0) {
       throw RuntimeError(absl::StrCat(def_->Label(dev_id), ": alloc of ", bytes,
                                       " bytes returned null"));
@@ -90,9 +92,11 @@ void Copy(const CDeviceDef& def, int dev_id, void* dst, const void* src,
           size_t bytes, int direction, void* stream) {
   if (bytes == 0) return;
   MxStatus status = EmptyStatus();
-  ThrowIfFailed(def.fns.copy(def.fns.user_data, dev_id, dst, src, bytes,
-                             direction, stream, &status),
-                status, absl::StrCat(def.Label(dev_id), ": copy"));
+  const MxStatusCode code = def.fns.copy(def.fns.user_data, dev_id, dst, src,
+                                         bytes, direction, stream, &status);
+  if (code != MX_STATUS_OK) {  // The label is built only on failure.
+    ThrowIfFailed(code, status, absl::StrCat(def.Label(dev_id), ": copy"));
+  }
 }
 
 }  // namespace

@@ -82,7 +82,10 @@ FCompute WrapCompute(MxComputeFn fn, void* user_data, std::string who,
         fallback->compute) {
       return (*fallback->compute)(ctx, attrs, in, req, out);
     }
-    ThrowIfFailed(code, status, KernelLabel(who, attrs));
+    // The label is built only on failure: this is on every kernel call.
+    if (code != MX_STATUS_OK) {
+      ThrowIfFailed(code, status, KernelLabel(who, attrs));
+    }
   };
 }
 
@@ -472,7 +475,9 @@ void AddCOp(const MxOpDef& def, const std::string& who, UndoList* undo) {
               compute(user_data, static_cast<const CState*>(state.get())->get(),
                       cctx.get(), cin.data(), cin.size(), creq.data(),
                       cout.data(), cout.size(), &status);
-          ThrowIfFailed(code, status, absl::StrCat(c->who, ": op ", c->name));
+          if (code != MX_STATUS_OK) {  // No label on the hot path.
+            ThrowIfFailed(code, status, absl::StrCat(c->who, ": op ", c->name));
+          }
         });
   }
   if (def.num_inplace_pairs < 0 ||

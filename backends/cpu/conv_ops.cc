@@ -158,42 +158,51 @@ void ConvolutionImpl(const OpContext& ctx, const ConvolutionParam& p,
   const T* x = in[0].data<T>();
   const T* bias = p.no_bias ? nullptr : in[2].data<T>();
   T* y = out.data<T>();
-  const A* weight;
-  A* acc = nullptr;  // float16: the product in float before the write.
+  const A* weight;  // float16: converted to float once.
   if constexpr (kHalf) {
     const int64_t size = in[1].Size();
     A* wbuf = ctx.TempSpace<A>(std::max<int64_t>(1, size));
     const T* src = in[1].data<T>();
     for (int64_t i = 0; i < size; ++i) wbuf[i] = static_cast<A>(src[i]);
     weight = wbuf;
-    acc = ctx.TempSpace<A>(fg * plane);
   } else {
     weight = in[1].data<T>();
   }
-  A* col = ctx.TempSpace<A>(std::max<int64_t>(1, k * plane));
-  for (int64_t img = 0; img < n; ++img) {
-    for (int64_t grp = 0; grp < g; ++grp) {
-      Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
-      T* yg = y + (img * f + grp * fg) * plane;
-      A* dst;
-      if constexpr (kHalf) {
-        dst = acc;
-      } else {
-        dst = yg;
-      }
-      Gemm(weight + grp * fg * k, col, dst, fg, plane, k, /*ta=*/false,
-           /*tb=*/false, !kHalf && req == OpReqType::kAddTo);
-      if (bias != nullptr) {
-        for (int64_t fi = 0; fi < fg; ++fi) {
-          const A b = static_cast<A>(bias[grp * fg + fi]);
-          for (int64_t i = 0; i < plane; ++i) dst[fi * plane + i] += b;
+  // Images split over the CPU kernel threads (strided, one slot per
+  // thread), each slot with its own im2col buffer (and float accumulator).
+  const int64_t slots = std::min<int64_t>(KernelThreads(), n);
+  const int64_t col_size = std::max<int64_t>(1, k * plane);
+  A* cols = ctx.TempSpace<A>(slots * col_size);
+  A* accs = nullptr;
+  if constexpr (kHalf) accs = ctx.TempSpace<A>(slots * fg * plane);
+  ParallelFor(slots, 1, [&](int64_t slot_begin, int64_t slot_end) {
+    for (int64_t slot = slot_begin; slot < slot_end; ++slot) {
+      A* col = cols + slot * col_size;
+      for (int64_t img = slot; img < n; img += slots) {
+        for (int64_t grp = 0; grp < g; ++grp) {
+          Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
+          T* yg = y + (img * f + grp * fg) * plane;
+          A* dst;
+          if constexpr (kHalf) {
+            dst = accs + slot * fg * plane;
+          } else {
+            dst = yg;
+          }
+          Gemm(weight + grp * fg * k, col, dst, fg, plane, k, /*ta=*/false,
+               /*tb=*/false, !kHalf && req == OpReqType::kAddTo);
+          if (bias != nullptr) {
+            for (int64_t fi = 0; fi < fg; ++fi) {
+              const A b = static_cast<A>(bias[grp * fg + fi]);
+              for (int64_t i = 0; i < plane; ++i) dst[fi * plane + i] += b;
+            }
+          }
+          if constexpr (kHalf) {
+            for (int64_t i = 0; i < fg * plane; ++i) Assign(yg + i, req, dst[i]);
+          }
         }
       }
-      if constexpr (kHalf) {
-        for (int64_t i = 0; i < fg * plane; ++i) Assign(yg + i, req, acc[i]);
-      }
     }
-  }
+  });
 }
 
 void ConvolutionCompute(const OpContext& ctx, const NodeAttrs& attrs,
@@ -253,23 +262,46 @@ void ConvolutionBackwardImpl(const OpContext& ctx, const ConvolutionParam& p,
   const T* x = in[1].data<T>();
   A* dx = ctx.TempSpace<A>(std::max<int64_t>(1, n * c * vol));
   A* dw = ctx.TempSpace<A>(std::max<int64_t>(1, f * k));
-  A* col = ctx.TempSpace<A>(std::max<int64_t>(1, k * plane));
   std::fill(dx, dx + n * c * vol, A(0));
   std::fill(dw, dw + f * k, A(0));
+  // Images split over the CPU kernel threads as in the forward: each slot
+  // has its own im2col buffer and weight-gradient sum (slot 0 sums into
+  // dw, the others are added to it after); data gradients of different
+  // images are disjoint.
+  const int64_t slots = std::min<int64_t>(KernelThreads(), n);
+  const int64_t col_size = std::max<int64_t>(1, k * plane);
+  A* cols = ctx.TempSpace<A>(std::max<int64_t>(1, slots) * col_size);
+  A* dw_extra = nullptr;
+  if (want_dw && slots > 1) {
+    dw_extra = ctx.TempSpace<A>((slots - 1) * f * k);
+    std::fill(dw_extra, dw_extra + (slots - 1) * f * k, A(0));
+  }
   if (plane > 0) {
-    for (int64_t img = 0; img < n; ++img) {
-      for (int64_t grp = 0; grp < g; ++grp) {
-        const A* og_g = og + (img * f + grp * fg) * plane;
-        if (want_dw) {
-          Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
-          Gemm(og_g, col, dw + grp * fg * k, fg, k, plane, false, true, true);
-        }
-        if (want_dx) {
-          Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true, false,
-               false);
-          Col2ImAdd(col, cg, sin, w, sout, dx + (img * c + grp * cg) * vol);
+    ParallelFor(slots, 1, [&](int64_t slot_begin, int64_t slot_end) {
+      for (int64_t slot = slot_begin; slot < slot_end; ++slot) {
+        A* col = cols + slot * col_size;
+        A* dw_slot = slot == 0 ? dw : dw_extra + (slot - 1) * f * k;
+        for (int64_t img = slot; img < n; img += slots) {
+          for (int64_t grp = 0; grp < g; ++grp) {
+            const A* og_g = og + (img * f + grp * fg) * plane;
+            if (want_dw) {
+              Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
+              Gemm(og_g, col, dw_slot + grp * fg * k, fg, k, plane, false,
+                   true, true);
+            }
+            if (want_dx) {
+              Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true,
+                   false, false);
+              Col2ImAdd(col, cg, sin, w, sout,
+                        dx + (img * c + grp * cg) * vol);
+            }
+          }
         }
       }
+    });
+    for (int64_t slot = 1; want_dw && slot < slots; ++slot) {
+      const A* part = dw_extra + (slot - 1) * f * k;
+      for (int64_t i = 0; i < f * k; ++i) dw[i] += part[i];
     }
   }
   AssignAll(dx, n * c * vol, req[0], out[0].data<T>());

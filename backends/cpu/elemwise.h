@@ -48,9 +48,9 @@ FCompute UnaryKernel(F f) {
       T* y = out[0].data<T>();
       const OpReqType r = req[0];
       ParallelFor(in[0].Size(), kElemwiseGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          Assign(y + i, r, f(static_cast<AccType<T>>(x[i])));
-        }
+        AssignRange(y, r, b, e, [&](int64_t i) {
+          return f(static_cast<AccType<T>>(x[i]));
+        });
       });
     });
   };

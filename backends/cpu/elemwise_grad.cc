@@ -112,9 +112,15 @@ void RegisterElemwiseGradients() {
     E one_minus = b.Op("_rminus_scalar", {b.y()}, {{"scalar", "1"}});
     return b.Mul(g, b.Mul(b.y(), one_minus));
   });
-  // relu's output is >= 0, so sign(output) is the 0/1 mask.
-  SetUnaryGrad(
-      "relu", [](B& b, const E& g) { return b.Mul(g, b.Op("sign", {b.y()})); });
+  // One pass, ograd * sign(output), instead of sign then multiply.
+  SetUnaryGrad("relu", [](B& b, const E& g) {
+    return b.Op("_backward_relu", {g, b.y()});
+  });
+  // Linear in ograd; the mask's own gradient is zero.
+  SetBinaryGrad("_backward_relu", [](B& b, const E& g) {
+    return std::vector<E>{b.Op("_backward_relu", {g, b.x(1)}),
+                          b.Op("zeros_like", {b.x(1)})};
+  });
   SetUnaryGrad("erf", [](B& b, const E& g) {
     E gauss = b.Op("exp", {b.Op("negative", {b.Op("square", {b.x()})})});
     return b.Mul(g, b.Scale(gauss, 1.1283791670955126));  // 2/sqrt(pi)

@@ -1,5 +1,9 @@
 // Numerical checks of the elementwise gradients.
+#include <cmath>
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "imperative/nd.h"
 #include "testing/grad_check.h"
 #include "testing/op_test_util.h"
 
@@ -29,6 +33,25 @@ TEST(ElemwiseGradient, Binary) {
                        RandomArray({2, 3}, DType::kFloat32, 0.5, 2, 2)}))
         << op;
   }
+}
+
+// relu's gradient is one op, ograd * sign(output), differentiable again:
+// linear in ograd, zero in the output (y kept away from relu's kink).
+TEST(ElemwiseGradient, BackwardReluIsOnePassMaskAndDifferentiable) {
+  const double nan = std::nan("");
+  const NDArray g = ArrayOf({5}, {1, 2, 3, 4, 5});
+  const NDArray y = ArrayOf({5}, {0, 2, nan, 0.5, 0});
+  const std::vector<double> got =
+      ToDouble(nd::Call("_backward_relu", {g, y}));
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(got[1], 2);
+  EXPECT_TRUE(std::isnan(got[2]));
+  EXPECT_EQ(got[3], 4);
+  EXPECT_EQ(got[4], 0);
+  EXPECT_TRUE(CheckGradient(
+      "_backward_relu", {},
+      {RandomArray({3, 4}, DType::kFloat32, -1, 1, 1),
+       RandomArray({3, 4}, DType::kFloat32, 0.5, 2, 2)}));
 }
 
 TEST(ElemwiseGradient, Scalar) {

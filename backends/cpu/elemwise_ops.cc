@@ -141,6 +141,14 @@ struct MulF {
     return WrapMul(a, b);
   }
 };
+// relu's gradient in one pass: ograd * sign(output). The output is >= 0,
+// so the sign is the 0/1 mask, and a NaN the forward propagated stays NaN.
+struct ReluGradF {
+  template <typename A>
+  static A Map(A g, A y) {
+    return WrapMul(g, Sign(y));
+  }
+};
 struct DivF {
   template <typename A>
   static A Map(A a, A b) {
@@ -243,17 +251,16 @@ void BinaryCompute(const OpContext&, const NodeAttrs&,
     const int64_t n = o.Size();
     if (a.shape == o.shape && b.shape == o.shape) {
       ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) {
-          Assign(po + i, r,
-                 F::Map(static_cast<A>(pa[i]), static_cast<A>(pb[i])));
-        }
+        AssignRange(po, r, s, e, [&](int64_t i) {
+          return F::Map(static_cast<A>(pa[i]), static_cast<A>(pb[i]));
+        });
       });
     } else if (a.shape == o.shape && b.Size() == 1) {
       const A vb = static_cast<A>(pb[0]);
       ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) {
-          Assign(po + i, r, F::Map(static_cast<A>(pa[i]), vb));
-        }
+        AssignRange(po, r, s, e, [&](int64_t i) {
+          return F::Map(static_cast<A>(pa[i]), vb);
+        });
       });
     } else {
       const std::vector<int64_t> sa = BroadcastStrides(a.shape, o.shape);
@@ -353,10 +360,10 @@ void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
     O* y = out[0].data<O>();
     const OpReqType r = req[0];
     ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
+      AssignRange(y, r, b, e, [&](int64_t i) {
         const A v = static_cast<A>(x[i]);
-        Assign(y + i, r, kReverse ? F::Map(s, v) : F::Map(v, s));
-      }
+        return kReverse ? F::Map(s, v) : F::Map(v, s);
+      });
     });
   });
 }
@@ -389,6 +396,9 @@ void RegisterScalar(const std::string& name,
 }
 
 [[maybe_unused]] const bool kBinaryRegistered = [] {
+  RegisterElemwise<ReluGradF>(
+      "_backward_relu", {},
+      "relu's gradient from (ograd, relu output): ograd * sign(output)");
   RegisterBinary<AddF>("broadcast_add", {"add"}, "a + b with broadcasting");
   RegisterBinary<SubF>("broadcast_sub", {"subtract"},
                        "a - b with broadcasting");

@@ -114,6 +114,22 @@ inline void Assign(T* dst, OpReqType req, V value) {
   }
 }
 
+// dst[i] = value(i) for i in [begin, end), written as `req` says. The
+// request is tested once, outside the loop, so the loop vectorizes.
+template <typename T, typename F>
+inline void AssignRange(T* dst, OpReqType req, int64_t begin, int64_t end,
+                        F value) {
+  if (req == OpReqType::kNullOp) return;
+  if (req == OpReqType::kAddTo) {
+    for (int64_t i = begin; i < end; ++i) {
+      dst[i] = static_cast<T>(WrapAdd(static_cast<AccType<T>>(dst[i]),
+                                      static_cast<AccType<T>>(value(i))));
+    }
+  } else {
+    for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<T>(value(i));
+  }
+}
+
 // The shared CPU parallel loop (base/parallel.h).
 using ::mx::ParallelFor;
 

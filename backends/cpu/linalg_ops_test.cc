@@ -348,6 +348,38 @@ TEST(FullyConnected, AddToRequestAccumulates) {
   }
 }
 
+// Products past kMinGemmSliceMacs (2^20 multiply-adds) per slice split
+// over the kernel threads (linalg_ops_test_3threads): by rows when c is
+// tall, by columns when wide; overwrite and kAddTo.
+TEST(Dot, LargeProductsSplitByRowsOrColumnsMatchReference) {
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (const Case& c : std::vector<Case>{{301, 37, 200}, {29, 263, 300}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        const TShape sa = ta ? TShape{c.k, c.m} : TShape{c.m, c.k};
+        const TShape sb = tb ? TShape{c.n, c.k} : TShape{c.k, c.n};
+        NDArray a = RandomArray(sa, DType::kFloat64, -1, 1, 5);
+        NDArray b = RandomArray(sb, DType::kFloat64, -1, 1, 6);
+        const std::vector<double> ref =
+            RefMatmul(ToDouble(a), ToDouble(b), c.m, c.n, c.k, ta, tb);
+        NDArray y = nd::dot(a, b, ta, tb);
+        EXPECT_TRUE(AllClose(ToDouble(y), ref, 1e-10, 1e-10))
+            << sa << " x " << sb << " ta=" << ta << " tb=" << tb;
+        NDArray acc = RandomArray({c.m, c.n}, DType::kFloat64, -1, 1, 7);
+        std::vector<double> expected = ToDouble(acc);
+        for (size_t i = 0; i < expected.size(); ++i) expected[i] += ref[i];
+        InvokeAddTo("dot", {{"transpose_a", ta ? "1" : "0"},
+                            {"transpose_b", tb ? "1" : "0"}},
+                    {a, b}, acc);
+        EXPECT_TRUE(AllClose(ToDouble(acc), expected, 1e-10, 1e-10))
+            << "kAddTo " << sa << " x " << sb;
+      }
+    }
+  }
+}
+
 TEST(Dot, AddToRequestAccumulates) {
   NDArray a = RandomArray({2, 3}, DType::kFloat64, -1, 1, 22);
   NDArray b = RandomArray({3, 4}, DType::kFloat64, -1, 1, 23);

@@ -27,9 +27,8 @@ void MapFloat(const TBlob& x, OpReqType req, const TBlob& y, F f) {
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     ParallelFor(x.Size(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        Assign(dst + i, req, f(static_cast<A>(src[i])));
-      }
+      AssignRange(dst, req, b, e,
+                  [&](int64_t i) { return f(static_cast<A>(src[i])); });
     });
   });
 }
@@ -538,6 +537,9 @@ E LeakyReLUSlope(GradBuilder& b, const LeakyReLUParam& p) {
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   SetGradient("Activation", [](GradBuilder& b, const std::vector<E>& g) {
     const std::string& act = b.n->attrs.get<ActivationParam>().act_type;
+    if (act == "relu") {  // One pass instead of the slope and a multiply.
+      return std::vector<E>{b.Op("_backward_relu", {g[0], b.y()})};
+    }
     return std::vector<E>{b.Mul(g[0], ActivationSlope(b, act))};
   });
   SetGradient("LeakyReLU", [](GradBuilder& b, const std::vector<E>& g) {
