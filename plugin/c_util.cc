@@ -59,10 +59,15 @@ void CheckStructSize(size_t struct_size, size_t min_size, const char* type,
 
 std::string CopyString(const char* s) { return s == nullptr ? "" : s; }
 
-CTensors::CTensors(const std::vector<TBlob>& blobs) {
-  tensors_.reserve(blobs.size());
-  for (const TBlob& b : blobs) {
-    MxTensor t;
+CTensors::CTensors(const std::vector<TBlob>& blobs)
+    : data_(inline_), size_(static_cast<int32_t>(blobs.size())) {
+  if (blobs.size() > kInline) {
+    heap_ = std::make_unique<MxTensor[]>(blobs.size());
+    data_ = heap_.get();
+  }
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    const TBlob& b = blobs[i];
+    MxTensor& t = data_[i];
     t.struct_size = sizeof(MxTensor);
     t.data = b.dptr;
     t.dtype = static_cast<int32_t>(b.dtype);
@@ -70,7 +75,6 @@ CTensors::CTensors(const std::vector<TBlob>& blobs) {
     t.shape = b.shape.begin();
     t.dev_type = b.ctx.dev_type;
     t.dev_id = b.ctx.dev_id;
-    tensors_.push_back(t);
   }
 }
 

@@ -4,6 +4,7 @@
 #define MXCORE_PLUGIN_C_UTIL_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,17 @@ std::string CopyString(const char* s);
 class CTensors {
  public:
   explicit CTensors(const std::vector<TBlob>& blobs);
-  const MxTensor* data() const { return tensors_.data(); }
-  int32_t size() const { return static_cast<int32_t>(tensors_.size()); }
+  CTensors(const CTensors&) = delete;
+  CTensors& operator=(const CTensors&) = delete;
+  const MxTensor* data() const { return data_; }
+  int32_t size() const { return size_; }
 
  private:
-  absl::InlinedVector<MxTensor, 8> tensors_;
+  static constexpr size_t kInline = 8;
+  MxTensor inline_[kInline];  // Left uninitialized: filled as needed.
+  std::unique_ptr<MxTensor[]> heap_;
+  MxTensor* data_;
+  int32_t size_;
 };
 
 // An attribute dictionary as MxAttrs, pointing into `dict` (which must

@@ -20,7 +20,11 @@ mx() {  # label, then environment assignments
   local label=$1
   shift
   env "$@" "$bench" --benchmark_filter=Dispatch --benchmark_min_time=1 \
-      2>/dev/null | awk -v l="$label" '/^BM_/ {printf "mxcore %s %.3f us/op\n", l, $2 / 1000}'
+      2>/dev/null | awk -v l="$label" '
+        # One iteration is 1000 ops; the time column is in the unit after it.
+        /^BM_/ { t = $2; u = $3
+                 if (u == "ns") t /= 1000; else if (u == "ms") t *= 1000
+                 printf "mxcore %s %.3f us/op\n", l, t / 1000 }'
 }
 for ((r = 1; r <= rounds; ++r)); do
   MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \
