@@ -13,6 +13,12 @@
 namespace mx_onednn {
 
 const dnnl::engine& Engine() {
+  // Every primitive is created through the engine, and oneDNN fixes a
+  // primitive's team size when it is created (from the creating thread's
+  // OpenMP setting): set it here too, not only before execution, or a
+  // primitive first made on an unprepared thread runs with every core
+  // (and, under TSan, with uninstrumented libgomp threads).
+  PrepareThread();
   static const dnnl::engine* engine =
       new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *engine;
