@@ -37,14 +37,6 @@ struct Window {
   Spatial3 k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, p{0, 0, 0};
 };
 
-// All inputs and outputs share one floating-point dtype.
-inline void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
-                          std::vector<DType>* out) {
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-  SameType(attrs, in, out);
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-}
-
 // "NCW", "NCHW" or "NCDHW".
 inline const char* LayoutOf(int rank) {
   return rank == 1 ? "NCW" : rank == 2 ? "NCHW" : "NCDHW";

@@ -378,11 +378,7 @@ MX_REGISTER_OP(_backward_Deconvolution)
       "Deconvolution", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
         const NodeEntry d = b.Op("_backward_Deconvolution",
                                  {g[0], b.x(0), b.x(1)}, b.n->attrs.dict);
-        std::vector<NodeEntry> grads;
-        for (uint32_t i = 0; i < b.n->inputs.size(); ++i) {
-          grads.push_back(NodeEntry{d.node, i, 0});
-        }
-        return grads;
+        return OutputsOf(d, b.n->inputs.size());
       });
   return true;
 }();

@@ -38,6 +38,14 @@ struct GradBuilder {
   }
 };
 
+// Outputs 0..n-1 of the node behind `e`: the input gradients when one
+// backward node computes them all.
+inline std::vector<NodeEntry> OutputsOf(const NodeEntry& e, size_t n) {
+  std::vector<NodeEntry> outputs;
+  for (uint32_t i = 0; i < n; ++i) outputs.push_back(NodeEntry{e.node, i, 0});
+  return outputs;
+}
+
 using GradFn = std::function<std::vector<NodeEntry>(
     GradBuilder& b, const std::vector<NodeEntry>& out_grads)>;
 

@@ -166,6 +166,15 @@ void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
 void RequireFloat(const NodeAttrs& attrs, DType t);
 void RequireNumeric(const NodeAttrs& attrs, DType t);  // Not bool.
 
+// All inputs and outputs share one floating-point dtype (input 0's kind is
+// checked first, so an integer input is named as such).
+inline void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
+                          std::vector<DType>* out) {
+  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
+  SameType(attrs, in, out);
+  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
+}
+
 }  // namespace cpu
 }  // namespace mx
 

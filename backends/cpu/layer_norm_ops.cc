@@ -223,8 +223,7 @@ MX_REGISTER_OP(_backward_LayerNorm)
   SetGradient("LayerNorm", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
     const NodeEntry d =
         b.Op("_backward_LayerNorm", {g[0], b.x(0), b.x(1)}, b.n->attrs.dict);
-    return std::vector<NodeEntry>{d, NodeEntry{d.node, 1, 0},
-                                  NodeEntry{d.node, 2, 0}};
+    return OutputsOf(d, 3);
   });
   return true;
 }();

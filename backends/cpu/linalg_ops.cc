@@ -64,14 +64,6 @@ TShape Sub(const TShape& s, int b, int e) {
   return TShape(s.begin() + b, s.begin() + e);
 }
 
-// All inputs and outputs share one floating-point dtype.
-void SameFloatType(const NodeAttrs& attrs, std::vector<DType>* in,
-                   std::vector<DType>* out) {
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-  SameType(attrs, in, out);
-  if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
-}
-
 // ---- dot. ----
 
 struct DotParam {

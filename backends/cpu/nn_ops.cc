@@ -547,7 +547,7 @@ E LeakyReLUSlope(GradBuilder& b, const LeakyReLUParam& p) {
     if (p.act_type == "prelu") {
       const E d = b.Op("_backward_LeakyReLU_prelu", {g[0], b.x(0), b.x(1)},
                        b.n->attrs.dict);
-      return std::vector<E>{d, E{d.node, 1, 0}};
+      return OutputsOf(d, 2);
     }
     // rrelu: the slopes the forward drew, kept in output 1.
     if (p.act_type == "rrelu") return std::vector<E>{b.Mul(g[0], b.y(1))};
