@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,13 +22,23 @@ struct Batch {
   int64_t n, step, chunks;
   std::atomic<int64_t> next{0};
   int users = 0;  // Pool workers inside RunChunks; guarded by the pool mutex.
+  // The first exception a chunk threw (say, std::bad_alloc inside a GEMM),
+  // rethrown to the caller once every chunk is done.
+  std::mutex error_mu;
+  std::exception_ptr error;
 };
 
 void RunChunks(Batch* b) {
   for (int64_t c = b->next.fetch_add(1, std::memory_order_relaxed);
        c < b->chunks; c = b->next.fetch_add(1, std::memory_order_relaxed)) {
     const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
-    if (begin < end) (*b->fn)(begin, end);
+    if (begin >= end) continue;
+    try {
+      (*b->fn)(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(b->error_mu);
+      if (!b->error) b->error = std::current_exception();
+    }
   }
 }
 
@@ -109,6 +120,7 @@ void ParallelFor(int64_t n, int64_t min_chunk,
   batch.step = (n + chunks - 1) / chunks;
   batch.chunks = chunks;
   Pool().Run(&batch);
+  if (batch.error) std::rethrow_exception(batch.error);
 }
 
 }  // namespace mx

@@ -19,7 +19,8 @@ namespace mx {
 // MX_CPU_KERNEL_NTHREADS - 1 threads started on first use. Small n runs
 // inline. Callable from several threads at once and from inside `fn`
 // (callers run unclaimed chunks themselves, so nothing waits on a busy
-// pool). `fn` must not throw.
+// pool). An exception thrown by `fn` reaches the caller once every chunk
+// has finished (the first one, if several threw).
 void ParallelFor(int64_t n, int64_t min_chunk,
                  const std::function<void(int64_t, int64_t)>& fn);
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -75,6 +76,27 @@ TEST(ParallelForTest, ThreadsPersistAcrossCalls) {
     });
   }
   EXPECT_GT(most_on_a_worker.load(), 1);
+}
+
+TEST(ParallelForTest, AChunksExceptionReachesTheCallerAfterEveryChunk) {
+  for (int rep = 0; rep < 20; ++rep) {
+    std::atomic<int> finished{0};
+    try {
+      ParallelFor(8, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          if (i == 5) throw std::runtime_error("chunk 5");
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+          ++finished;
+        }
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "chunk 5");
+    }
+    // 4 threads, grain 1: chunks [0,2) [2,4) [4,6) [6,8). Element 5 ends
+    // its chunk; every other chunk still runs, so 7 elements finished.
+    EXPECT_EQ(finished.load(), 7);
+  }
 }
 
 TEST(ParallelForTest, ConcurrentAndNestedCallers) {
