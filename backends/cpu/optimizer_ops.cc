@@ -83,11 +83,26 @@ struct GradPrep {
       : rescale(static_cast<A>(p.rescale_grad)),
         clip(static_cast<A>(p.clip_gradient)),
         clipping(p.clip_gradient > 0) {}
-  A operator()(A g) const {
-    g *= rescale;
-    return clipping ? std::min(std::max(g, -clip), clip) : g;
-  }
 };
+
+// Runs the update loop body(prep_fn, b, e) over [0, n) on the kernel
+// threads, with prep_fn(g) the rescaled (and, when asked, clipped)
+// gradient. The clipping choice and the write request are decided outside
+// the element loop so it vectorizes.
+template <typename A, typename Body>
+void UpdateLoop(int64_t n, const GradPrep<A>& prep, Body body) {
+  const A rescale = prep.rescale, clip = prep.clip;
+  if (prep.clipping) {
+    ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+      body([=](A g) { return std::min(std::max(g * rescale, -clip), clip); }, b,
+           e);
+    });
+  } else {
+    ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+      body([=](A g) { return g * rescale; }, b, e);
+    });
+  }
+}
 
 void UpdateType(const NodeAttrs& attrs, std::vector<DType>* in,
                 std::vector<DType>* out) {
@@ -129,11 +144,11 @@ void SGDCompute(const OpContext&, const NodeAttrs& attrs,
     const GradPrep<A> prep(p);
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd);
     const OpReqType r = req[0];
-    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
+    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+      AssignRange(y, r, b, e, [&](int64_t i) {
         const A wi = static_cast<A>(w[i]);
-        Assign(y + i, r, wi - lr * (prep(static_cast<A>(g[i])) + wd * wi));
-      }
+        return wi - lr * (grad(static_cast<A>(g[i])) + wd * wi);
+      });
     });
   });
 }
@@ -153,14 +168,14 @@ void SGDMomCompute(const OpContext&, const NodeAttrs& attrs,
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
             momentum = static_cast<A>(p.momentum);
     const OpReqType r = req[0];
-    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
+    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+      AssignRange(y, r, b, e, [&](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         const A m = momentum * static_cast<A>(mom[i]) -
-                    lr * (prep(static_cast<A>(g[i])) + wd * wi);
+                    lr * (grad(static_cast<A>(g[i])) + wd * wi);
         mom[i] = static_cast<T>(m);
-        Assign(y + i, r, wi + m);
-      }
+        return wi + m;
+      });
     });
   });
 }
@@ -182,16 +197,16 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
             b1 = static_cast<A>(p.beta1), b2 = static_cast<A>(p.beta2),
             eps = static_cast<A>(p.epsilon);
     const OpReqType r = req[0];
-    ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
+    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+      AssignRange(y, r, b, e, [&](int64_t i) {
         const A wi = static_cast<A>(w[i]);
-        const A gi = prep(static_cast<A>(g[i])) + wd * wi;
+        const A gi = grad(static_cast<A>(g[i])) + wd * wi;
         const A m = b1 * static_cast<A>(mean[i]) + (A(1) - b1) * gi;
         const A v = b2 * static_cast<A>(var[i]) + (A(1) - b2) * gi * gi;
         mean[i] = static_cast<T>(m);
         var[i] = static_cast<T>(v);
-        Assign(y + i, r, wi - lr * m / (std::sqrt(v) + eps));
-      }
+        return wi - lr * m / (std::sqrt(v) + eps);
+      });
     });
   });
 }

@@ -1,6 +1,10 @@
 // 1-, 2- and 3-D max / average / sum pooling on NCW / NCHW / NCDHW data
-// and its gradient, _backward_Pooling. The kernel's rank picks the op's
-// rank (the data's, for global pooling), as in MXNet.
+// and its gradients. The kernel's rank picks the op's rank (the data's,
+// for global pooling), as in MXNet. Max pooling also writes, as a hidden
+// output, the position of each window's maximum, so its gradient
+// (_backward_Pooling_max) scatters instead of searching every window again
+// (as MXNet's oneDNN backend keeps a workspace); _backward_Pooling
+// recomputes from the data and serves every pool type.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -132,6 +136,21 @@ void PoolingShape(const NodeAttrs& attrs, std::vector<TShape>* in,
     odims.push_back(PoolOutDim(attrs, d, d[2 + a], w.k[i], w.s[i], w.p[i]));
   }
   AssignShape(attrs, out, 0, TShape(odims), true);
+  // Max pooling's argmax has the output's shape.
+  if (out->size() > 1) AssignShape(attrs, out, 1, (*out)[0], true);
+}
+
+bool IsMax(const NodeAttrs& attrs) {
+  return attrs.get<PoolingParam>().pool_type == "max";
+}
+
+// Output 0 and the data share a float dtype; max pooling's argmax is int32.
+void PoolingType(const NodeAttrs& attrs, std::vector<DType>* in,
+                 std::vector<DType>* out) {
+  std::vector<DType> value{(*out)[0]};
+  SameFloatType(attrs, in, &value);
+  AssignType(attrs, out, 0, value[0], true);
+  if (out->size() > 1) AssignType(attrs, out, 1, DType::kInt32, true);
 }
 
 // One pooling window along one axis: [start, end) in padded coordinates
@@ -169,20 +188,27 @@ PoolGeometry GeometryOf(const NodeAttrs& attrs, const TShape& data,
   return g;
 }
 
+// The windows' spans along axis a (0: d, 1: h, 2: w).
+std::vector<Span> AxisSpans(const PoolGeometry& g, int a) {
+  std::vector<Span> spans;
+  for (int64_t o = 0; o < g.out[a]; ++o)
+    spans.push_back(SpanOf(g.w, a, o, g.in[a]));
+  return spans;
+}
+
 // Calls fn(plane, output offset in the plane, spans along d, h, w) for
-// every output element, planes split over the kernel's threads.
+// every output element, planes split over the kernel's threads. The spans
+// of each axis are computed once per call, not per window.
 template <typename F>
 void ForEachWindow(const PoolGeometry& g, F fn) {
+  const std::vector<Span> spans[3] = {AxisSpans(g, 0), AxisSpans(g, 1),
+                                      AxisSpans(g, 2)};
   ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
     for (int64_t plane = b; plane < e; ++plane) {
       int64_t o = 0;
-      for (int64_t oz = 0; oz < g.out[0]; ++oz) {
-        const Span sz = SpanOf(g.w, 0, oz, g.in[0]);
-        for (int64_t oy = 0; oy < g.out[1]; ++oy) {
-          const Span sy = SpanOf(g.w, 1, oy, g.in[1]);
-          for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
-            fn(plane, o, sz, sy, SpanOf(g.w, 2, ox, g.in[2]));
-          }
+      for (const Span& sz : spans[0]) {
+        for (const Span& sy : spans[1]) {
+          for (const Span& sx : spans[2]) fn(plane, o++, sz, sy, sx);
         }
       }
     }
@@ -196,42 +222,156 @@ int64_t WindowCount(bool include_pad, const Span& z, const Span& y,
                      : z.Inside() * y.Inside() * x.Inside();
 }
 
+// Max pooling picks each window's first maximum in row-major order (the
+// smallest position among the maxima); a NaN wins and propagates, as in
+// PyTorch (the first NaN). A window entirely in the padding gives 0 and
+// argmax -1. `argmax` (may be null) gets positions in the plane.
+
+// Whether candidate (v, at) replaces the current choice (best, best_at)
+// when candidates may come in any order.
+// Bitwise, not short-circuit: which one wins is unpredictable on real
+// data, so this compiles to selects rather than branches.
+template <typename A>
+inline bool Replaces(A v, int64_t at, A best, int64_t best_at) {
+  const bool earlier = at < best_at;
+  return (v > best) | ((v == best) & earlier) |
+         ((v != v) & ((best == best) | earlier));
+}
+
+// 1-D and 2-D windows (no depth axis), row by row: the maxima of each
+// column over the window's rows first (contiguous, so the loop vectorizes),
+// then of each window's columns.
+template <typename T>
+void MaxPoolRows(const PoolGeometry& g, const std::vector<Span> (&spans)[3],
+                 const T* x, T* y, OpReqType req, int32_t* argmax) {
+  using A = AccType<T>;
+  const int64_t width = g.in[2], vin = Volume(g.in), vout = Volume(g.out);
+  ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
+    std::vector<A> col_max(static_cast<size_t>(width));
+    std::vector<int32_t> col_at(static_cast<size_t>(width));
+    A* cmax = col_max.data();
+    int32_t* cat = col_at.data();
+    for (int64_t plane = b; plane < e; ++plane) {
+      const T* src = x + plane * vin;
+      int64_t o = plane * vout;
+      for (const Span& sy : spans[1]) {
+        if (sy.Inside() > 0) {
+          const T* first = src + sy.lo * width;
+          for (int64_t i = 0; i < width; ++i) {
+            cmax[i] = static_cast<A>(first[i]);
+            cat[i] = static_cast<int32_t>(sy.lo * width + i);
+          }
+          for (int64_t iy = sy.lo + 1; iy < sy.hi; ++iy) {
+            const T* row = src + iy * width;
+            const int32_t base = static_cast<int32_t>(iy * width);
+            for (int64_t i = 0; i < width; ++i) {
+              // Rows come in order: only a larger value or a first NaN.
+              const A v = static_cast<A>(row[i]), c = cmax[i];
+              const bool takes = (v > c) | ((v != v) & (c == c));
+              cmax[i] = takes ? v : c;
+              cat[i] = takes ? base + static_cast<int32_t>(i) : cat[i];
+            }
+          }
+        }
+        for (const Span& sx : spans[2]) {
+          A best = 0;
+          int64_t at = -1;
+          if (sy.Inside() > 0 && sx.Inside() > 0) {
+            int64_t at_col = sx.lo;
+            best = cmax[sx.lo];
+            at = cat[sx.lo];
+            for (int64_t i = sx.lo + 1; i < sx.hi; ++i) {
+              // Index arithmetic, not a branch: which column wins is
+              // unpredictable on real data.
+              const int64_t takes =
+                  Replaces(cmax[i], int64_t{cat[i]}, best, at);
+              const int64_t pick = takes * i + (1 - takes) * at_col;
+              best = cmax[pick];
+              at_col = pick;
+              at = cat[pick];
+            }
+          }
+          Assign(y + o, req, best);
+          if (argmax != nullptr) argmax[o] = static_cast<int32_t>(at);
+          ++o;
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void MaxPool(const PoolGeometry& g, const T* x, T* y, OpReqType req,
+             int32_t* argmax) {
+  using A = AccType<T>;
+  const std::vector<Span> spans[3] = {AxisSpans(g, 0), AxisSpans(g, 1),
+                                      AxisSpans(g, 2)};
+  if (g.in[0] == 1 && g.w.k[0] == 1 && g.w.p[0] == 0) {
+    MaxPoolRows(g, spans, x, y, req, argmax);
+    return;
+  }
+  const int64_t vin = Volume(g.in), vout = Volume(g.out);
+  ForEachWindow(g, [&](int64_t plane, int64_t o, const Span& sz, const Span& sy,
+                       const Span& sx) {
+    const T* src = x + plane * vin;
+    A best = 0;
+    int64_t at = -1;
+    for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
+      for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
+        const int64_t row = (iz * g.in[1] + iy) * g.in[2];
+        for (int64_t ix = sx.lo; ix < sx.hi; ++ix) {
+          const A v = static_cast<A>(src[row + ix]);
+          if (at < 0 || Replaces(v, row + ix, best, at)) {
+            best = v;
+            at = row + ix;
+          }
+        }
+      }
+    }
+    Assign(y + plane * vout + o, req, best);
+    if (argmax != nullptr) argmax[plane * vout + o] = static_cast<int32_t>(at);
+  });
+}
+
 void PoolingCompute(const OpContext&, const NodeAttrs& attrs,
                     const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& out) {
-  if (req[0] == OpReqType::kNullOp) return;
   const PoolingParam& p = attrs.get<PoolingParam>();
+  const bool is_max = p.pool_type == "max", is_avg = p.pool_type == "avg";
+  const bool want_argmax = out.size() > 1 && req[1] != OpReqType::kNullOp;
+  if (req[0] == OpReqType::kNullOp && !want_argmax) return;
   const PoolGeometry g = GeometryOf(attrs, in[0].shape, out[0].shape);
   const int64_t vin = Volume(g.in), vout = Volume(g.out);
-  const bool is_max = p.pool_type == "max", is_avg = p.pool_type == "avg";
+  if (want_argmax && vin > std::numeric_limits<int32_t>::max()) {
+    throw NotImplemented(absl::StrCat(
+        OpLabel(attrs), ": input 0 (data) has shape ", in[0].shape.ToString(),
+        "; max pooling records argmax positions as int32, and a plane of ", vin,
+        " elements does not fit"));
+  }
   const bool include_pad = p.count_include_pad.value_or(true);
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     using A = AccType<T>;
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
+    if (is_max) {
+      MaxPool(g, x, y, req[0], want_argmax ? out[1].data<int32_t>() : nullptr);
+      return;
+    }
     ForEachWindow(g, [&](int64_t plane, int64_t o, const Span& sz,
                          const Span& sy, const Span& sx) {
       const T* src = x + plane * vin;
-      const bool empty = sz.Inside() * sy.Inside() * sx.Inside() == 0;
-      A best = std::numeric_limits<A>::lowest(), sum = 0;
+      A sum = 0;
       for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
         for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
           const T* row = src + (iz * g.in[1] + iy) * g.in[2];
           for (int64_t ix = sx.lo; ix < sx.hi; ++ix) {
-            const A v = static_cast<A>(row[ix]);
-            best = std::max(best, v);
-            sum += v;
+            sum += static_cast<A>(row[ix]);
           }
         }
       }
-      A value;
-      if (is_max) {
-        value = empty ? A(0) : best;  // A window entirely in the padding.
-      } else {
-        const int64_t count = WindowCount(include_pad, sz, sy, sx);
-        value = !is_avg ? sum : count > 0 ? sum / count : A(0);
-      }
+      const int64_t count = WindowCount(include_pad, sz, sy, sx);
+      const A value = !is_avg ? sum : count > 0 ? sum / count : A(0);
       Assign(y + plane * vout + o, req[0], value);
     });
   });
@@ -243,9 +383,13 @@ MX_REGISTER_OP(Pooling)
         "data.")
     .SetNumInputs(1)
     .SetInputNames({"data"})
+    .SetNumOutputs([](const NodeAttrs& attrs) { return IsMax(attrs) ? 2 : 1; })
+    // The argmax is internal: composed symbols expose the output only.
+    .SetNumVisibleOutputs([](const NodeAttrs&) { return 1; })
+    .SetOutputNames({"output", "argmax"})
     .SetParams<PoolingParam>()
     .SetInferShape(PoolingShape)
-    .SetInferType(SameFloatType)
+    .SetInferType(PoolingType)
     .SetCompute(Context::kCPU, PoolingCompute);
 
 // ---- _backward_Pooling. ----
@@ -277,16 +421,22 @@ void PoolingBackwardCompute(const OpContext&, const NodeAttrs& attrs,
       A* dst = acc.data() + plane * vin;
       A gv = static_cast<A>(og[plane * vout + o]);
       if (is_max) {
-        int64_t best = (sz.lo * g.in[1] + sy.lo) * g.in[2] + sx.lo;
+        int64_t at = (sz.lo * g.in[1] + sy.lo) * g.in[2] + sx.lo;
+        A best = static_cast<A>(src[at]);
         for (int64_t iz = sz.lo; iz < sz.hi; ++iz) {
           for (int64_t iy = sy.lo; iy < sy.hi; ++iy) {
             for (int64_t ix = sx.lo; ix < sx.hi; ++ix) {
               const int64_t i = (iz * g.in[1] + iy) * g.in[2] + ix;
-              if (static_cast<A>(src[i]) > static_cast<A>(src[best])) best = i;
+              const A v = static_cast<A>(src[i]);
+              // The forward's choice (elements come in row-major order).
+              if (Replaces(v, i, best, at)) {
+                best = v;
+                at = i;
+              }
             }
           }
         }
-        dst[best] += gv;
+        dst[at] += gv;
         return;
       }
       if (is_avg) gv /= static_cast<A>(WindowCount(include_pad, sz, sy, sx));
@@ -320,10 +470,81 @@ MX_REGISTER_OP(_backward_Pooling)
     .SetInferType(SameFloatType)
     .SetCompute(Context::kCPU, PoolingBackwardCompute);
 
-// Needs the data even for avg and sum pooling: the output shape alone does
-// not give the data's (valid rounding drops rows).
+// ---- _backward_Pooling_max. ----
+
+// Inputs (out_grad, argmax, data); output data_grad. Each window's gradient
+// goes to the position its forward recorded (none for -1); overlapping
+// windows add up. The data is read for its shape only.
+void PoolingMaxBackwardCompute(const OpContext&, const NodeAttrs& attrs,
+                               const std::vector<TBlob>& in,
+                               const std::vector<OpReqType>& req,
+                               const std::vector<TBlob>& out) {
+  if (req[0] == OpReqType::kNullOp) return;
+  const PoolGeometry g = GeometryOf(attrs, in[2].shape, in[0].shape);
+  const int64_t vin = Volume(g.in), vout = Volume(g.out);
+  const int32_t* argmax = in[1].data<int32_t>();
+  const bool overwrite = req[0] != OpReqType::kAddTo;
+  MX_FLOAT_DTYPE_SWITCH(in[2].dtype, T, {
+    using A = AccType<T>;
+    const T* og = in[0].data<T>();
+    T* dx = out[0].data<T>();
+    // Planes are disjoint, so threads scatter without sharing.
+    ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        T* dst = dx + plane * vin;
+        if (overwrite) std::fill(dst, dst + vin, T(0));
+        for (int64_t o = plane * vout; o < (plane + 1) * vout; ++o) {
+          const int64_t at = argmax[o];
+          if (at < 0 || at >= vin) {
+            if (at == -1) continue;  // A window entirely in the padding.
+            throw InvalidArgument(
+                absl::StrCat(OpLabel(attrs), ": input 1 (argmax) holds ", at,
+                             " at ", o, " but positions in a plane of ", vin,
+                             " elements are -1 ... ", vin - 1));
+          }
+          dst[at] =
+              static_cast<T>(static_cast<A>(dst[at]) + static_cast<A>(og[o]));
+        }
+      }
+    });
+  });
+}
+
+MX_REGISTER_OP(_backward_Pooling_max)
+    .Describe(
+        "Gradient of max Pooling from the argmax its forward recorded: "
+        "(out_grad, argmax, data) -> data_grad.")
+    .SetNumInputs(3)
+    .SetInputNames({"out_grad", "argmax", "data"})
+    .SetParams<PoolingParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[2], true);
+      AssignShape(attrs, in, 2, (*out)[0], false);
+      std::vector<TShape> data{(*in)[2]}, pooled{TShape()};
+      PoolingShape(attrs, &data, &pooled);
+      AssignShape(attrs, in, 0, pooled[0], false);
+      AssignShape(attrs, in, 1, pooled[0], false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      std::vector<DType> values{(*in)[0], (*in)[2]};
+      SameFloatType(attrs, &values, out);
+      AssignType(attrs, in, 0, values[0], false);
+      AssignType(attrs, in, 2, values[1], false);
+      AssignType(attrs, in, 1, DType::kInt32, false);
+    })
+    .SetCompute(Context::kCPU, PoolingMaxBackwardCompute);
+
+// Max pooling scatters through its recorded argmax; the others need the
+// data even for avg and sum: the output shape alone does not give the
+// data's (valid rounding drops rows).
 [[maybe_unused]] const bool kGradientRegistered = [] {
   SetGradient("Pooling", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
+    if (IsMax(b.n->attrs)) {
+      return std::vector<NodeEntry>{b.Op(
+          "_backward_Pooling_max", {g[0], b.y(1), b.x()}, b.n->attrs.dict)};
+    }
     return std::vector<NodeEntry>{
         b.Op("_backward_Pooling", {g[0], b.x()}, b.n->attrs.dict)};
   });

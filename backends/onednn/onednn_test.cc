@@ -59,6 +59,8 @@ struct Case {
   DType dtype = DType::kFloat32;
   OpReqType req = OpReqType::kWriteTo;
   std::function<NDArray(const std::vector<NDArray>&)> f;
+  // The plugin declines every kernel of the case (the built-in ones run).
+  bool declined = false;
 };
 
 std::map<std::string, Case> Cases() {
@@ -85,7 +87,8 @@ std::map<std::string, Case> Cases() {
       OpReqType::kWriteTo,
       [](const std::vector<NDArray>& x) {
         return nd::Convolution(x[0], x[1], x[2], {3, 3}, 4);
-      }};
+      },
+      /*declined=*/true};
   c["fc_flatten_odd"] = {{{5, 3, 7, 11}, {33, 231}, {33}},
                          DType::kFloat32,
                          OpReqType::kWriteTo,
@@ -105,7 +108,10 @@ std::map<std::string, Case> Cases() {
       OpReqType::kWriteTo,
       [](const std::vector<NDArray>& x) {
         return nd::Pooling(x[0], {3, 3}, "max", {2, 2}, {1, 1});
-      }};
+      },
+      // The forward writes the argmax the built-in backward scatters
+      // through, in a format oneDNN's workspace does not have.
+      /*declined=*/true};
   c["pool_avg_exclude_pad_full"] = {{{1, 3, 10, 8}},
                                     DType::kFloat32,
                                     OpReqType::kWriteTo,
@@ -214,12 +220,12 @@ TEST(OnednnPlugin, KernelsMatchTheBuiltInOnesForwardAndBackward) {
       // Sums of up to a few hundred products in another order.
       EXPECT_TRUE(AllClose(got[i], want[i], 1e-4, 1e-5)) << "value " << i;
     }
-    if (c.dtype == DType::kFloat32) {
+    if (!c.declined) {
       EXPECT_GT(after.hits + after.misses, before.hits + before.misses)
           << "no oneDNN primitive ran";
     } else {
       EXPECT_GT(after.declined, before.declined)
-          << "float64 must be declined to the built-in kernel";
+          << "the case must be declined to the built-in kernels";
     }
   }
 }

@@ -124,7 +124,13 @@ struct PoolBackwardPrims {
 void PoolForward(const KernelContext&, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
   const std::string op = "Pooling";
-  RequireFloat32(op, in, out);
+  // Max pooling's hidden output 1 holds each window's argmax, which the
+  // host's _backward_Pooling_max reads; oneDNN's workspace has another
+  // (implementation-defined) format, so the built-in kernel writes both.
+  if (out.size() > 1 && req[1] != MX_REQ_NULL) {
+    Decline(op, "max pooling with its argmax output requested");
+  }
+  RequireFloat32(op, in, Tensors(out[0].c(), 1));
   const PoolGeometry g = GeometryOf(attrs, in[0].shape(), out[0].shape(), op);
   OutputBuffer dst(out[0], req[0], {in[0].data<float>()});
   if (dst.skip()) return;
