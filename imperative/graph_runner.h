@@ -1,9 +1,20 @@
-// Internal: a graph with inferred shapes and a memory plan, run op by op
-// through Invoke. Shared by Executor (bound arrays) and CachedOp (fresh
-// inputs per call).
+// Internal: a graph with inferred shapes and a memory plan, run by pushing
+// its ops on the engine. Shared by Executor (bound arrays) and CachedOp
+// (fresh inputs per call).
+//
+// Bulk execution (as MXNet's): up to MX_EXEC_BULK_MAX_NODES (default 15;
+// 0 or 1 turns it off) consecutive ops with plain kernels run as one
+// engine operation, which reads the union of their inputs and writes the
+// union of their outputs. Shapes, dtypes and in-place choices come from
+// the plan, so each op skips Invoke's inference and its own engine push.
+// Ops without a plain kernel (dynamic shape, stateful, random, FInvoke)
+// and ops whose planned in-place write the op does not allow run alone
+// through Invoke, as do all ops in deferred-compute mode.
 #ifndef MXCORE_IMPERATIVE_GRAPH_RUNNER_H_
 #define MXCORE_IMPERATIVE_GRAPH_RUNNER_H_
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,9 +51,9 @@ class GraphRunner {
   State Prepare(const std::vector<NDArray>& inputs, bool fresh_blocks,
                 bool fresh_outputs) const;
   void SetInput(State* state, size_t i, const NDArray& value) const;
-  // Pushes the ops among nodes [begin, end) in topological order. Nodes
-  // may run in several calls (forward, then backward) on one state.
-  // Autograd does not record them.
+  // Pushes the ops among nodes [begin, end) in topological order, in bulk
+  // segments where it can. Nodes may run in several calls (forward, then
+  // backward) on one state. Autograd does not record them.
   void RunNodes(State* state, uint32_t begin, uint32_t end,
                 bool is_train) const;
   std::vector<NDArray> Outputs(const State& state) const;
@@ -53,13 +64,27 @@ class GraphRunner {
   }
   size_t planned_bytes() const;
   size_t bytes_without_reuse() const;
+  // Engine operations the last RunNodes pushed for its ops (segments and
+  // ops run alone).
+  size_t last_pushes() const { return last_pushes_; }
 
  private:
   std::vector<NDArray> MakeBlocks() const;
+  void CheckInput(size_t i, const NDArray& value) const;
+  void InvokeNode(State* state, uint32_t nid) const;
+  void PushSegment(State* state, const std::vector<uint32_t>& nids,
+                   bool is_train) const;
 
   Context ctx_;
   Graph graph_;
   std::vector<NDArray> blocks_;
+  // Per node: whether it may run inside a bulk segment.
+  std::vector<bool> bulkable_;
+  // Keeps the nodes (their attributes) alive for segments still queued on
+  // the engine when the runner goes away.
+  std::shared_ptr<const Graph> nodes_alive_;
+  int bulk_max_nodes_ = 0;
+  mutable std::atomic<size_t> last_pushes_{0};
 };
 
 // `symbol`'s outputs followed by the gradients of all of them with respect

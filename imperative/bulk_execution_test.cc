@@ -1,0 +1,171 @@
+// Bulk execution in GraphRunner (CachedOp and Executor): consecutive ops
+// run as one engine operation of at most MX_EXEC_BULK_MAX_NODES ops, with
+// the same results as op by op. Also run with MX_EXEC_BULK_MAX_NODES=1
+// (off) and 4 (segments end mid-chain) by the BUILD file.
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "gtest/gtest.h"
+#include "imperative/cached_op.h"
+#include "imperative/graph_runner.h"
+#include "imperative/imperative.h"
+#include "imperative/nd.h"
+#include "testing/op_test_util.h"
+
+namespace mx {
+namespace {
+
+using testing::ArrayOf;
+using testing::ExpectError;
+using testing::RandomArray;
+using testing::ToDouble;
+
+int MaxNodes() {
+  const char* v = std::getenv("MX_EXEC_BULK_MAX_NODES");
+  return v == nullptr ? 15 : std::atoi(v);
+}
+
+// Engine operations for `ops` bulkable ops in a row.
+size_t Pushes(size_t ops) {
+  const size_t n = static_cast<size_t>(MaxNodes());
+  return n <= 1 ? ops : (ops + n - 1) / n;
+}
+
+// x -> (sin, +1, *0.5) repeated: 3 * rounds ops.
+Symbol Chain(const Symbol& x, int rounds) {
+  Symbol y = x;
+  for (int r = 0; r < rounds; ++r) {
+    y = Symbol::Create("sin", {y});
+    y = Symbol::Create("_plus_scalar", {y}, {{"scalar", "1"}});
+    y = Symbol::Create("_mul_scalar", {y}, {{"scalar", "0.5"}});
+  }
+  return y;
+}
+
+NDArray ChainReference(NDArray x, int rounds) {
+  for (int r = 0; r < rounds; ++r) x = (nd::sin(x) + 1.0) * 0.5;
+  return x;
+}
+
+TEST(BulkExecution, ChainsRunInSegmentsWithTheSameResults) {
+  const Symbol y = Chain(Symbol::Variable("x"), 14);  // 42 ops.
+  GraphRunner runner(y, Context::CPU(), {TShape{3, 5}}, {DType::kFloat32},
+                     "test");
+  const NDArray x = RandomArray({3, 5}, DType::kFloat32, -2, 2, 1);
+  const std::vector<NDArray> out = runner.Run({x}, false, true, true);
+  EXPECT_EQ(runner.last_pushes(), Pushes(42));
+  // The same kernels in the same order: identical values.
+  EXPECT_EQ(ToDouble(out[0]), ToDouble(ChainReference(x, 14)));
+}
+
+TEST(BulkExecution, OpsWithoutAPlainKernelRunAloneBetweenSegments) {
+  // Dropout draws random numbers (from the context's generator var): it
+  // runs through Invoke, splitting the chain.
+  const Symbol x = Symbol::Variable("x");
+  const Symbol mid =
+      Symbol::Create("Dropout", {Chain(x, 2)}, {{"p", "0.5"}}, "drop");
+  const Symbol y = Chain(mid, 2);
+  GraphRunner runner(y, Context::CPU(), {TShape{64}}, {DType::kFloat32},
+                     "test");
+  const NDArray in = RandomArray({64}, DType::kFloat32, -1, 1, 2);
+  const std::vector<NDArray> out =
+      runner.Run({in}, /*is_train=*/true, true, true);
+  EXPECT_EQ(runner.last_pushes(), Pushes(6) + 1 + Pushes(6));
+  // Dropout zeroes some and scales the others by 2: recompute from its
+  // pattern.
+  const std::vector<double> before = ToDouble(ChainReference(in, 2));
+  const std::vector<double> got = ToDouble(out[0]);
+  const std::vector<double> zero_path =
+      ToDouble(ChainReference(nd::zeros_like(in), 2));
+  int dropped = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double kept =
+        ToDouble(ChainReference(ArrayOf({1}, {2 * before[i]}), 2))[0];
+    const bool is_zero = std::abs(got[i] - zero_path[i]) < 1e-6;
+    const bool is_kept = std::abs(got[i] - kept) < 1e-5;
+    EXPECT_TRUE(is_zero || is_kept) << i;
+    dropped += is_zero && !is_kept;
+  }
+  EXPECT_GT(dropped, 0);
+}
+
+TEST(BulkExecution, HybridizedTrainingStepMatchesImperative) {
+  // A recorded CachedOp call runs forward and backward in segments.
+  const Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  const Symbol y = Symbol::Create(
+      "sum", {Symbol::Create("tanh", {Symbol::Create("dot", {x, w})})});
+  CachedOp op(y);
+  NDArray xv = RandomArray({4, 6}, DType::kFloat32, -1, 1, 3);
+  NDArray wv = RandomArray({6, 5}, DType::kFloat32, -1, 1, 4);
+  const std::vector<NDArray> out = op.Forward({xv, wv});
+  EXPECT_NEAR(ToDouble(out[0])[0],
+              ToDouble(nd::sum(nd::tanh(nd::dot(xv, wv))))[0], 1e-5);
+}
+
+TEST(BulkExecution, KernelErrorsReachTheCallerAtTheWait) {
+  // The argmax is an input, so the bad position is seen only by the
+  // kernel, inside a segment.
+  const Symbol og = Symbol::Variable("og"), at = Symbol::Variable("argmax"),
+               data = Symbol::Variable("data");
+  const Symbol grad = Symbol::Create(
+      "_backward_Pooling_max",
+      {Symbol::Create("relu", {og}), at, Symbol::Create("relu", {data})},
+      {{"kernel", "(2,2)"}, {"stride", "(2,2)"}});
+  const Symbol y = Symbol::Create("relu", {grad});
+  GraphRunner runner(
+      y, Context::CPU(),
+      {TShape{1, 1, 1, 1}, TShape{1, 1, 1, 1}, TShape{1, 1, 2, 2}},
+      {DType::kFloat32, DType::kInt32, DType::kFloat32}, "test");
+  const NDArray bad = ArrayOf({1, 1, 1, 1}, {7}, DType::kInt32);
+  ExpectError<InvalidArgument>(
+      [&] {
+        const std::vector<NDArray> out = runner.Run(
+            {RandomArray({1, 1, 1, 1}), bad, RandomArray({1, 1, 2, 2})}, false,
+            true, true);
+        out[0].WaitToRead();
+      },
+      {"_backward_Pooling_max", "argmax", "holds 7"});
+  // The runner is usable afterwards.
+  const NDArray good = ArrayOf({1, 1, 1, 1}, {3}, DType::kInt32);
+  const std::vector<NDArray> out =
+      runner.Run({ArrayOf({1, 1, 1, 1}, {2}), good, RandomArray({1, 1, 2, 2})},
+                 false, true, true);
+  EXPECT_EQ(ToDouble(out[0]), (std::vector<double>{0, 0, 0, 2}));
+}
+
+TEST(BulkExecution, InputsOtherThanPlannedAreTypedErrors) {
+  GraphRunner runner(Chain(Symbol::Variable("x"), 1), Context::CPU(),
+                     {TShape{2, 3}}, {DType::kFloat32}, "test");
+  ExpectError<ShapeError>(
+      [&] {
+        runner.Run({RandomArray({3, 2})}, false, true, true);
+      },
+      {"graph input 0 (x)", "(3,2)", "(2,3)"});
+  ExpectError<DTypeError>(
+      [&] {
+        runner.Run({RandomArray({2, 3}, DType::kFloat64)}, false, true, true);
+      },
+      {"graph input 0 (x)", "float64"});
+}
+
+TEST(BulkExecution, ConcurrentCallsOfOneCachedOp) {
+  CachedOp op(Chain(Symbol::Variable("x"), 10));
+  const NDArray x = RandomArray({8, 8}, DType::kFloat32, -1, 1, 5);
+  const std::vector<double> want = ToDouble(ChainReference(x, 10));
+  std::vector<std::thread> threads;
+  std::vector<std::vector<double>> got(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) got[t] = ToDouble(op.Forward({x})[0]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
+}  // namespace
+}  // namespace mx
