@@ -5,6 +5,7 @@
 // the built-in kernel (MX_ONEDNN_VERBOSE=1 prints why).
 #include <cstdint>
 
+#include "backends/onednn/batch_norm_kernels.h"
 #include "backends/onednn/conv_kernels.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/eltwise_kernels.h"
@@ -20,6 +21,7 @@ MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
   mx_onednn::RegisterPoolingKernels(plugin);
   mx_onednn::RegisterEltwiseKernels(plugin);
   mx_onednn::RegisterSoftmaxKernels(plugin);
+  mx_onednn::RegisterBatchNormKernels(plugin);
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin

@@ -126,6 +126,25 @@ std::map<std::string, Case> Cases() {
                                [](const std::vector<NDArray>& x) {
                                  return nd::batch_dot(x[0], x[1], true, true);
                                }};
+  // Training: batch statistics, the moving statistics updated in place.
+  c["batchnorm_train_odd"] = {
+      {{5, 3, 7, 6}, {3}, {3}},
+      DType::kFloat32,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) {
+        const NDArray moving_mean = nd::zeros({3}), moving_var = nd::ones({3});
+        const NDArray y = nd::BatchNorm(x[0], x[1], x[2], moving_mean,
+                                        moving_var, 1e-3, 0.9, false);
+        // The updated statistics are part of the result.
+        return nd::concat({nd::reshape(y, {-1}), moving_mean, moving_var}, 0);
+      }};
+  c["batchnorm_fix_gamma_2d_accumulate"] = {
+      {{9, 4}, {4}, {4}},
+      DType::kFloat32,
+      OpReqType::kAddTo,
+      [](const std::vector<NDArray>& x) {
+        return nd::BatchNorm(x[0], x[1], x[2], nd::zeros({4}), nd::ones({4}));
+      }};
   c["softmax_axis1"] = {
       {{4, 33, 3}},
       DType::kFloat32,

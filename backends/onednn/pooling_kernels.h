@@ -2,12 +2,11 @@
 // and without padding counted, global; valid and full conventions) on
 // plain float32 arrays. sum and lp pooling run on the built-in kernels.
 //
-// Max backward: the ABI gives a kernel of an existing op no state and no
-// extra outputs, and the built-in gradient passes (out_grad, data) to
-// _backward_Pooling, so there is no place to keep the forward's argmax
-// workspace between the two calls. The backward kernel therefore reruns
-// oneDNN's forward-training pooling to produce the workspace, then runs
-// the backward primitive with it (one extra pass over the data).
+// Max pooling: the op's hidden argmax output (read by the host's
+// _backward_Pooling_max) has mxcore's format, not oneDNN's workspace, so
+// max Pooling is declined whenever the argmax is requested. A direct call
+// of _backward_Pooling (out_grad, data) reruns oneDNN's forward-training
+// pooling for its workspace, then runs the backward primitive with it.
 #ifndef MXCORE_BACKENDS_ONEDNN_POOLING_KERNELS_H_
 #define MXCORE_BACKENDS_ONEDNN_POOLING_KERNELS_H_
 

@@ -206,6 +206,18 @@ std::vector<OpCase> MakeTable() {
     t.push_back(Shaped("_backward_Pooling", {{{2, 3, 1, 1}, {2, 3, 6, 5}}},
                        {{{"global_pool", "True"}, {"pool_type", type}}}));
   }
+  // (out_grad, data, gamma, mean, var): with batch statistics (train) and
+  // with constant ones.
+  for (bool train : {false, true}) {
+    OpCase bn = Shaped("_backward_BatchNorm",
+                       {{{2, 3, 4, 4}, {2, 3, 4, 4}, {3}, {3}, {3}},
+                        {{4, 3}, {4, 3}, {3}, {3}, {3}},
+                        {{3, 2, 2, 2, 3}, {3, 2, 2, 2, 3}, {2}, {2}, {2}}},
+                       {{{"fix_gamma", "False"}}, {{"fix_gamma", "True"}}});
+    bn.ranges = {{-1, 1}, {-1, 1}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 1.5}};
+    bn.train = train;
+    t.push_back(bn);
+  }
   t.push_back(Shaped("_backward_dot",
                      {{{2, 4}, {2, 3}, {3, 4}}, {{1, 1}, {1, 5}, {5, 1}}},
                      {{}}));
