@@ -9,6 +9,7 @@
 #include "backends/onednn/conv_kernels.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/eltwise_kernels.h"
+#include "backends/onednn/join_add_kernels.h"
 #include "backends/onednn/matmul_kernels.h"
 #include "backends/onednn/pooling_kernels.h"
 #include "backends/onednn/primitive_cache.h"
@@ -22,6 +23,7 @@ MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
   mx_onednn::RegisterEltwiseKernels(plugin);
   mx_onednn::RegisterSoftmaxKernels(plugin);
   mx_onednn::RegisterBatchNormKernels(plugin);
+  mx_onednn::RegisterJoinAddKernels(plugin);
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin

@@ -145,6 +145,18 @@ std::map<std::string, Case> Cases() {
       [](const std::vector<NDArray>& x) {
         return nd::BatchNorm(x[0], x[1], x[2], nd::zeros({4}), nd::ones({4}));
       }};
+  c["concat_axis1_odd"] = {{{3, 2, 5}, {3, 7, 5}, {3, 1, 5}},
+                           DType::kFloat32,
+                           OpReqType::kAddTo,
+                           [](const std::vector<NDArray>& x) {
+                             return nd::concat({x[0], x[1], x[2]}, 1);
+                           }};
+  // Above the plugin's size threshold; the second operand broadcasts.
+  c["add_large_broadcast"] = {
+      {{70, 1000}, {1000}},
+      DType::kFloat32,
+      OpReqType::kWriteTo,
+      [](const std::vector<NDArray>& x) { return x[0] + x[1]; }};
   c["softmax_axis1"] = {
       {{4, 33, 3}},
       DType::kFloat32,

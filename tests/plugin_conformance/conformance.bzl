@@ -1,6 +1,6 @@
 """plugin_conformance_test: runs the plugin conformance suite on one plugin."""
 
-def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", **kwargs):
+def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", env = {}, **kwargs):
     """A cc_test running //tests/plugin_conformance on `plugin`.
 
     Args:
@@ -10,18 +10,19 @@ def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", **k
         plugin's error-reporting ops); the suite checks they fail with typed
         errors naming the plugin instead of checking them as ops.
       size: test size.
+      env: more environment variables for the test (the plugin's own).
       **kwargs: passed to cc_test (tags, timeout, ...).
     """
     native.cc_test(
         name = name,
         size = size,
         data = [plugin],
-        env = {
+        env = dict({
             "MX_CONFORMANCE_PLUGIN": "$(rootpath %s)" % plugin,
             "MX_CONFORMANCE_EXPECT_FAIL": ",".join(expect_fail),
             # Several engine workers run the plugin's kernels concurrently.
             "MX_CPU_WORKER_NTHREADS": "4",
-        },
+        }, **env),
         deps = ["//tests/plugin_conformance:conformance_suite"],
         **kwargs
     )
