@@ -2,12 +2,19 @@
 //
 //   bazel run --config=opt //tools:train -- --model=mlp --epochs=2
 //
+// CPU kernels: the oneDNN plugin when it is built (next to the trainer in
+// bazel-bin, or in its runfiles) unless --backend=builtin or MX_PLUGINS
+// names plugins; the trainer prints which backend runs.
+//
 // The data comes from the Debian package dataset-fashion-mnist (gzip'd IDX
 // files in /usr/share/datasets/fashion-mnist); tools/setup.sh installs it.
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -20,10 +27,11 @@
 #include "base/error.h"
 #include "imperative/nd.h"
 #include "nn/nn.h"
+#include "plugin/plugin.h"
 #include "tools/data/idx.h"
 #include "tools/models.h"
 
-ABSL_FLAG(std::string, model, "mlp", "mlp or cnn");
+ABSL_FLAG(std::string, model, "mlp", "mlp, cnn or cnn_bn");
 ABSL_FLAG(int, epochs, 2, "passes over the training set");
 ABSL_FLAG(int, batch_size, 64, "examples per step");
 ABSL_FLAG(double, lr, -1, "learning rate (default: 0.001 adam, 0.05 sgd)");
@@ -35,6 +43,12 @@ ABSL_FLAG(uint64_t, seed, 1, "seed for initialization, shuffling, dropout");
 ABSL_FLAG(std::string, data_dir, mx::data::kFashionMNISTDir,
           "directory with the gzip'd IDX files");
 ABSL_FLAG(int, limit, 0, "use only the first N training examples (0: all)");
+ABSL_FLAG(std::string, backend, "auto",
+          "CPU kernels: auto (the oneDNN plugin when built, else built-in), "
+          "onednn (fail without the plugin) or builtin");
+ABSL_FLAG(std::string, lr_schedule, "none",
+          "none, or cosine: the learning rate follows half a cosine from "
+          "--lr to 0 over the epochs (set per epoch)");
 
 namespace mx {
 namespace {
@@ -87,6 +101,50 @@ class ProgressBar {
   int last_decile_ = -1;
 };
 
+// The oneDNN plugin next to this binary: bazel-bin/tools/train ->
+// bazel-bin/backends/onednn/, or the runfiles of `bazel run`.
+std::string FindOnednnPlugin(const char* argv0) {
+  namespace fs = std::filesystem;
+  const fs::path self = fs::absolute(argv0).lexically_normal();
+  const std::string rel = "backends/onednn/libmx_onednn.so";
+  for (const fs::path& p :
+       {self.parent_path().parent_path() / rel,
+        fs::path(self.string() + ".runfiles") / "mxcore" / rel,
+        fs::current_path() / rel}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return "";
+}
+
+// Loads the CPU backend --backend asks for; returns what runs.
+std::string ChooseBackend(const char* argv0) {
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  if (backend != "auto" && backend != "onednn" && backend != "builtin") {
+    throw InvalidArgument("--backend must be auto, onednn or builtin, not \"" +
+                          backend + "\"");
+  }
+  const char* env = std::getenv("MX_PLUGINS");
+  if (env != nullptr && *env != '\0') {
+    LoadEnvPlugins();
+    std::string names;
+    for (const PluginInfo& p : ListPlugins()) names += " " + p.name;
+    return "plugins from MX_PLUGINS:" + names;
+  }
+  if (backend == "builtin") return "built-in CPU kernels";
+  const std::string path = FindOnednnPlugin(argv0);
+  if (path.empty()) {
+    if (backend == "onednn") {
+      throw NotFound(
+          "--backend=onednn: libmx_onednn.so is not built (bazel build "
+          "--config=opt //backends/onednn:libmx_onednn.so)");
+    }
+    return "built-in CPU kernels (the oneDNN plugin is not built)";
+  }
+  LoadPlugin(path);
+  return "oneDNN plugin (" + path + ") over the built-in CPU kernels";
+}
+
 double Accuracy(nn::Block& net, const data::Dataset& test) {
   autograd::PredictModeScope predict;
   data::BatchIterator it(test, 500, /*shuffle=*/false, 0);
@@ -102,8 +160,14 @@ double Accuracy(nn::Block& net, const data::Dataset& test) {
   return static_cast<double>(correct) / seen;
 }
 
-int Train() {
+int Train(const char* argv0) {
   using Clock = std::chrono::steady_clock;
+  std::printf("backend: %s\n", ChooseBackend(argv0).c_str());
+  const std::string schedule = absl::GetFlag(FLAGS_lr_schedule);
+  if (schedule != "none" && schedule != "cosine") {
+    throw InvalidArgument("--lr_schedule must be none or cosine, not \"" +
+                          schedule + "\"");
+  }
   data::Dataset train =
       data::LoadFashionMNIST(absl::GetFlag(FLAGS_data_dir), /*train=*/true);
   const data::Dataset test =
@@ -124,7 +188,12 @@ int Train() {
   data::BatchIterator batches(train, batch, /*shuffle=*/true, seed);
 
   double accuracy = 0, train_seconds = 0;
+  const double base_lr = trainer.learning_rate();
   for (int epoch = 1; epoch <= epochs; ++epoch) {
+    if (schedule == "cosine") {
+      trainer.set_learning_rate(base_lr * 0.5 *
+                                (1 + std::cos(M_PI * (epoch - 1) / epochs)));
+    }
     ProgressBar bar(epoch, epochs, batches.batches_per_epoch() * batch);
     const auto start = Clock::now();
     NDArray x, y;
@@ -172,10 +241,11 @@ int Train() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Trains an MLP or CNN on Fashion-MNIST: train --model=mlp --epochs=2");
+      "Trains an MLP or CNN on Fashion-MNIST: train --model=mlp --epochs=2 "
+      "[--backend=auto|onednn|builtin]");
   absl::ParseCommandLine(argc, argv);
   try {
-    return mx::Train();
+    return mx::Train(argv[0]);
   } catch (const mx::Error& e) {
     std::fprintf(stderr, "train: %s\n", e.what());
     return 1;

@@ -65,18 +65,23 @@ void Concat(const KernelContext&, const Attrs& attrs, Tensors in,
   y.Finish();
 }
 
+// MX_ONEDNN_MIN_ADD_ELEMENTS; a bad value is an InvalidArgument from the
+// first add kernel call (the plugin has no earlier place to report it).
 int64_t MinAddElements() {
-  static const int64_t kMin = [] {
+  static const std::optional<int64_t> kMin = []() -> std::optional<int64_t> {
     const char* v = std::getenv("MX_ONEDNN_MIN_ADD_ELEMENTS");
     if (v == nullptr) return int64_t{1} << 16;
-    char* end = nullptr;
-    const long long n = std::strtoll(v, &end, 10);
-    // A bad value keeps the default (the host validates its own
-    // variables; this one is the plugin's).
-    return end != v && *end == '\0' && n >= 0 ? static_cast<int64_t>(n)
-                                              : int64_t{1} << 16;
+    const std::optional<int64_t> n = ParseInt(v);
+    if (!n || *n < 0) return std::nullopt;
+    return n;
   }();
-  return kMin;
+  if (!kMin) {
+    throw mxplugin::Error(MX_STATUS_INVALID_ARGUMENT,
+                          std::string("MX_ONEDNN_MIN_ADD_ELEMENTS=\"") +
+                              std::getenv("MX_ONEDNN_MIN_ADD_ELEMENTS") +
+                              "\": expected an integer >= 0");
+  }
+  return *kMin;
 }
 
 struct BinaryPrim {

@@ -228,7 +228,7 @@ const References& Refs() {
     for (const auto& [name, c] : Cases()) {
       r->cases[name] = Compute(c.shapes, c.dtype, c.req, c.f);
     }
-    for (const char* model : {"mlp", "cnn"}) {
+    for (const char* model : {"mlp", "cnn", "cnn_bn"}) {
       r->losses[model] = LossCurve(model, kSteps);
     }
     const PluginInfo info = LoadPlugin(std::getenv("MX_ONEDNN_PLUGIN"));
@@ -274,7 +274,7 @@ TEST(OnednnPlugin, PrimitivesAreReusedAcrossCalls) {
 
 TEST(OnednnPlugin, HybridizedTrainingGivesTheSameLossCurve) {
   const References& refs = Refs();
-  for (const char* model : {"mlp", "cnn"}) {
+  for (const char* model : {"mlp", "cnn", "cnn_bn"}) {
     SCOPED_TRACE(model);
     const std::vector<double> got = LossCurve(model, kSteps);
     // Per-step rounding differences compound over the steps; 1e-3
