@@ -145,6 +145,20 @@ std::map<std::string, Case> Cases() {
       [](const std::vector<NDArray>& x) {
         return nd::BatchNorm(x[0], x[1], x[2], nd::zeros({4}), nd::ones({4}));
       }};
+  c["deconv_groups_adj_bias"] = {{{2, 4, 5, 3}, {4, 3, 3, 2}, {6}},
+                                 DType::kFloat32,
+                                 OpReqType::kWriteTo,
+                                 [](const std::vector<NDArray>& x) {
+                                   return nd::Call("Deconvolution",
+                                                   {x[0], x[1], x[2]},
+                                                   {{"kernel", "(3,2)"},
+                                                    {"num_filter", "6"},
+                                                    {"num_group", "2"},
+                                                    {"stride", "(2,2)"},
+                                                    {"pad", "(1,1)"},
+                                                    {"adj", "(1,1)"},
+                                                    {"no_bias", "False"}});
+                                 }};
   c["concat_axis1_odd"] = {{{3, 2, 5}, {3, 7, 5}, {3, 1, 5}},
                            DType::kFloat32,
                            OpReqType::kAddTo,

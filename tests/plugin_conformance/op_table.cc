@@ -135,6 +135,36 @@ std::vector<OpCase> MakeTable() {
   t.push_back(Shaped("Convolution",
                      {{{2, 3, 9}, {2, 3, 3}, {2}}, {{1, 3, 5}, {2, 3, 3}, {2}}},
                      {{{"kernel", "(3,)"}, {"num_filter", "2"}}}));
+  // Weights (C, F/g, k...); MXNet's default is no bias.
+  t.push_back(
+      Shaped("Deconvolution",
+             {{{2, 3, 4, 4}, {3, 4, 3, 3}}, {{1, 3, 5, 3}, {3, 4, 3, 3}}},
+             {{{"kernel", "(3,3)"}, {"num_filter", "4"}},
+              {{"kernel", "(3,3)"},
+               {"num_filter", "4"},
+               {"stride", "(2,2)"},
+               {"pad", "(1,1)"},
+               {"adj", "(1,1)"}},
+              {{"kernel", "(3,3)"},
+               {"num_filter", "4"},
+               {"dilate", "(2,1)"},
+               {"target_shape", "(7,4)"},
+               {"stride", "(1,1)"}}}));
+  t.push_back(Shaped(
+      "Deconvolution",
+      {{{2, 2, 3, 3}, {2, 2, 3, 2}, {4}}, {{1, 2, 4, 2}, {2, 2, 3, 2}, {4}}},
+      {{{"kernel", "(3,2)"},
+        {"num_filter", "4"},
+        {"num_group", "2"},
+        {"stride", "(2,1)"},
+        {"pad", "(1,1)"},
+        {"adj", "(1,0)"},
+        {"no_bias", "False"}}}));
+  t.push_back(Shaped("Deconvolution", {{{1, 3, 4}, {3, 2, 3}}},
+                     {{{"kernel", "(3)"},
+                       {"num_filter", "2"},
+                       {"stride", "(3)"},
+                       {"dilate", "(2)"}}}));
   OpCase pool =
       Shaped("Pooling", {{{2, 3, 6, 5}}, {{1, 2, 4, 4}}, {{2, 1, 7, 7}}}, {});
   for (const char* type : {"max", "avg", "sum"}) {
@@ -218,6 +248,19 @@ std::vector<OpCase> MakeTable() {
     bn.train = train;
     t.push_back(bn);
   }
+  // (out_grad, data, weight) for the Deconvolution cases above.
+  t.push_back(Shaped("_backward_Deconvolution",
+                     {{{2, 4, 6, 6}, {2, 3, 4, 4}, {3, 4, 3, 3}}},
+                     {{{"kernel", "(3,3)"}, {"num_filter", "4"}}}));
+  t.push_back(Shaped("_backward_Deconvolution",
+                     {{{2, 4, 6, 2}, {2, 2, 3, 3}, {2, 2, 3, 2}}},
+                     {{{"kernel", "(3,2)"},
+                       {"num_filter", "4"},
+                       {"num_group", "2"},
+                       {"stride", "(2,1)"},
+                       {"pad", "(1,1)"},
+                       {"adj", "(1,0)"},
+                       {"no_bias", "False"}}}));
   t.push_back(Shaped("_backward_dot",
                      {{{2, 4}, {2, 3}, {3, 4}}, {{1, 1}, {1, 5}, {5, 1}}},
                      {{}}));
