@@ -49,9 +49,13 @@ void PrepareThread() {
 
 namespace {
 std::atomic<int64_t> declined_calls{0};
+std::atomic<int64_t> onednn_calls{0};
 }  // namespace
 
 int64_t DeclinedCalls() { return declined_calls.load(); }
+
+void CountOnednnCall() { ++onednn_calls; }
+int64_t OnednnCalls() { return onednn_calls.load(); }
 
 void Decline(const std::string& op, const std::string& why) {
   ++declined_calls;
@@ -112,6 +116,7 @@ dnnl::primitive_attr UserScratchpadAttr() {
 void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
              std::unordered_map<int, dnnl::memory> args) {
   PrepareThread();
+  CountOnednnCall();
   thread_local dnnl::stream stream(Engine());
   // Grows to the largest scratchpad this thread has needed; 64-byte
   // aligned as oneDNN prefers.

@@ -42,6 +42,11 @@ void PrepareThread();
 // Calls declined so far (for mx_onednn_stats).
 int64_t DeclinedCalls();
 
+// oneDNN executions (primitives and sgemm calls) so far, for
+// mx_onednn_calls; Execute counts its own.
+void CountOnednnCall();
+int64_t OnednnCalls();
+
 // Declines unless every tensor is float32 on the CPU.
 void RequireFloat32(const std::string& op, mxplugin::Tensors in,
                     mxplugin::Tensors out);

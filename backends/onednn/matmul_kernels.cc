@@ -1,5 +1,6 @@
 #include "backends/onednn/matmul_kernels.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -171,6 +172,28 @@ void FullyConnected(const KernelContext&, const Attrs& attrs, Tensors in,
 
 void Gemm(const GemmSpec& s, const float* a, const float* b, const float* bias,
           float* c) {
+  if (s.batch == 1) {
+    // One product: oneDNN's sgemm (row-major), which runs faster than the
+    // matmul primitive on plain layouts (and needs no cached primitive).
+    PrepareThread();
+    CountOnednnCall();
+    float beta = 0.f;
+    if (s.bias) {
+      for (int64_t i = 0; i < s.m; ++i) {
+        std::copy(bias, bias + s.n, c + i * s.n);
+      }
+      beta = 1.f;
+    }
+    const dnnl_status_t status =
+        dnnl_sgemm(s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', s.m, s.n, s.k, 1.f, a,
+                   s.ta ? s.m : s.k, b, s.tb ? s.k : s.n, beta, c, s.n);
+    if (status != dnnl_success) {
+      throw mxplugin::Error(MX_STATUS_RUNTIME_ERROR,
+                            "dnnl_sgemm failed with status " +
+                                std::to_string(static_cast<int>(status)));
+    }
+    return;
+  }
   const std::string key = "matmul:" + DimsKey({s.batch, s.m, s.n, s.k}) +
                           (s.ta ? ":ta" : "") + (s.tb ? ":tb" : "") +
                           (s.bias ? ":bias" : "");

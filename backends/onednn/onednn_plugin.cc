@@ -38,3 +38,8 @@ extern "C" __attribute__((visibility("default"))) void mx_onednn_stats(
   *cache_entries = static_cast<int64_t>(cache.size());
   *declined_calls = mx_onednn::DeclinedCalls();
 }
+
+// oneDNN executions (primitives and sgemm calls) since the plugin loaded.
+extern "C" __attribute__((visibility("default"))) int64_t mx_onednn_calls() {
+  return mx_onednn::OnednnCalls();
+}
