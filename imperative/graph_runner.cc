@@ -93,10 +93,15 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
   OpRegistry::RunPluginHook();  // Plugin kernels take over first.
   const IndexedGraph& idx = graph_.indexed_graph();
   bulk_max_nodes_ = BulkMaxNodes();
-  bulkable_.assign(idx.num_nodes(), false);
+  bulk_nodes_.resize(idx.num_nodes());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    bulkable_[nid] =
-        !idx[nid].source->is_variable() && Bulkable(graph_, nid, ctx_);
+    const Node& node = *idx[nid].source;
+    BulkNode& b = bulk_nodes_[nid];
+    b.bulkable = !node.is_variable() && Bulkable(graph_, nid, ctx_);
+    if (!b.bulkable) continue;
+    // Bulkable ops ask for no resource but temporary space.
+    b.temp_space = !node.op()->Resources(node.attrs).empty();
+    b.mutated = node.op()->MutateInputs(node.attrs);
   }
   nodes_alive_ = std::make_shared<const Graph>(graph_);
 }
@@ -211,7 +216,7 @@ void GraphRunner::RunNodes(State* state, uint32_t begin, uint32_t end,
   };
   for (uint32_t nid = begin; nid < end; ++nid) {
     if (graph_.indexed_graph()[nid].source->is_variable()) continue;
-    if (bulk && bulkable_[nid]) {
+    if (bulk && bulk_nodes_[nid].bulkable) {
       segment.push_back(nid);
       if (segment.size() >= static_cast<size_t>(bulk_max_nodes_)) flush();
       continue;
@@ -250,12 +255,13 @@ void GraphRunner::PushSegment(State* state, const std::vector<uint32_t>& nids,
     step.attrs = &node.attrs;
     step.compute = op.compute(dev_type);
     const auto& inputs = idx[nid].inputs;
-    const std::vector<int> mutated = op.MutateInputs(node.attrs);
+    const BulkNode& bulk = bulk_nodes_[nid];
+    step.temp_space = bulk.temp_space;
     step.in.reserve(inputs.size());
     for (size_t j = 0; j < inputs.size(); ++j) {
       const NDArray& a = entries[idx.entry_id(inputs[j])];
       bool is_mutated = false;
-      for (int m : mutated) is_mutated |= m == static_cast<int>(j);
+      for (int m : bulk.mutated) is_mutated |= m == static_cast<int>(j);
       if (is_mutated) {
         write(a);
       } else {
@@ -281,9 +287,6 @@ void GraphRunner::PushSegment(State* state, const std::vector<uint32_t>& nids,
         }
       }
       step.out.push_back(out.blob());
-    }
-    for (const ResourceRequest& r : op.Resources(node.attrs)) {
-      step.temp_space |= r.type == ResourceRequest::kTempSpace;
     }
   }
   engine::Engine::Get()->PushSync(

@@ -78,8 +78,13 @@ class GraphRunner {
   Context ctx_;
   Graph graph_;
   std::vector<NDArray> blocks_;
-  // Per node: whether it may run inside a bulk segment.
-  std::vector<bool> bulkable_;
+  // Per node, what a bulk segment needs of its op, found once.
+  struct BulkNode {
+    bool bulkable = false;  // May run inside a segment.
+    bool temp_space = false;
+    std::vector<int> mutated;  // Inputs the op writes.
+  };
+  std::vector<BulkNode> bulk_nodes_;
   // Keeps the nodes (their attributes) alive for segments still queued on
   // the engine when the runner goes away.
   std::shared_ptr<const Graph> nodes_alive_;

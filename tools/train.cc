@@ -105,13 +105,15 @@ class ProgressBar {
 // bazel-bin/backends/onednn/, or the runfiles of `bazel run`.
 std::string FindOnednnPlugin(const char* argv0) {
   namespace fs = std::filesystem;
-  const fs::path self = fs::absolute(argv0).lexically_normal();
+  // The error_code overloads: a missing working directory is "not found",
+  // not an exception escaping main.
+  std::error_code ec;
+  const fs::path self = fs::absolute(argv0, ec).lexically_normal();
+  const fs::path cwd = fs::current_path(ec);
   const std::string rel = "backends/onednn/libmx_onednn.so";
   for (const fs::path& p :
        {self.parent_path().parent_path() / rel,
-        fs::path(self.string() + ".runfiles") / "mxcore" / rel,
-        fs::current_path() / rel}) {
-    std::error_code ec;
+        fs::path(self.string() + ".runfiles") / "mxcore" / rel, cwd / rel}) {
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   return "";

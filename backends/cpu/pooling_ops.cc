@@ -242,9 +242,10 @@ inline bool Replaces(A v, int64_t at, A best, int64_t best_at) {
 // column over the window's rows first (contiguous, so the loop vectorizes),
 // then of each window's columns.
 template <typename T>
-void MaxPoolRows(const PoolGeometry& g, const std::vector<Span> (&spans)[3],
-                 const T* x, T* y, OpReqType req, int32_t* argmax) {
+void MaxPoolRows(const PoolGeometry& g, const T* x, T* y, OpReqType req,
+                 int32_t* argmax) {
   using A = AccType<T>;
+  const std::vector<Span> rows = AxisSpans(g, 1), cols = AxisSpans(g, 2);
   const int64_t width = g.in[2], vin = Volume(g.in), vout = Volume(g.out);
   ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
     std::vector<A> col_max(static_cast<size_t>(width));
@@ -254,7 +255,7 @@ void MaxPoolRows(const PoolGeometry& g, const std::vector<Span> (&spans)[3],
     for (int64_t plane = b; plane < e; ++plane) {
       const T* src = x + plane * vin;
       int64_t o = plane * vout;
-      for (const Span& sy : spans[1]) {
+      for (const Span& sy : rows) {
         if (sy.Inside() > 0) {
           const T* first = src + sy.lo * width;
           for (int64_t i = 0; i < width; ++i) {
@@ -273,7 +274,7 @@ void MaxPoolRows(const PoolGeometry& g, const std::vector<Span> (&spans)[3],
             }
           }
         }
-        for (const Span& sx : spans[2]) {
+        for (const Span& sx : cols) {
           A best = 0;
           int64_t at = -1;
           if (sy.Inside() > 0 && sx.Inside() > 0) {
@@ -304,10 +305,8 @@ template <typename T>
 void MaxPool(const PoolGeometry& g, const T* x, T* y, OpReqType req,
              int32_t* argmax) {
   using A = AccType<T>;
-  const std::vector<Span> spans[3] = {AxisSpans(g, 0), AxisSpans(g, 1),
-                                      AxisSpans(g, 2)};
   if (g.in[0] == 1 && g.w.k[0] == 1 && g.w.p[0] == 0) {
-    MaxPoolRows(g, spans, x, y, req, argmax);
+    MaxPoolRows(g, x, y, req, argmax);
     return;
   }
   const int64_t vin = Volume(g.in), vout = Volume(g.out);
@@ -394,6 +393,19 @@ MX_REGISTER_OP(Pooling)
 
 // ---- _backward_Pooling. ----
 
+// Shapes of a pooling gradient: the data is the last input and data_grad
+// has its shape; every other input (out_grad, argmax) is shaped as
+// Pooling's output for that data.
+void PoolingGradShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+  const int data = static_cast<int>(in->size()) - 1;
+  AssignShape(attrs, out, 0, (*in)[data], true);
+  AssignShape(attrs, in, data, (*out)[0], false);
+  std::vector<TShape> d{(*in)[data]}, pooled{TShape()};
+  PoolingShape(attrs, &d, &pooled);
+  for (int i = 0; i < data; ++i) AssignShape(attrs, in, i, pooled[0], false);
+}
+
 // Inputs (out_grad, data); output data_grad. Each window sends its
 // gradient to the first maximum (max; none from a window entirely in the
 // padding), spreads it over its count (avg, counted as the forward does),
@@ -457,16 +469,7 @@ MX_REGISTER_OP(_backward_Pooling)
     .SetNumInputs(2)
     .SetInputNames({"out_grad", "data"})
     .SetParams<PoolingParam>()
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                      std::vector<TShape>* out) {
-      AssignShape(attrs, out, 0, (*in)[1], true);
-      AssignShape(attrs, in, 1, (*out)[0], false);
-      // The kernel indexes (N,C,H,W): data must be 4-D and out_grad shaped
-      // as Pooling's output for it.
-      std::vector<TShape> data{(*in)[1]}, pooled{TShape()};
-      PoolingShape(attrs, &data, &pooled);
-      AssignShape(attrs, in, 0, pooled[0], false);
-    })
+    .SetInferShape(PoolingGradShape)
     .SetInferType(SameFloatType)
     .SetCompute(Context::kCPU, PoolingBackwardCompute);
 
@@ -517,15 +520,7 @@ MX_REGISTER_OP(_backward_Pooling_max)
     .SetNumInputs(3)
     .SetInputNames({"out_grad", "argmax", "data"})
     .SetParams<PoolingParam>()
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                      std::vector<TShape>* out) {
-      AssignShape(attrs, out, 0, (*in)[2], true);
-      AssignShape(attrs, in, 2, (*out)[0], false);
-      std::vector<TShape> data{(*in)[2]}, pooled{TShape()};
-      PoolingShape(attrs, &data, &pooled);
-      AssignShape(attrs, in, 0, pooled[0], false);
-      AssignShape(attrs, in, 1, pooled[0], false);
-    })
+    .SetInferShape(PoolingGradShape)
     .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
                      std::vector<DType>* out) {
       std::vector<DType> values{(*in)[0], (*in)[2]};

@@ -120,16 +120,9 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   std::vector<float> var(moving_var, moving_var + channels);
   const std::vector<float> scale = ScaleOf(in[1], a.fix_gamma);
   OutputBuffer y(out[0], req[0]);
-  // oneDNN writes the output even when it is not wanted: a scratch array.
-  std::vector<float> unused;
-  float* dst = y.data();
-  if (y.skip()) {
-    unused.resize(static_cast<size_t>(in[0].size()));
-    dst = unused.data();
-  }
   Execute(p->prim, p->scratchpad,
           {{DNNL_ARG_SRC, Wrap(p->data, in[0].data<float>())},
-           {DNNL_ARG_DST, Wrap(p->data, dst)},
+           {DNNL_ARG_DST, Wrap(p->data, y.DataOrScratch())},
            {DNNL_ARG_SCALE, Wrap(p->stats, scale.data())},
            {DNNL_ARG_SHIFT, Wrap(p->stats, in[2].data<float>())},
            {DNNL_ARG_MEAN, Wrap(p->stats, mean.data())},
@@ -183,12 +176,6 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   std::vector<float> dscale(static_cast<size_t>(channels)),
       dshift(static_cast<size_t>(channels));
   OutputBuffer dx(out[0], req[0], {in[0].data<float>(), in[1].data<float>()});
-  std::vector<float> unused;
-  float* diff_src = dx.data();
-  if (dx.skip()) {
-    unused.resize(static_cast<size_t>(in[1].size()));
-    diff_src = unused.data();
-  }
   Execute(p->prim, p->scratchpad,
           {{DNNL_ARG_SRC, Wrap(p->data, in[1].data<float>())},
            {DNNL_ARG_DIFF_DST, Wrap(p->data, in[0].data<float>())},
@@ -198,7 +185,7 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
            // oneDNN 2.6 wants the shift bound too (use_shift), though the
            // gradients do not depend on it.
            {DNNL_ARG_SHIFT, Wrap(p->stats, scale.data())},
-           {DNNL_ARG_DIFF_SRC, Wrap(p->data, diff_src)},
+           {DNNL_ARG_DIFF_SRC, Wrap(p->data, dx.DataOrScratch())},
            {DNNL_ARG_DIFF_SCALE, Wrap(p->stats, dscale.data())},
            {DNNL_ARG_DIFF_SHIFT, Wrap(p->stats, dshift.data())}});
   dx.Finish();

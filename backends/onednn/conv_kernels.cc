@@ -37,15 +37,26 @@ Dims PerAxis(const std::optional<std::vector<int64_t>>& given, size_t rank,
   return Dims(given->begin(), given->end());
 }
 
-// Geometry from the attributes, data (N, C, spatial...) and output shapes.
-ConvGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
-                        const std::vector<int64_t>& output,
-                        const std::string& op) {
+// The attributes Convolution and Deconvolution share, checked against the
+// data (N, C, spatial...) and output shapes.
+struct WindowAttrs {
+  std::vector<int64_t> kernel;
+  int64_t groups = 1, filters = 0;
+  bool has_bias = false;
+  Dims strides, dilates, pad;  // oneDNN's dilation: MXNet's minus 1.
+};
+
+WindowAttrs ParseWindowAttrs(const Attrs& attrs,
+                             const std::vector<int64_t>& data,
+                             const std::vector<int64_t>& output,
+                             const std::string& op,
+                             const char* no_bias_default) {
   const std::optional<std::vector<int64_t>> kernel =
       ParseTuple(attrs.Get("kernel", "None"));
   const std::optional<int64_t> filters = ParseInt(attrs.Get("num_filter", ""));
   const std::optional<int64_t> groups = ParseInt(attrs.Get("num_group", "1"));
-  const std::optional<bool> no_bias = ParseBool(attrs.Get("no_bias", "False"));
+  const std::optional<bool> no_bias =
+      ParseBool(attrs.Get("no_bias", no_bias_default));
   const std::string layout = attrs.Get("layout", "None");
   if (!kernel || kernel->empty() || kernel->size() > 3 || !filters || !groups ||
       *groups < 1 || !no_bias) {
@@ -59,21 +70,75 @@ ConvGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
       layout != "NCDHW") {
     Decline(op, "layout " + layout);
   }
-  const int64_t g = *groups, c = data[1], f = *filters;
-  if (c % g != 0 || f % g != 0) Decline(op, "channels do not divide");
+  if (data[1] % *groups != 0 || *filters % *groups != 0) {
+    Decline(op, "channels do not divide");
+  }
+  WindowAttrs w;
+  w.kernel = *kernel;
+  w.groups = *groups;
+  w.filters = *filters;
+  w.has_bias = !*no_bias;
+  w.strides = PerAxis(ParseTuple(attrs.Get("stride", "None")), rank, 1, op);
+  w.dilates = PerAxis(ParseTuple(attrs.Get("dilate", "None")), rank, 1, op);
+  for (int64_t& d : w.dilates) d -= 1;
+  w.pad = PerAxis(ParseTuple(attrs.Get("pad", "None")), rank, 0, op);
+  return w;
+}
+
+// Geometry from the attributes, data (N, C, spatial...) and output shapes.
+ConvGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
+                        const std::vector<int64_t>& output,
+                        const std::string& op) {
+  const WindowAttrs w = ParseWindowAttrs(attrs, data, output, op, "False");
+  const int64_t g = w.groups, c = data[1], f = w.filters;
   ConvGeometry geo;
   geo.src = Dims(data.begin(), data.end());
   geo.dst = Dims(output.begin(), output.end());
-  geo.strides = PerAxis(ParseTuple(attrs.Get("stride", "None")), rank, 1, op);
-  Dims dilate = PerAxis(ParseTuple(attrs.Get("dilate", "None")), rank, 1, op);
-  geo.pad = PerAxis(ParseTuple(attrs.Get("pad", "None")), rank, 0, op);
-  for (int64_t& d : dilate) d -= 1;
-  geo.dilates = dilate;
+  geo.strides = w.strides;
+  geo.dilates = w.dilates;
+  geo.pad = w.pad;
   geo.weights = g == 1 ? Dims{f, c} : Dims{g, f / g, c / g};
-  geo.weights.insert(geo.weights.end(), kernel->begin(), kernel->end());
-  geo.has_bias = !*no_bias;
+  geo.weights.insert(geo.weights.end(), w.kernel.begin(), w.kernel.end());
+  geo.has_bias = w.has_bias;
   geo.bias = {f};
   return geo;
+}
+
+// Backward data: (out_grad, weight) -> data_grad into out[0].
+void RunDataBackward(const dnnl::primitive& prim,
+                     const dnnl::memory::desc& scratchpad,
+                     const dnnl::memory& og, const dnnl::memory& weights,
+                     const dnnl::memory::desc& src,
+                     const std::vector<const void*>& inputs, int32_t req,
+                     const mxplugin::Tensor& dx_out) {
+  OutputBuffer dx(dx_out, req, inputs);
+  if (dx.skip()) return;
+  Execute(prim, scratchpad,
+          {{DNNL_ARG_DIFF_DST, og},
+           {DNNL_ARG_WEIGHTS, weights},
+           {DNNL_ARG_DIFF_SRC, Wrap(src, dx.data())}});
+  dx.Finish();
+}
+
+// Backward weights: `args` (out_grad, data) -> out[1] (weights) and, with
+// a bias, out[2]. One primitive computes both, so one not requested goes
+// to a scratch buffer.
+void RunWeightsBackward(const dnnl::primitive& prim,
+                        const dnnl::memory::desc& scratchpad,
+                        std::unordered_map<int, dnnl::memory> args,
+                        const dnnl::memory::desc& weights,
+                        const dnnl::memory::desc& bias, bool has_bias,
+                        const std::vector<const void*>& inputs,
+                        const int32_t* req, Tensors out) {
+  OutputBuffer dw(out[1], req[1], inputs);
+  std::optional<OutputBuffer> db;
+  if (has_bias) db.emplace(out[2], req[2], inputs);
+  if (dw.skip() && (!db || db->skip())) return;
+  args.emplace(DNNL_ARG_DIFF_WEIGHTS, Wrap(weights, dw.DataOrScratch()));
+  if (db) args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(bias, db->DataOrScratch()));
+  Execute(prim, scratchpad, std::move(args));
+  dw.Finish();
+  if (db) db->Finish();
 }
 
 dnnl::memory::desc BiasDesc(const ConvGeometry& g) {
@@ -170,43 +235,12 @@ void ConvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
   const std::vector<const void*> inputs{og, x, w};
-  OutputBuffer dx(out[0], req[0], inputs);
-  if (!dx.skip()) {
-    Execute(p->data, p->data_scratchpad,
-            {{DNNL_ARG_DIFF_DST, Wrap(p->dst, og)},
-             {DNNL_ARG_WEIGHTS, Wrap(p->wei, w)},
-             {DNNL_ARG_DIFF_SRC, Wrap(p->src, dx.data())}});
-    dx.Finish();
-  }
-  OutputBuffer dw(out[1], req[1], inputs);
-  std::optional<OutputBuffer> db;
-  if (g.has_bias) db.emplace(out[2], req[2], inputs);
-  // One primitive computes both; a skipped bias gradient goes to a
-  // temporary (the weight gradient's cost dominates).
-  std::vector<float> unused_db;
-  if (!dw.skip() || (db && !db->skip())) {
-    std::vector<float> unused_dw;
-    float* dw_data = dw.data();
-    if (dw.skip()) {
-      unused_dw.resize(static_cast<size_t>(out[1].size()));
-      dw_data = unused_dw.data();
-    }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_DIFF_DST, Wrap(p->dst, og)},
-        {DNNL_ARG_SRC, Wrap(p->src, x)},
-        {DNNL_ARG_DIFF_WEIGHTS, Wrap(p->wei, dw_data)}};
-    if (db) {
-      float* db_data = db->data();
-      if (db->skip()) {
-        unused_db.resize(static_cast<size_t>(out[2].size()));
-        db_data = unused_db.data();
-      }
-      args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(p->bias, db_data));
-    }
-    Execute(p->weights, p->weights_scratchpad, std::move(args));
-    dw.Finish();
-    if (db) db->Finish();
-  }
+  RunDataBackward(p->data, p->data_scratchpad, Wrap(p->dst, og),
+                  Wrap(p->wei, w), p->src, inputs, req[0], out[0]);
+  RunWeightsBackward(
+      p->weights, p->weights_scratchpad,
+      {{DNNL_ARG_DIFF_DST, Wrap(p->dst, og)}, {DNNL_ARG_SRC, Wrap(p->src, x)}},
+      p->wei, p->bias, g.has_bias, inputs, req, out);
 }
 
 // ---- Deconvolution (transposed convolution). ----
@@ -234,56 +268,37 @@ DeconvGeometry DeconvGeometryOf(const Attrs& attrs,
                                 const std::vector<int64_t>& data,
                                 const std::vector<int64_t>& output,
                                 const std::string& op) {
-  const std::optional<std::vector<int64_t>> kernel =
-      ParseTuple(attrs.Get("kernel", "None"));
-  const std::optional<int64_t> filters = ParseInt(attrs.Get("num_filter", ""));
-  const std::optional<int64_t> groups = ParseInt(attrs.Get("num_group", "1"));
   // MXNet's Deconvolution has no bias unless asked.
-  const std::optional<bool> no_bias = ParseBool(attrs.Get("no_bias", "True"));
+  const WindowAttrs w = ParseWindowAttrs(attrs, data, output, op, "True");
   const std::optional<std::vector<int64_t>> target =
       ParseTuple(attrs.Get("target_shape", "None"));
-  const std::string layout = attrs.Get("layout", "None");
-  if (!kernel || kernel->empty() || kernel->size() > 3 || !filters || !groups ||
-      *groups < 1 || !no_bias || !target) {
-    Decline(op, "cannot read the attributes");
-  }
-  const size_t rank = kernel->size();
-  if (data.size() != rank + 2 || output.size() != rank + 2) {
-    Decline(op, "data rank does not match the kernel");
-  }
-  if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
-      layout != "NCDHW") {
-    Decline(op, "layout " + layout);
-  }
-  const int64_t g = *groups, c = data[1], f = *filters;
-  if (c % g != 0 || f % g != 0) Decline(op, "channels do not divide");
+  if (!target) Decline(op, "cannot read the attributes");
   bool has_target = false;
   for (int64_t v : *target) has_target |= v != 0;
+  const size_t rank = w.kernel.size();
+  const int64_t g = w.groups, c = data[1], f = w.filters;
   DeconvGeometry geo;
   geo.src = Dims(data.begin(), data.end());
   geo.dst = Dims(output.begin(), output.end());
-  geo.strides = PerAxis(ParseTuple(attrs.Get("stride", "None")), rank, 1, op);
-  Dims dilate = PerAxis(ParseTuple(attrs.Get("dilate", "None")), rank, 1, op);
-  const Dims pad = PerAxis(ParseTuple(attrs.Get("pad", "None")), rank, 0, op);
+  geo.strides = w.strides;
+  geo.dilates = w.dilates;
   geo.pad_l = geo.pad_r = Dims(rank, 0);
   for (size_t a = 0; a < rank; ++a) {
     // The full transposed output, cropped pad_l on the left and the rest
     // (pad minus adj, or what target_shape leaves) on the right.
-    const int64_t full =
-        (data[2 + a] - 1) * geo.strides[a] + ((*kernel)[a] - 1) * dilate[a] + 1;
+    const int64_t full = (data[2 + a] - 1) * w.strides[a] +
+                         (w.kernel[a] - 1) * (w.dilates[a] + 1) + 1;
     const int64_t out = output[2 + a];
-    geo.pad_l[a] = has_target ? (full - out + 1) / 2 : pad[a];
+    geo.pad_l[a] = has_target ? (full - out + 1) / 2 : w.pad[a];
     geo.pad_r[a] = full - out - geo.pad_l[a];
     if (geo.pad_l[a] < 0 || geo.pad_r[a] < 0) {
       Decline(op, "adj beyond the padding");
     }
   }
-  for (int64_t& d : dilate) d -= 1;
-  geo.dilates = dilate;
   int64_t k = 1;
-  for (int64_t v : *kernel) k *= v;
+  for (int64_t v : w.kernel) k *= v;
   Dims kstrides(rank, 1);
-  for (size_t a = rank; a-- > 1;) kstrides[a - 1] = kstrides[a] * (*kernel)[a];
+  for (size_t a = rank; a-- > 1;) kstrides[a - 1] = kstrides[a] * w.kernel[a];
   if (g == 1) {
     geo.weights = {f, c};
     geo.weight_strides = {k, f * k};
@@ -291,10 +306,10 @@ DeconvGeometry DeconvGeometryOf(const Attrs& attrs,
     geo.weights = {g, f / g, c / g};
     geo.weight_strides = {(c / g) * (f / g) * k, k, (f / g) * k};
   }
-  geo.weights.insert(geo.weights.end(), kernel->begin(), kernel->end());
+  geo.weights.insert(geo.weights.end(), w.kernel.begin(), w.kernel.end());
   geo.weight_strides.insert(geo.weight_strides.end(), kstrides.begin(),
                             kstrides.end());
-  geo.has_bias = !*no_bias;
+  geo.has_bias = w.has_bias;
   geo.bias = {f};
   return geo;
 }
@@ -381,40 +396,13 @@ void DeconvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
   const std::vector<const void*> inputs{og, x, w};
-  OutputBuffer dx(out[0], req[0], inputs);
-  if (!dx.skip()) {
-    Execute(p->data, p->data_scratchpad,
-            {{DNNL_ARG_DIFF_DST, Wrap(PlainDesc(g.dst), og)},
-             {DNNL_ARG_WEIGHTS, Wrap(g.Weights(), w)},
-             {DNNL_ARG_DIFF_SRC, Wrap(PlainDesc(g.src), dx.data())}});
-    dx.Finish();
-  }
-  OutputBuffer dw(out[1], req[1], inputs);
-  std::optional<OutputBuffer> db;
-  if (g.has_bias) db.emplace(out[2], req[2], inputs);
-  if (dw.skip() && (!db || db->skip())) return;
-  // One primitive computes both; a skipped one goes to a temporary.
-  std::vector<float> unused_dw, unused_db;
-  float* dw_data = dw.data();
-  if (dw.skip()) {
-    unused_dw.resize(static_cast<size_t>(out[1].size()));
-    dw_data = unused_dw.data();
-  }
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_DIFF_DST, Wrap(PlainDesc(g.dst), og)},
-      {DNNL_ARG_SRC, Wrap(PlainDesc(g.src), x)},
-      {DNNL_ARG_DIFF_WEIGHTS, Wrap(g.Weights(), dw_data)}};
-  if (db) {
-    float* db_data = db->data();
-    if (db->skip()) {
-      unused_db.resize(static_cast<size_t>(out[2].size()));
-      db_data = unused_db.data();
-    }
-    args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(g.Bias(), db_data));
-  }
-  Execute(p->weights, p->weights_scratchpad, std::move(args));
-  dw.Finish();
-  if (db) db->Finish();
+  RunDataBackward(p->data, p->data_scratchpad, Wrap(PlainDesc(g.dst), og),
+                  Wrap(g.Weights(), w), PlainDesc(g.src), inputs, req[0],
+                  out[0]);
+  RunWeightsBackward(p->weights, p->weights_scratchpad,
+                     {{DNNL_ARG_DIFF_DST, Wrap(PlainDesc(g.dst), og)},
+                      {DNNL_ARG_SRC, Wrap(PlainDesc(g.src), x)}},
+                     g.Weights(), g.Bias(), g.has_bias, inputs, req, out);
 }
 
 }  // namespace

@@ -150,6 +150,12 @@ OutputBuffer::OutputBuffer(const mxplugin::Tensor& out, int32_t req,
   }
 }
 
+float* OutputBuffer::DataOrScratch() {
+  if (!skip()) return target_;
+  temp_.resize(static_cast<size_t>(size_));
+  return temp_.data();
+}
+
 void OutputBuffer::Finish() {
   if (!copy_back_) return;
   if (req_ == MX_REQ_ADD) {

@@ -81,6 +81,9 @@ class OutputBuffer {
                std::vector<const void*> must_not_alias = {});
   bool skip() const { return req_ == MX_REQ_NULL; }
   float* data() { return target_; }
+  // For primitives that write the output whether it is wanted or not: a
+  // scratch buffer (never copied back) when the request is null.
+  float* DataOrScratch();
   // Adds or copies the temporary into the array; no-op otherwise.
   void Finish();
 

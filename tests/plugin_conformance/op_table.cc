@@ -150,16 +150,15 @@ std::vector<OpCase> MakeTable() {
                {"dilate", "(2,1)"},
                {"target_shape", "(7,4)"},
                {"stride", "(1,1)"}}}));
+  // Groups, stride, pad, adj and a bias; its gradient op below too.
+  const AttrDict deconv_grouped = {{"kernel", "(3,2)"}, {"num_filter", "4"},
+                                   {"num_group", "2"},  {"stride", "(2,1)"},
+                                   {"pad", "(1,1)"},    {"adj", "(1,0)"},
+                                   {"no_bias", "False"}};
   t.push_back(Shaped(
       "Deconvolution",
       {{{2, 2, 3, 3}, {2, 2, 3, 2}, {4}}, {{1, 2, 4, 2}, {2, 2, 3, 2}, {4}}},
-      {{{"kernel", "(3,2)"},
-        {"num_filter", "4"},
-        {"num_group", "2"},
-        {"stride", "(2,1)"},
-        {"pad", "(1,1)"},
-        {"adj", "(1,0)"},
-        {"no_bias", "False"}}}));
+      {deconv_grouped}));
   t.push_back(Shaped("Deconvolution", {{{1, 3, 4}, {3, 2, 3}}},
                      {{{"kernel", "(3)"},
                        {"num_filter", "2"},
@@ -254,13 +253,7 @@ std::vector<OpCase> MakeTable() {
                      {{{"kernel", "(3,3)"}, {"num_filter", "4"}}}));
   t.push_back(Shaped("_backward_Deconvolution",
                      {{{2, 4, 6, 2}, {2, 2, 3, 3}, {2, 2, 3, 2}}},
-                     {{{"kernel", "(3,2)"},
-                       {"num_filter", "4"},
-                       {"num_group", "2"},
-                       {"stride", "(2,1)"},
-                       {"pad", "(1,1)"},
-                       {"adj", "(1,0)"},
-                       {"no_bias", "False"}}}));
+                     {deconv_grouped}));
   t.push_back(Shaped("_backward_dot",
                      {{{2, 4}, {2, 3}, {3, 4}}, {{1, 1}, {1, 5}, {5, 1}}},
                      {{}}));
