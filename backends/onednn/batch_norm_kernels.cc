@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -23,14 +23,14 @@ struct BatchNormAttrs {
 };
 
 BatchNormAttrs ParseAttrs(const Attrs& attrs, int ndim, const std::string& op) {
-  const std::optional<double> eps = ParseFloat(attrs.Get("eps", "1e-3"));
+  const std::optional<double> eps = mxplugin::ParseFloat(attrs.Get("eps", "1e-3"));
   const std::optional<double> momentum =
-      ParseFloat(attrs.Get("momentum", "0.9"));
+      mxplugin::ParseFloat(attrs.Get("momentum", "0.9"));
   const std::optional<bool> fix_gamma =
-      ParseBool(attrs.Get("fix_gamma", "True"));
+      mxplugin::ParseBool(attrs.Get("fix_gamma", "True"));
   const std::optional<bool> global =
-      ParseBool(attrs.Get("use_global_stats", "False"));
-  const std::optional<int64_t> axis = ParseInt(attrs.Get("axis", "1"));
+      mxplugin::ParseBool(attrs.Get("use_global_stats", "False"));
+  const std::optional<int64_t> axis = mxplugin::ParseInt(attrs.Get("axis", "1"));
   if (!eps || !momentum || !fix_gamma || !global || !axis) {
     Decline(op, "cannot read the attributes");
   }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -52,11 +52,11 @@ WindowAttrs ParseWindowAttrs(const Attrs& attrs,
                              const std::string& op,
                              const char* no_bias_default) {
   const std::optional<std::vector<int64_t>> kernel =
-      ParseTuple(attrs.Get("kernel", "None"));
-  const std::optional<int64_t> filters = ParseInt(attrs.Get("num_filter", ""));
-  const std::optional<int64_t> groups = ParseInt(attrs.Get("num_group", "1"));
+      mxplugin::ParseTuple(attrs.Get("kernel", "None"));
+  const std::optional<int64_t> filters = mxplugin::ParseInt(attrs.Get("num_filter", ""));
+  const std::optional<int64_t> groups = mxplugin::ParseInt(attrs.Get("num_group", "1"));
   const std::optional<bool> no_bias =
-      ParseBool(attrs.Get("no_bias", no_bias_default));
+      mxplugin::ParseBool(attrs.Get("no_bias", no_bias_default));
   const std::string layout = attrs.Get("layout", "None");
   if (!kernel || kernel->empty() || kernel->size() > 3 || !filters || !groups ||
       *groups < 1 || !no_bias) {
@@ -78,10 +78,10 @@ WindowAttrs ParseWindowAttrs(const Attrs& attrs,
   w.groups = *groups;
   w.filters = *filters;
   w.has_bias = !*no_bias;
-  w.strides = PerAxis(ParseTuple(attrs.Get("stride", "None")), rank, 1, op);
-  w.dilates = PerAxis(ParseTuple(attrs.Get("dilate", "None")), rank, 1, op);
+  w.strides = PerAxis(mxplugin::ParseTuple(attrs.Get("stride", "None")), rank, 1, op);
+  w.dilates = PerAxis(mxplugin::ParseTuple(attrs.Get("dilate", "None")), rank, 1, op);
   for (int64_t& d : w.dilates) d -= 1;
-  w.pad = PerAxis(ParseTuple(attrs.Get("pad", "None")), rank, 0, op);
+  w.pad = PerAxis(mxplugin::ParseTuple(attrs.Get("pad", "None")), rank, 0, op);
   return w;
 }
 
@@ -271,7 +271,7 @@ DeconvGeometry DeconvGeometryOf(const Attrs& attrs,
   // MXNet's Deconvolution has no bias unless asked.
   const WindowAttrs w = ParseWindowAttrs(attrs, data, output, op, "True");
   const std::optional<std::vector<int64_t>> target =
-      ParseTuple(attrs.Get("target_shape", "None"));
+      mxplugin::ParseTuple(attrs.Get("target_shape", "None"));
   if (!target) Decline(op, "cannot read the attributes");
   bool has_target = false;
   for (int64_t v : *target) has_target |= v != 0;

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 
 namespace mx_onednn {
 
@@ -31,7 +31,7 @@ int KernelThreads() {
   static const int threads = [] {
     const char* env = std::getenv("MX_CPU_KERNEL_NTHREADS");
     if (env == nullptr) return 1;
-    const std::optional<int64_t> v = ParseInt(env);
+    const std::optional<int64_t> v = mxplugin::ParseInt(env);
     // The host validates the variable (ConfigError naming it) before any
     // kernel runs; a value it would refuse never gets here.
     return v && *v >= 1 && *v <= 256 ? static_cast<int>(*v) : 1;
@@ -61,7 +61,7 @@ void Decline(const std::string& op, const std::string& why) {
   ++declined_calls;
   static const bool verbose = [] {
     const char* env = std::getenv("MX_ONEDNN_VERBOSE");
-    return env != nullptr && ParseBool(env).value_or(false);
+    return env != nullptr && mxplugin::ParseBool(env).value_or(false);
   }();
   const std::string message =
       "onednn: " + op + " runs on the built-in " + "kernel: " + why;

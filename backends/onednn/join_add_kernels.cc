@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -31,7 +31,7 @@ void Concat(const KernelContext&, const Attrs& attrs, Tensors in,
   if (in.size() < 1 || out.size() != 1) Decline(op, "unexpected arity");
   const std::vector<int64_t> shape = out[0].shape();
   const int ndim = static_cast<int>(shape.size());
-  const std::optional<int64_t> dim = ParseInt(attrs.Get("dim", "1"));
+  const std::optional<int64_t> dim = mxplugin::ParseInt(attrs.Get("dim", "1"));
   if (!dim || *dim < -ndim || *dim >= ndim) Decline(op, "dim");
   const int axis = static_cast<int>(*dim < 0 ? *dim + ndim : *dim);
   std::vector<const void*> inputs;
@@ -71,7 +71,7 @@ int64_t MinAddElements() {
   static const std::optional<int64_t> kMin = []() -> std::optional<int64_t> {
     const char* v = std::getenv("MX_ONEDNN_MIN_ADD_ELEMENTS");
     if (v == nullptr) return int64_t{1} << 16;
-    const std::optional<int64_t> n = ParseInt(v);
+    const std::optional<int64_t> n = mxplugin::ParseInt(v);
     if (!n || *n < 0) return std::nullopt;
     return n;
   }();

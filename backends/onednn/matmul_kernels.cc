@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -47,7 +47,7 @@ std::shared_ptr<const MatmulPrim> MakeMatmul(const GemmSpec& s) {
 
 bool Flag(const Attrs& attrs, const char* key, bool fallback,
           const std::string& op) {
-  const std::optional<bool> v = ParseBool(attrs.Get(key, fallback ? "1" : "0"));
+  const std::optional<bool> v = mxplugin::ParseBool(attrs.Get(key, fallback ? "1" : "0"));
   if (!v) Decline(op, std::string("cannot read attribute ") + key);
   return *v;
 }

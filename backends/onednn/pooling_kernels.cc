@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -29,7 +29,7 @@ struct PoolGeometry {
 
 Dims PerAxis(const std::string& text, size_t rank, int64_t fill,
              const std::string& op) {
-  const std::optional<std::vector<int64_t>> given = ParseTuple(text);
+  const std::optional<std::vector<int64_t>> given = mxplugin::ParseTuple(text);
   if (!given) Decline(op, "cannot read a window attribute");
   if (given->empty()) return Dims(rank, fill);
   if (given->size() != rank) Decline(op, "window attributes of other ranks");
@@ -40,7 +40,7 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
                         const std::vector<int64_t>& output,
                         const std::string& op) {
   const std::string type = attrs.Get("pool_type", "max");
-  const std::optional<bool> global = ParseBool(attrs.Get("global_pool", "0"));
+  const std::optional<bool> global = mxplugin::ParseBool(attrs.Get("global_pool", "0"));
   const std::string convention = attrs.Get("pooling_convention", "valid");
   const std::string layout = attrs.Get("layout", "None");
   const std::string include = attrs.Get("count_include_pad", "None");
@@ -90,7 +90,7 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
     g.algorithm = dnnl::algorithm::pooling_max;
   } else if (type == "avg") {
     const std::optional<bool> with_pad =
-        include == "None" ? std::optional<bool>(true) : ParseBool(include);
+        include == "None" ? std::optional<bool>(true) : mxplugin::ParseBool(include);
     if (!with_pad) Decline(op, "cannot read count_include_pad");
     // The built-in kernel counts only the symmetric padding; oneDNN would
     // count full's extra right padding too.

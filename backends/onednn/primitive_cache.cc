@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 
 namespace mx_onednn {
 
@@ -14,7 +14,7 @@ PrimitiveCache& PrimitiveCache::Global() {
   static PrimitiveCache* cache = [] {
     size_t capacity = 1024;
     if (const char* env = std::getenv("MX_ONEDNN_CACHE_CAPACITY")) {
-      const std::optional<int64_t> v = ParseInt(env);
+      const std::optional<int64_t> v = mxplugin::ParseInt(env);
       // A bad value keeps the default: the plugin has no way to report a
       // configuration error before a kernel runs.
       if (v && *v >= 1) capacity = static_cast<size_t>(*v);

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "gtest/gtest.h"
 
 namespace mx_onednn {
@@ -79,17 +79,17 @@ TEST(PrimitiveCache, ConcurrentCallersAgreeOnOneEntryPerKey) {
 }
 
 TEST(AttrParse, ReadsMxnetAttributeStrings) {
-  EXPECT_EQ(ParseBool("True"), true);
-  EXPECT_EQ(ParseBool("0"), false);
-  EXPECT_EQ(ParseBool("yes"), std::nullopt);
-  EXPECT_EQ(ParseInt(" 12 "), 12);
-  EXPECT_EQ(ParseInt("1.5"), std::nullopt);
-  EXPECT_EQ(ParseFloat("0.25"), 0.25);
-  EXPECT_EQ(ParseTuple("(3, 3)"), (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(ParseTuple("[2,1]"), (std::vector<int64_t>{2, 1}));
-  EXPECT_EQ(ParseTuple("(3,)"), (std::vector<int64_t>{3}));
-  EXPECT_EQ(ParseTuple("None"), (std::vector<int64_t>{}));
-  EXPECT_EQ(ParseTuple("(3, x)"), std::nullopt);
+  EXPECT_EQ(mxplugin::ParseBool("True"), true);
+  EXPECT_EQ(mxplugin::ParseBool("0"), false);
+  EXPECT_EQ(mxplugin::ParseBool("yes"), std::nullopt);
+  EXPECT_EQ(mxplugin::ParseInt(" 12 "), 12);
+  EXPECT_EQ(mxplugin::ParseInt("1.5"), std::nullopt);
+  EXPECT_EQ(mxplugin::ParseFloat("0.25"), 0.25);
+  EXPECT_EQ(mxplugin::ParseTuple("(3, 3)"), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(mxplugin::ParseTuple("[2,1]"), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(mxplugin::ParseTuple("(3,)"), (std::vector<int64_t>{3}));
+  EXPECT_EQ(mxplugin::ParseTuple("None"), (std::vector<int64_t>{}));
+  EXPECT_EQ(mxplugin::ParseTuple("(3, x)"), std::nullopt);
 }
 
 }  // namespace

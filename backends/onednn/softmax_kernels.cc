@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/primitive_cache.h"
 
@@ -23,9 +23,9 @@ struct SoftmaxPrim {
 
 // The axis in [0, ndim), declining a temperature other than 1.
 int AxisOf(const Attrs& attrs, int ndim, const std::string& op) {
-  const std::optional<int64_t> axis = ParseInt(attrs.Get("axis", "-1"));
+  const std::optional<int64_t> axis = mxplugin::ParseInt(attrs.Get("axis", "-1"));
   const std::string temperature = attrs.Get("temperature", "None");
-  if (temperature != "None" && ParseFloat(temperature) != 1.0) {
+  if (temperature != "None" && mxplugin::ParseFloat(temperature) != 1.0) {
     Decline(op, "temperature " + temperature);
   }
   if (!axis || *axis < -ndim || *axis >= ndim) Decline(op, "axis");

@@ -1,10 +1,10 @@
-#include "backends/onednn/attr_parse.h"
+#include "backends/common/attr_parse.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
-namespace mx_onednn {
+namespace mxplugin {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -64,4 +64,4 @@ std::optional<std::vector<int64_t>> ParseTuple(std::string_view text) {
   return values;
 }
 
-}  // namespace mx_onednn
+}  // namespace mxplugin

@@ -1,21 +1,20 @@
 // Reading a built-in op's attribute strings (MXNet's "True", "(3, 3)",
-// "None") inside the oneDNN plugin, which sees only the strings the node
-// was created with (no defaults filled). Every reader returns nullopt for
-// text it does not understand: the kernel then declines the call
-// (MX_STATUS_NOT_IMPLEMENTED) and the built-in kernel runs, which gives the
-// typed error for a bad value.
+// "None") inside a backend plugin (oneDNN, CUDA), which sees only the
+// strings the node was created with (no defaults filled). Every reader
+// returns nullopt for text it does not understand: the kernel then declines
+// the call or raises the op's typed error.
 //
 //   auto kernel = ParseTuple(attrs.Get("kernel"));   // "(3,3)" -> {3, 3}
 //   auto no_bias = ParseBool(attrs.Get("no_bias", "False"));
-#ifndef MXCORE_BACKENDS_ONEDNN_ATTR_PARSE_H_
-#define MXCORE_BACKENDS_ONEDNN_ATTR_PARSE_H_
+#ifndef MXCORE_BACKENDS_COMMON_ATTR_PARSE_H_
+#define MXCORE_BACKENDS_COMMON_ATTR_PARSE_H_
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
-namespace mx_onednn {
+namespace mxplugin {
 
 // "True"/"False"/"true"/"false"/"1"/"0".
 std::optional<bool> ParseBool(std::string_view text);
@@ -26,6 +25,6 @@ std::optional<double> ParseFloat(std::string_view text);
 // "(3, 3)", "[3,3]", "(3,)", "3", "()" or "None" (empty).
 std::optional<std::vector<int64_t>> ParseTuple(std::string_view text);
 
-}  // namespace mx_onednn
+}  // namespace mxplugin
 
-#endif  // MXCORE_BACKENDS_ONEDNN_ATTR_PARSE_H_
+#endif  // MXCORE_BACKENDS_COMMON_ATTR_PARSE_H_

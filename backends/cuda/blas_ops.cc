@@ -1,0 +1,198 @@
+// dot, _backward_dot, batch_dot and FullyConnected on cuBLAS
+// (cublasGemmEx / cublasGemmStridedBatchedEx; float32 and float64 in full
+// precision, no TF32; float16 with float accumulation). Row-major products
+// run as the column-major product of the transposes: C = op(A) op(B) is
+// C^T = op(B)^T op(A)^T, so A and B swap places in the call.
+#include <string>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+struct BlasTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+BlasTypes TypesOf(const std::string& op, int dtype) {
+  switch (dtype) {
+    case MX_DTYPE_FLOAT32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case MX_DTYPE_FLOAT64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case MX_DTYPE_FLOAT16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    default:
+      throw Error(MX_STATUS_DTYPE_ERROR,
+                  op + " on gpu: " + DTypeName(dtype) +
+                      " is not supported (float32, float64, float16)");
+  }
+}
+
+// Row-major C (m x n, `batch` of them at the given element strides) =
+// op(A) op(B) (+ C when `accumulate`).
+void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
+          bool tb, int64_t m, int64_t n, int64_t k, const void* a,
+          const void* b, void* c, bool accumulate, int64_t batch = 1,
+          int64_t stride_a = 0, int64_t stride_b = 0, int64_t stride_c = 0) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  const BlasTypes t = TypesOf(op, dtype);
+  cublasHandle_t h =
+      BlasHandle(ctx.dev_id(), static_cast<cudaStream_t>(ctx.stream()));
+  const double alpha64 = 1, beta64 = accumulate ? 1 : 0;
+  const float alpha32 = 1, beta32 = accumulate ? 1 : 0;
+  const bool f64 = dtype == MX_DTYPE_FLOAT64;
+  const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n;
+  if (k == 0) {
+    // An empty sum: C = 0 (or unchanged when accumulating).
+    if (!accumulate) {
+      CheckCuda(cudaMemsetAsync(c, 0,
+                                static_cast<size_t>(batch * m * n) *
+                                    DTypeSize(dtype),
+                                static_cast<cudaStream_t>(ctx.stream())),
+                op);
+    }
+    return;
+  }
+  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (batch == 1) {
+    CheckBlas(cublasGemmEx(h, opb, opa, static_cast<int>(n),
+                           static_cast<int>(m), static_cast<int>(k), alpha, b,
+                           t.data, static_cast<int>(ldb), a, t.data,
+                           static_cast<int>(lda), beta, c, t.data,
+                           static_cast<int>(ldc), t.compute,
+                           CUBLAS_GEMM_DEFAULT),
+              op + ": gemm");
+  } else {
+    CheckBlas(cublasGemmStridedBatchedEx(
+                  h, opb, opa, static_cast<int>(n), static_cast<int>(m),
+                  static_cast<int>(k), alpha, b, t.data, static_cast<int>(ldb),
+                  stride_b, a, t.data, static_cast<int>(lda), stride_a, beta,
+                  c, t.data, static_cast<int>(ldc), stride_c,
+                  static_cast<int>(batch), t.compute, CUBLAS_GEMM_DEFAULT),
+              op + ": batched gemm");
+  }
+}
+
+bool Flag(const std::string& op, const Attrs& attrs, const char* key,
+          const char* fallback) {
+  const auto v = mxplugin::ParseBool(attrs.Get(key, fallback));
+  if (!v) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=" + attrs.Get(key) + " is not a bool");
+  }
+  return *v;
+}
+
+// MXNet's dot of N-d arrays: a's last axis (first when transposed) with
+// b's first axis (last when transposed); the rest flattened.
+struct DotShape {
+  int64_t m, n, k;
+};
+
+DotShape DotExtents(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  DotShape s{1, 1, 1};
+  const int na = a.ndim(), nb = b.ndim();
+  s.k = ta ? a.dim(0) : a.dim(na - 1);
+  for (int d = ta ? 1 : 0; d < (ta ? na : na - 1); ++d) s.m *= a.dim(d);
+  for (int d = tb ? 0 : 1; d < (tb ? nb - 1 : nb); ++d) s.n *= b.dim(d);
+  return s;
+}
+
+void Dot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+         const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  const bool ta = Flag("dot", attrs, "transpose_a", "False");
+  const bool tb = Flag("dot", attrs, "transpose_b", "False");
+  const DotShape s = DotExtents(in[0], in[1], ta, tb);
+  Gemm("dot", ctx, in[0].dtype(), ta, tb, s.m, s.n, s.k, in[0].data<void>(),
+       in[1].data<void>(), out[0].data<void>(), req[0] == MX_REQ_ADD);
+}
+
+// (out_grad, a, b) -> (a_grad, b_grad) of C = op(A) op(B).
+void DotBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t* req, Tensors out) {
+  const std::string op = "_backward_dot";
+  const bool ta = Flag(op, attrs, "transpose_a", "False");
+  const bool tb = Flag(op, attrs, "transpose_b", "False");
+  const DotShape s = DotExtents(in[1], in[2], ta, tb);
+  const int dt = in[0].dtype();
+  const void *og = in[0].data<void>(), *a = in[1].data<void>(),
+             *b = in[2].data<void>();
+  if (req[0] != MX_REQ_NULL) {
+    if (!ta) {  // dA (m x k) = og (m x n) op(B)^T.
+      Gemm(op, ctx, dt, false, !tb, s.m, s.k, s.n, og, b, out[0].data<void>(),
+           req[0] == MX_REQ_ADD);
+    } else {  // dA (k x m) = op(B) (k x n) og^T.
+      Gemm(op, ctx, dt, tb, true, s.k, s.m, s.n, b, og, out[0].data<void>(),
+           req[0] == MX_REQ_ADD);
+    }
+  }
+  if (req[1] != MX_REQ_NULL) {
+    if (!tb) {  // dB (k x n) = op(A)^T og.
+      Gemm(op, ctx, dt, !ta, false, s.k, s.n, s.m, a, og, out[1].data<void>(),
+           req[1] == MX_REQ_ADD);
+    } else {  // dB (n x k) = og^T op(A).
+      Gemm(op, ctx, dt, true, ta, s.n, s.k, s.m, og, a, out[1].data<void>(),
+           req[1] == MX_REQ_ADD);
+    }
+  }
+}
+
+void BatchDot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+              const int32_t* req, Tensors out) {
+  const std::string op = "batch_dot";
+  if (req[0] == MX_REQ_NULL) return;
+  const bool ta = Flag(op, attrs, "transpose_a", "False");
+  const bool tb = Flag(op, attrs, "transpose_b", "False");
+  const Tensor a = in[0], b = in[1];
+  const int na = a.ndim(), nb = b.ndim();
+  if (na < 3 || nb < 3) Unsupported(op, "operands of fewer than 3 dims");
+  int64_t batch = 1;
+  for (int d = 0; d < na - 2; ++d) batch *= a.dim(d);
+  const int64_t m = ta ? a.dim(na - 1) : a.dim(na - 2);
+  const int64_t k = ta ? a.dim(na - 2) : a.dim(na - 1);
+  const int64_t n = tb ? b.dim(nb - 2) : b.dim(nb - 1);
+  Gemm(op, ctx, a.dtype(), ta, tb, m, n, k, a.data<void>(), b.data<void>(),
+       out[0].data<void>(), req[0] == MX_REQ_ADD, batch, m * k, k * n, m * n);
+}
+
+// (data, weight[, bias]) -> data (rows x K) weight^T (K x H) + bias.
+void FullyConnected(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                    const int32_t* req, Tensors out) {
+  const std::string op = "FullyConnected";
+  if (req[0] == MX_REQ_NULL) return;
+  const bool no_bias = Flag(op, attrs, "no_bias", "False");
+  const Tensor x = in[0], w = in[1], y = out[0];
+  const int64_t hidden = w.dim(0), k = w.dim(1);
+  const int64_t rows = k == 0 ? y.size() / hidden : x.size() / k;
+  Gemm(op, ctx, x.dtype(), false, true, rows, hidden, k, x.data<void>(),
+       w.data<void>(), y.data<void>(), req[0] == MX_REQ_ADD);
+  if (!no_bias && in.size() > 2) {
+    CheckCuda(LaunchAddBias(x.dtype(), rows, hidden, in[2].data<void>(),
+                            y.data<void>(),
+                            static_cast<cudaStream_t>(ctx.stream())),
+              op + ": bias");
+  }
+}
+
+}  // namespace
+
+void RegisterBlasOps(mxplugin::Plugin& plugin) {
+  plugin.RegisterKernel("dot", MX_DEVICE_GPU, Dot);
+  plugin.RegisterKernel("_backward_dot", MX_DEVICE_GPU, DotBackward);
+  plugin.RegisterKernel("batch_dot", MX_DEVICE_GPU, BatchDot);
+  plugin.RegisterKernel("FullyConnected", MX_DEVICE_GPU, FullyConnected);
+}
+
+}  // namespace mx_cuda

@@ -1,0 +1,19 @@
+// The CUDA plugin's kernel registrations, one function per family.
+#ifndef MXCORE_BACKENDS_CUDA_CUDA_OPS_H_
+#define MXCORE_BACKENDS_CUDA_CUDA_OPS_H_
+
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+namespace mx_cuda {
+
+// Elementwise, broadcast, scalar, Activation, sum/mean, softmax, reshapes,
+// zeros_like, sgd updates (own kernels, elementwise.cu).
+void RegisterElementwiseOps(mxplugin::Plugin& plugin);
+// dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
+void RegisterBlasOps(mxplugin::Plugin& plugin);
+// Convolution and _backward_Convolution (cuDNN).
+void RegisterConvOps(mxplugin::Plugin& plugin);
+
+}  // namespace mx_cuda
+
+#endif  // MXCORE_BACKENDS_CUDA_CUDA_OPS_H_

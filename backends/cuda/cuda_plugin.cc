@@ -1,0 +1,23 @@
+// The CUDA/cuDNN GPU backend plugin, libmx_cuda.so: registers the device
+// type "gpu" (Context::GPU(n)) and kernels on it. Load it with
+// MX_PLUGINS=/path/libmx_cuda.so or mx::LoadPlugin. On a machine without
+// a usable GPU it loads and registers a device with 0 units; using gpu(0)
+// is then a typed error (mx_cuda_no_device_reason says why).
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
+  plugin.RegisterDevice(std::make_shared<mx_cuda::CudaDevice>());
+  mx_cuda::RegisterElementwiseOps(plugin);
+  mx_cuda::RegisterBlasOps(plugin);
+  mx_cuda::RegisterConvOps(plugin);
+})
+
+// For tests and diagnostics (found with dlsym; not part of the plugin
+// ABI): why no GPU is usable, "" when one is.
+extern "C" __attribute__((visibility("default"))) const char*
+mx_cuda_no_device_reason() {
+  return mx_cuda::NoDeviceReason().c_str();
+}

@@ -1,0 +1,167 @@
+#include "backends/cuda/cuda_util.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+
+namespace mx_cuda {
+
+using mxplugin::Error;
+
+void CheckCuda(cudaError_t err, const std::string& what) {
+  if (err == cudaSuccess) return;
+  const MxStatusCode code = err == cudaErrorMemoryAllocation
+                                ? MX_STATUS_OUT_OF_MEMORY
+                                : MX_STATUS_RUNTIME_ERROR;
+  cudaGetLastError();  // Clears a non-sticky error for the next call.
+  throw Error(code, what + ": " + cudaGetErrorName(err) + " (" +
+                        cudaGetErrorString(err) + ")");
+}
+
+void CheckBlas(cublasStatus_t st, const std::string& what) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  throw Error(st == CUBLAS_STATUS_ALLOC_FAILED ? MX_STATUS_OUT_OF_MEMORY
+                                               : MX_STATUS_RUNTIME_ERROR,
+              what + ": cuBLAS " + cublasGetStatusString(st));
+}
+
+void CheckDnn(cudnnStatus_t st, const std::string& what) {
+  if (st == CUDNN_STATUS_SUCCESS) return;
+  throw Error(st == CUDNN_STATUS_ALLOC_FAILED ? MX_STATUS_OUT_OF_MEMORY
+                                              : MX_STATUS_RUNTIME_ERROR,
+              what + ": cuDNN " + cudnnGetErrorString(st));
+}
+
+namespace {
+
+struct DeviceQuery {
+  int count = 0;
+  std::string reason;
+};
+
+const DeviceQuery& Query() {
+  static const DeviceQuery* q = [] {
+    auto* r = new DeviceQuery();
+    const cudaError_t err = cudaGetDeviceCount(&r->count);
+    if (err != cudaSuccess) {
+      r->count = 0;
+      r->reason = std::string(cudaGetErrorName(err)) + ": " +
+                  cudaGetErrorString(err);
+      cudaGetLastError();
+    } else if (r->count == 0) {
+      r->reason = "the CUDA driver reports no device";
+    }
+    return r;
+  }();
+  return *q;
+}
+
+// Per-thread state: handles and scratch memory per device.
+struct ThreadState {
+  std::map<int, cublasHandle_t> blas;
+  std::map<int, cudnnHandle_t> dnn;
+  std::map<int, std::pair<void*, size_t>> workspace;
+  ~ThreadState() {
+    // Threads may outlive the CUDA context at process exit: errors here are
+    // ignored on purpose.
+    for (auto& [dev, h] : blas) cublasDestroy(h);
+    for (auto& [dev, h] : dnn) cudnnDestroy(h);
+    for (auto& [dev, w] : workspace) cudaFree(w.first);
+  }
+};
+
+ThreadState& State() {
+  thread_local ThreadState state;
+  return state;
+}
+
+}  // namespace
+
+const std::string& NoDeviceReason() { return Query().reason; }
+int DeviceCount() { return Query().count; }
+
+void UseDevice(int dev_id) {
+  thread_local int current = -1;
+  if (current == dev_id) return;
+  CheckCuda(cudaSetDevice(dev_id), "cudaSetDevice(" + std::to_string(dev_id) + ")");
+  current = dev_id;
+}
+
+cublasHandle_t BlasHandle(int dev_id, cudaStream_t stream) {
+  UseDevice(dev_id);
+  auto& m = State().blas;
+  auto it = m.find(dev_id);
+  if (it == m.end()) {
+    cublasHandle_t h = nullptr;
+    CheckBlas(cublasCreate(&h), "cublasCreate");
+    it = m.emplace(dev_id, h).first;
+  }
+  CheckBlas(cublasSetStream(it->second, stream), "cublasSetStream");
+  return it->second;
+}
+
+cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream) {
+  UseDevice(dev_id);
+  auto& m = State().dnn;
+  auto it = m.find(dev_id);
+  if (it == m.end()) {
+    cudnnHandle_t h = nullptr;
+    CheckDnn(cudnnCreate(&h), "cudnnCreate");
+    it = m.emplace(dev_id, h).first;
+  }
+  CheckDnn(cudnnSetStream(it->second, stream), "cudnnSetStream");
+  return it->second;
+}
+
+void* Workspace(int dev_id, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  UseDevice(dev_id);
+  auto& w = State().workspace[dev_id];
+  if (w.second < bytes) {
+    if (w.first != nullptr) CheckCuda(cudaFree(w.first), "cudaFree");
+    w = {nullptr, 0};
+    CheckCuda(cudaMalloc(&w.first, bytes),
+              "workspace of " + std::to_string(bytes) + " bytes on gpu(" +
+                  std::to_string(dev_id) + ")");
+    w.second = bytes;
+  }
+  return w.first;
+}
+
+void Unsupported(const std::string& op, const std::string& why) {
+  throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
+}
+
+const char* DTypeName(int dtype) {
+  switch (dtype) {
+    case MX_DTYPE_FLOAT32: return "float32";
+    case MX_DTYPE_FLOAT64: return "float64";
+    case MX_DTYPE_FLOAT16: return "float16";
+    case MX_DTYPE_UINT8: return "uint8";
+    case MX_DTYPE_INT32: return "int32";
+    case MX_DTYPE_INT8: return "int8";
+    case MX_DTYPE_INT64: return "int64";
+    case MX_DTYPE_BOOL: return "bool";
+    default: return "unknown";
+  }
+}
+
+size_t DTypeSize(int dtype) {
+  switch (dtype) {
+    case MX_DTYPE_FLOAT64:
+    case MX_DTYPE_INT64: return 8;
+    case MX_DTYPE_FLOAT32:
+    case MX_DTYPE_INT32: return 4;
+    case MX_DTYPE_FLOAT16: return 2;
+    case MX_DTYPE_UINT8:
+    case MX_DTYPE_INT8:
+    case MX_DTYPE_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+size_t ByteSize(const mxplugin::Tensor& t) {
+  return static_cast<size_t>(t.size()) * DTypeSize(t.dtype());
+}
+
+}  // namespace mx_cuda

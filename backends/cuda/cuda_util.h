@@ -1,0 +1,57 @@
+// Error handling and per-thread library handles inside the CUDA plugin.
+// Every CUDA, cuBLAS and cuDNN status that is not success becomes an
+// mxplugin::Error naming what was being done; the host turns it into the
+// mx::Error of the same code (out of memory: RuntimeError naming the
+// device and the bytes).
+//
+//   CheckCuda(cudaMemcpyAsync(...), "copy host->gpu(0)");
+//   cublasHandle_t h = BlasHandle(dev_id, stream);
+#ifndef MXCORE_BACKENDS_CUDA_CUDA_UTIL_H_
+#define MXCORE_BACKENDS_CUDA_CUDA_UTIL_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <string>
+
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+namespace mx_cuda {
+
+// Throws mxplugin::Error(RUNTIME_ERROR, "<what>: <CUDA's message>").
+void CheckCuda(cudaError_t err, const std::string& what);
+void CheckBlas(cublasStatus_t st, const std::string& what);
+void CheckDnn(cudnnStatus_t st, const std::string& what);
+
+// Why no device is usable ("" when one is): CUDA's message for the
+// driver or device query, for the skip lines of tests and errors.
+const std::string& NoDeviceReason();
+int DeviceCount();
+
+// Makes dev_id current on this thread (cheap when it already is).
+void UseDevice(int dev_id);
+
+// This thread's cuBLAS / cuDNN handle for dev_id, bound to `stream`.
+// Handles live as long as the thread (engine workers are long-lived).
+cublasHandle_t BlasHandle(int dev_id, cudaStream_t stream);
+cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream);
+
+// Scratch device memory of at least `bytes` for this thread and device,
+// reused across calls (the engine synchronizes each operation's stream
+// before the next one on this worker starts, so reuse is safe).
+void* Workspace(int dev_id, size_t bytes);
+
+// A kernel that does not handle a case hands it back to the host.
+[[noreturn]] void Unsupported(const std::string& op, const std::string& why);
+
+// MxDType code -> "float32" etc.; bytes of one element (0: unknown).
+const char* DTypeName(int dtype);
+size_t DTypeSize(int dtype);
+// Bytes of a tensor's elements.
+size_t ByteSize(const mxplugin::Tensor& t);
+
+}  // namespace mx_cuda
+
+#endif  // MXCORE_BACKENDS_CUDA_CUDA_UTIL_H_

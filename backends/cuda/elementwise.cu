@@ -1,0 +1,671 @@
+// The CUDA plugin's own kernels: elementwise maps, broadcasting binaries,
+// activation gradients, optimizer updates, sums and softmax. Grid-stride
+// loops of 256 threads; float16 is loaded and stored as __half and
+// computed in float. The write request is a template parameter, so the
+// element loop has no branch on it.
+#include <cuda_fp16.h>
+#include <curand_kernel.h>
+
+#include <cmath>
+
+#include "backends/cuda/elementwise.h"
+#include "backends/plugin_api/mx_plugin.h"
+
+namespace mx_cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int Blocks(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 * 16 ? (b < 1 ? 1 : b) : 65535 * 16);
+}
+
+// Compute type: float for __half, else the type itself.
+template <typename T>
+struct Acc {
+  using type = T;
+};
+template <>
+struct Acc<__half> {
+  using type = float;
+};
+
+template <typename T>
+__device__ __forceinline__ typename Acc<T>::type Load(const T* p, int64_t i) {
+  return static_cast<typename Acc<T>::type>(p[i]);
+}
+
+template <int kReq, typename T, typename A>
+__device__ __forceinline__ void Store(T* p, int64_t i, A v) {
+  if (kReq == MX_REQ_ADD) {
+    p[i] = static_cast<T>(static_cast<A>(p[i]) + v);
+  } else {
+    p[i] = static_cast<T>(v);
+  }
+}
+
+template <typename A>
+__device__ __forceinline__ bool IsNan(A x) {
+  return x != x;
+}
+
+template <typename A>
+__device__ __forceinline__ A SignOf(A x) {
+  return IsNan(x) ? x : static_cast<A>((x > A(0)) - (x < A(0)));
+}
+
+template <typename A>
+__device__ __forceinline__ A SoftRelu(A x) {
+  // log(1 + e^x) without overflow.
+  return x > A(0) ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+template <typename A>
+__device__ A ApplyUnary(Unary op, A x) {
+  switch (op) {
+    case Unary::kIdentity: return x;
+    case Unary::kNegative: return -x;
+    case Unary::kAbs: return x < A(0) ? -x : x;
+    case Unary::kSign: return SignOf(x);
+    case Unary::kExp: return exp(x);
+    case Unary::kLog: return log(x);
+    case Unary::kSqrt: return sqrt(x);
+    case Unary::kRsqrt: return A(1) / sqrt(x);
+    case Unary::kSquare: return x * x;
+    case Unary::kReciprocal: return A(1) / x;
+    case Unary::kSin: return sin(x);
+    case Unary::kCos: return cos(x);
+    case Unary::kTanh: return tanh(x);
+    case Unary::kSigmoid: return A(1) / (A(1) + exp(-x));
+    case Unary::kRelu: return x > A(0) || IsNan(x) ? x : A(0);
+    case Unary::kSoftrelu: return SoftRelu(x);
+    case Unary::kErf: return erf(x);
+    case Unary::kExpm1: return expm1(x);
+    case Unary::kLog1p: return log1p(x);
+    case Unary::kSoftsign: return x / (A(1) + (x < A(0) ? -x : x));
+    case Unary::kLogSigmoid: return -SoftRelu(-x);
+    case Unary::kMish: return x * tanh(SoftRelu(x));
+  }
+  return x;
+}
+
+template <typename A>
+__device__ A ApplyBinary(Binary op, A a, A b) {
+  switch (op) {
+    case Binary::kAdd: return a + b;
+    case Binary::kSub: return a - b;
+    case Binary::kMul: return a * b;
+    case Binary::kDiv: return a / b;
+    // NaN wins, as in the CPU kernels.
+    case Binary::kMax: return IsNan(a) || a > b ? a : b;
+    case Binary::kMin: return IsNan(a) || a < b ? a : b;
+    case Binary::kPower: return pow(a, b);
+    case Binary::kReluGrad: return a * SignOf(b);
+  }
+  return a;
+}
+
+template <int kReq, typename T>
+__global__ void UnaryKernel(Unary op, int64_t n, const T* x, T* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    Store<kReq>(y, i, ApplyUnary(op, Load(x, i)));
+  }
+}
+
+template <int kReq, typename T>
+__global__ void BinaryKernel(Binary op, int64_t n, const T* a, const T* b,
+                             T* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    Store<kReq>(y, i, ApplyBinary(op, Load(a, i), Load(b, i)));
+  }
+}
+
+template <int kReq, typename T>
+__global__ void BroadcastKernel(Binary op, int64_t n, const T* a, const T* b,
+                                T* y, BroadcastIndex bc) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, ia = 0, ib = 0;
+    for (int d = bc.ndim - 1; d >= 0; --d) {
+      const int64_t k = rest % bc.shape[d];
+      rest /= bc.shape[d];
+      ia += k * bc.a_stride[d];
+      ib += k * bc.b_stride[d];
+    }
+    Store<kReq>(y, i, ApplyBinary(op, Load(a, ia), Load(b, ib)));
+  }
+}
+
+template <int kReq, typename T>
+__global__ void ScalarKernel(Binary op, bool reverse, int64_t n, const T* x,
+                             double s, T* y) {
+  using A = typename Acc<T>::type;
+  const A sv = static_cast<A>(s);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const A v = Load(x, i);
+    Store<kReq>(y, i, reverse ? ApplyBinary(op, sv, v) : ApplyBinary(op, v, sv));
+  }
+}
+
+template <int kReq, typename T>
+__global__ void ActGradKernel(ActGrad op, int64_t n, const T* dy, const T* y,
+                              T* dx) {
+  using A = typename Acc<T>::type;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const A g = Load(dy, i), o = Load(y, i);
+    A d;
+    switch (op) {
+      case ActGrad::kRelu: d = g * SignOf(o); break;
+      case ActGrad::kSigmoid: d = g * o * (A(1) - o); break;
+      case ActGrad::kTanh: d = g * (A(1) - o * o); break;
+      default: d = g * (A(1) - exp(-o)); break;
+    }
+    Store<kReq>(dx, i, d);
+  }
+}
+
+template <int kReq, typename T>
+__global__ void SgdKernel(int64_t n, const T* w, const T* g, T* mom, T* out,
+                          SgdParams p) {
+  using A = typename Acc<T>::type;
+  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
+          momentum = p.momentum;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    A gi = Load(g, i) * rescale;
+    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    const A wi = Load(w, i);
+    if (mom == nullptr) {
+      Store<kReq>(out, i, wi - lr * (gi + wd * wi));
+    } else {
+      const A m = momentum * Load(mom, i) - lr * (gi + wd * wi);
+      mom[i] = static_cast<T>(m);
+      Store<kReq>(out, i, wi + m);
+    }
+  }
+}
+
+// Block-wide sum of one value per thread (kThreads threads).
+template <typename A>
+__device__ A BlockSum(A v, A* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) shared[threadIdx.x] += shared[threadIdx.x + s];
+    __syncthreads();
+  }
+  const A r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+template <typename A>
+__device__ A BlockMax(A v, A* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      const A o = shared[threadIdx.x + s];
+      if (IsNan(o) || o > shared[threadIdx.x]) shared[threadIdx.x] = o;
+    }
+    __syncthreads();
+  }
+  const A r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+// One block per output element (inner == 1: contiguous reduced runs).
+template <int kReq, typename T>
+__global__ void ReduceRowsKernel(int64_t reduce, bool mean, const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A shared[kThreads];
+  const T* row = x + blockIdx.x * reduce;
+  A s = 0;
+  for (int64_t j = threadIdx.x; j < reduce; j += kThreads) s += Load(row, j);
+  s = BlockSum(s, shared);
+  if (threadIdx.x == 0) {
+    Store<kReq>(y, blockIdx.x, mean ? s / static_cast<A>(reduce) : s);
+  }
+}
+
+// One thread per output element (strided reduced axis).
+template <int kReq, typename T>
+__global__ void ReduceStridedKernel(int64_t outer, int64_t reduce,
+                                    int64_t inner, bool mean, const T* x,
+                                    T* y) {
+  using A = typename Acc<T>::type;
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t o = i / inner, k = i % inner;
+    const T* p = x + o * reduce * inner + k;
+    A s = 0;
+    for (int64_t j = 0; j < reduce; ++j) s += Load(p, j * inner);
+    Store<kReq>(y, i, mean ? s / static_cast<A>(reduce) : s);
+  }
+}
+
+// Softmax of one row per block (inner == 1).
+template <int kReq, typename T>
+__global__ void SoftmaxRowsKernel(bool log_out, int64_t len, double temp,
+                                  const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A shared[kThreads];
+  const T* in = x + blockIdx.x * len;
+  T* out = y + blockIdx.x * len;
+  const A t = static_cast<A>(temp);
+  A m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    const A v = Load(in, j) / t;
+    if (IsNan(v) || v > m) m = v;
+  }
+  m = BlockMax(m, shared);
+  A s = 0;
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    s += exp(Load(in, j) / t - m);
+  }
+  s = BlockSum(s, shared);
+  const A log_s = log(s);
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    const A v = Load(in, j) / t - m;
+    Store<kReq>(out, j, log_out ? v - log_s : exp(v) / s);
+  }
+}
+
+// Softmax along a strided axis: one thread per (outer, inner) pair.
+template <int kReq, typename T>
+__global__ void SoftmaxStridedKernel(bool log_out, int64_t outer, int64_t len,
+                                     int64_t inner, double temp, const T* x,
+                                     T* y) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A m = -INFINITY;
+    for (int64_t j = 0; j < len; ++j) {
+      const A v = Load(x, base + j * inner) / t;
+      if (IsNan(v) || v > m) m = v;
+    }
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j) s += exp(Load(x, base + j * inner) / t - m);
+    const A log_s = log(s);
+    for (int64_t j = 0; j < len; ++j) {
+      const A v = Load(x, base + j * inner) / t - m;
+      Store<kReq>(y, base + j * inner, log_out ? v - log_s : exp(v) / s);
+    }
+  }
+}
+
+// Gradient along the axis, one thread per (outer, inner) pair:
+// softmax: dx = y * (dy - sum(dy * y)) / t; log_softmax: dx = (dy -
+// e^y * sum(dy)) / t.
+template <int kReq, typename T>
+__global__ void SoftmaxGradKernel(bool log_out, int64_t outer, int64_t len,
+                                  int64_t inner, double temp, const T* dy,
+                                  const T* y, T* dx) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      s += log_out ? Load(dy, k) : Load(dy, k) * Load(y, k);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      const A g = Load(dy, k), o = Load(y, k);
+      Store<kReq>(dx, k, (log_out ? g - exp(o) * s : o * (g - s)) / t);
+    }
+  }
+}
+
+template <typename T>
+__global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias,
+                              T* y) {
+  using A = typename Acc<T>::type;
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    y[i] = static_cast<T>(Load(y, i) + Load(bias, i % cols));
+  }
+}
+
+template <int kReq, typename T>
+__global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
+  using A = typename Acc<T>::type;
+  int64_t nr = 1;
+  for (int d = 0; d < gi.rdim; ++d) nr *= gi.rshape[d];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, base = 0;
+    for (int d = gi.ndim - 1; d >= 0; --d) {
+      base += (rest % gi.shape[d]) * gi.stride[d];
+      rest /= gi.shape[d];
+    }
+    A s = 0;
+    for (int64_t r = 0; r < nr; ++r) {
+      int64_t rr = r, off = base;
+      for (int d = gi.rdim - 1; d >= 0; --d) {
+        off += (rr % gi.rshape[d]) * gi.rstride[d];
+        rr /= gi.rshape[d];
+      }
+      s += Load(src, off);
+    }
+    Store<kReq>(y, i, s);
+  }
+}
+
+template <typename T>
+__global__ void FillKernel(int64_t n, double value, T* y) {
+  const T v = static_cast<T>(value);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    y[i] = v;
+  }
+}
+
+template <typename T>
+__global__ void RandomKernel(bool normal, int64_t n, double a, double b,
+                             uint64_t seed, T* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, static_cast<unsigned long long>(i), 0, &st);
+    const double u = normal ? curand_normal_double(&st)
+                            : curand_uniform_double(&st);
+    // curand_uniform is in (0, 1]; 1 - u in [0, 1) as the CPU's [low, high).
+    y[i] = static_cast<T>(normal ? a + b * u : a + (b - a) * (1.0 - u));
+  }
+}
+
+template <typename T, typename I>
+__global__ void OneHotKernel(int64_t n, int64_t depth, const I* idx, double on,
+                             double off, T* y) {
+  const int64_t total = n * depth;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t row = i / depth, col = i % depth;
+    const int64_t k = static_cast<int64_t>(idx[row]);
+    y[i] = static_cast<T>(k == col ? on : off);
+  }
+}
+
+// Calls launch.template operator()<kReq, T>() for the dtype and request.
+template <typename Launch>
+cudaError_t Dispatch(int dtype, int req, Launch launch) {
+  if (req != MX_REQ_WRITE && req != MX_REQ_INPLACE && req != MX_REQ_ADD) {
+    return cudaSuccess;  // MX_REQ_NULL: nothing to write.
+  }
+  const bool add = req == MX_REQ_ADD;
+  switch (dtype) {
+    case MX_DTYPE_FLOAT32:
+      add ? launch.template operator()<MX_REQ_ADD, float>()
+          : launch.template operator()<MX_REQ_WRITE, float>();
+      break;
+    case MX_DTYPE_FLOAT64:
+      add ? launch.template operator()<MX_REQ_ADD, double>()
+          : launch.template operator()<MX_REQ_WRITE, double>();
+      break;
+    case MX_DTYPE_FLOAT16:
+      add ? launch.template operator()<MX_REQ_ADD, __half>()
+          : launch.template operator()<MX_REQ_WRITE, __half>();
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+struct UnaryLauncher {
+  Unary op; int64_t n; const void* x; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    UnaryKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        op, n, static_cast<const T*>(x), static_cast<T*>(y));
+  }
+};
+
+struct BinaryLauncher {
+  Binary op; int64_t n; const void* a; const void* b; void* y;
+  const BroadcastIndex* bc; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    if (bc == nullptr) {
+      BinaryKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+          op, n, static_cast<const T*>(a), static_cast<const T*>(b),
+          static_cast<T*>(y));
+    } else {
+      BroadcastKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+          op, n, static_cast<const T*>(a), static_cast<const T*>(b),
+          static_cast<T*>(y), *bc);
+    }
+  }
+};
+
+struct ScalarLauncher {
+  Binary op; bool reverse; int64_t n; const void* x; double sc; void* y;
+  cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    ScalarKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        op, reverse, n, static_cast<const T*>(x), sc, static_cast<T*>(y));
+  }
+};
+
+struct ActGradLauncher {
+  ActGrad op; int64_t n; const void* dy; const void* y; void* dx;
+  cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    ActGradKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        op, n, static_cast<const T*>(dy), static_cast<const T*>(y),
+        static_cast<T*>(dx));
+  }
+};
+
+struct SgdLauncher {
+  int64_t n; const void* w; const void* g; void* mom; void* out;
+  SgdParams p; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    SgdKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, static_cast<const T*>(w), static_cast<const T*>(g),
+        static_cast<T*>(mom), static_cast<T*>(out), p);
+  }
+};
+
+struct ReduceSumLauncher {
+  int64_t outer, reduce, inner; bool mean; const void* x; void* y;
+  cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    if (inner == 1 && outer <= 2147483647) {
+      ReduceRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
+          reduce, mean, static_cast<const T*>(x), static_cast<T*>(y));
+    } else {
+      ReduceStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+          outer, reduce, inner, mean, static_cast<const T*>(x),
+          static_cast<T*>(y));
+    }
+  }
+};
+
+struct SoftmaxLauncher {
+  bool log_out; int64_t outer, len, inner; double t; const void* x; void* y;
+  cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    if (inner == 1 && outer <= 2147483647) {
+      SoftmaxRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
+          log_out, len, t, static_cast<const T*>(x), static_cast<T*>(y));
+    } else {
+      SoftmaxStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+          log_out, outer, len, inner, t, static_cast<const T*>(x),
+          static_cast<T*>(y));
+    }
+  }
+};
+
+struct SoftmaxGradLauncher {
+  bool log_out; int64_t outer, len, inner; double t; const void* dy;
+  const void* y; void* dx; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    SoftmaxGradKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+        log_out, outer, len, inner, t, static_cast<const T*>(dy),
+        static_cast<const T*>(y), static_cast<T*>(dx));
+  }
+};
+
+struct AddBiasLauncher {
+  int64_t rows, cols; const void* bias; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    AddBiasKernel<T><<<Blocks(rows * cols), kThreads, 0, s>>>(
+        rows, cols, static_cast<const T*>(bias), static_cast<T*>(y));
+  }
+};
+
+struct GatherSumLauncher {
+  int64_t n; GatherIndex gi; const void* src; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    GatherSumKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, gi, static_cast<const T*>(src), static_cast<T*>(y));
+  }
+};
+
+struct FillLauncher {
+  int64_t n; double value; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    FillKernel<T><<<Blocks(n), kThreads, 0, s>>>(n, value, static_cast<T*>(y));
+  }
+};
+
+struct RandomLauncher {
+  bool normal; int64_t n; double a, b; uint64_t seed; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    RandomKernel<T><<<Blocks(n), kThreads, 0, s>>>(normal, n, a, b, seed,
+                                                   static_cast<T*>(y));
+  }
+};
+
+template <typename I>
+struct OneHotLauncher {
+  int64_t n, depth; const void* idx; double on, off; void* y; cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    OneHotKernel<T, I><<<Blocks(n * depth), kThreads, 0, s>>>(
+        n, depth, static_cast<const I*>(idx), on, off, static_cast<T*>(y));
+  }
+};
+
+}  // namespace
+
+cudaError_t LaunchUnary(Unary op, int dtype, int64_t n, const void* x, void* y,
+                        int req, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, UnaryLauncher{op, n, x, y, stream});
+}
+
+cudaError_t LaunchBinary(Binary op, int dtype, int64_t n, const void* a,
+                         const void* b, void* y, int req,
+                         const BroadcastIndex* bc, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, BinaryLauncher{op, n, a, b, y, bc, stream});
+}
+
+cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
+                         const void* x, double scalar, void* y, int req,
+                         cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, ScalarLauncher{op, reverse, n, x, scalar, y, stream});
+}
+
+cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,
+                          const void* y, void* dx, int req,
+                          cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, ActGradLauncher{op, n, dy, y, dx, stream});
+}
+
+cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
+                      void* mom, void* out, int req, const SgdParams& p,
+                      cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, SgdLauncher{n, w, g, mom, out, p, stream});
+}
+
+cudaError_t LaunchReduceSum(int dtype, int64_t outer, int64_t reduce,
+                            int64_t inner, bool mean, const void* x, void* y,
+                            int req, cudaStream_t stream) {
+  if (outer * inner == 0) return cudaSuccess;
+  return Dispatch(dtype, req, ReduceSumLauncher{outer, reduce, inner, mean, x, y, stream});
+}
+
+cudaError_t LaunchSoftmax(bool log_out, int dtype, int64_t outer, int64_t len,
+                          int64_t inner, double temperature, const void* x,
+                          void* y, int req, cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(dtype, req,
+                  SoftmaxLauncher{log_out, outer, len, inner, temperature, x, y, stream});
+}
+
+cudaError_t LaunchSoftmaxGrad(bool log_out, int dtype, int64_t outer,
+                              int64_t len, int64_t inner, double temperature,
+                              const void* dy, const void* y, void* dx, int req,
+                              cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(dtype, req, SoftmaxGradLauncher{log_out, outer, len, inner, temperature, dy,
+                                y, dx, stream});
+}
+
+cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
+                          const void* bias, void* y, cudaStream_t stream) {
+  if (rows * cols == 0) return cudaSuccess;
+  return Dispatch(dtype, MX_REQ_WRITE, AddBiasLauncher{rows, cols, bias, y, stream});
+}
+
+cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
+                            const void* src, void* y, int req,
+                            cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, GatherSumLauncher{n, index, src, y, stream});
+}
+
+cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, MX_REQ_WRITE, FillLauncher{n, value, y, stream});
+}
+
+cudaError_t LaunchRandom(bool normal, int dtype, int64_t n, double a, double b,
+                         uint64_t seed, void* y, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, MX_REQ_WRITE,
+                  RandomLauncher{normal, n, a, b, seed, y, stream});
+}
+
+cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
+                         const void* idx, double on, double off, void* y,
+                         cudaStream_t stream) {
+  if (n * depth == 0) return cudaSuccess;
+  switch (index_dtype) {
+    case MX_DTYPE_FLOAT32:
+      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<float>{
+                          n, depth, idx, on, off, y, stream});
+    case MX_DTYPE_FLOAT64:
+      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<double>{
+                          n, depth, idx, on, off, y, stream});
+    case MX_DTYPE_INT32:
+      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<int32_t>{
+                          n, depth, idx, on, off, y, stream});
+    case MX_DTYPE_INT64:
+      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<int64_t>{
+                          n, depth, idx, on, off, y, stream});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace mx_cuda

@@ -1,0 +1,143 @@
+// Launchers of the CUDA plugin's own kernels (elementwise.cu, compiled by
+// nvcc), callable from the plugin's C++ code compiled by the host
+// compiler. Every launcher handles float32, float64 and float16 (computed
+// in float), takes the output's write request (MX_REQ_WRITE, _INPLACE or
+// _ADD) and returns the launch status; it never throws.
+//
+//   CheckCuda(LaunchUnary(Unary::kRelu, MX_DTYPE_FLOAT32, n, x, y,
+//                         MX_REQ_WRITE, stream), "relu");
+#ifndef MXCORE_BACKENDS_CUDA_ELEMENTWISE_H_
+#define MXCORE_BACKENDS_CUDA_ELEMENTWISE_H_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace mx_cuda {
+
+enum class Unary : int {
+  kIdentity,
+  kNegative,
+  kAbs,
+  kSign,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kSquare,
+  kReciprocal,
+  kSin,
+  kCos,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kSoftrelu,
+  kErf,
+  kExpm1,
+  kLog1p,
+  kSoftsign,
+  kLogSigmoid,
+  kMish,
+};
+
+enum class Binary : int {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,
+  kPower,
+  kReluGrad,  // a * sign(b): relu's gradient from (ograd, output).
+};
+
+constexpr int kMaxDims = 8;
+
+// Index maps of a broadcasting binary op: output shape and each operand's
+// element strides (0 along broadcast axes), all of rank `ndim`.
+struct BroadcastIndex {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t a_stride[kMaxDims];
+  int64_t b_stride[kMaxDims];
+};
+
+cudaError_t LaunchUnary(Unary op, int dtype, int64_t n, const void* x, void* y,
+                        int req, cudaStream_t stream);
+
+// `bc` null: a, b and y have n elements each.
+cudaError_t LaunchBinary(Binary op, int dtype, int64_t n, const void* a,
+                         const void* b, void* y, int req,
+                         const BroadcastIndex* bc, cudaStream_t stream);
+
+// y = x op s, or s op x when `reverse`.
+cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
+                         const void* x, double s, void* y, int req,
+                         cudaStream_t stream);
+
+// Activation gradients from (ograd, output y): relu, sigmoid, tanh,
+// softrelu (d/dx log(1+e^x) = 1 - e^-y).
+enum class ActGrad : int { kRelu, kSigmoid, kTanh, kSoftrelu };
+cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,
+                          const void* y, void* dx, int req,
+                          cudaStream_t stream);
+
+// MXNet's sgd_update (mom null) and sgd_mom_update (mom updated in place).
+struct SgdParams {
+  double lr = 0, wd = 0, rescale = 1, clip = -1, momentum = 0;
+};
+cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
+                      void* mom, void* out, int req, const SgdParams& p,
+                      cudaStream_t stream);
+
+// Sum (or mean) over the middle axis of x viewed as (outer, reduce, inner).
+cudaError_t LaunchReduceSum(int dtype, int64_t outer, int64_t reduce,
+                            int64_t inner, bool mean, const void* x, void* y,
+                            int req, cudaStream_t stream);
+
+// softmax / log_softmax over the middle axis of (outer, len, inner), with
+// x divided by `temperature` first; and the gradient from (ograd, output).
+cudaError_t LaunchSoftmax(bool log, int dtype, int64_t outer, int64_t len,
+                          int64_t inner, double temperature, const void* x,
+                          void* y, int req, cudaStream_t stream);
+cudaError_t LaunchSoftmaxGrad(bool log, int dtype, int64_t outer, int64_t len,
+                              int64_t inner, double temperature,
+                              const void* dy, const void* y, void* dx,
+                              int req, cudaStream_t stream);
+
+// y[i, j] (+)= bias[j] for y of (rows, cols): FullyConnected's bias.
+cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
+                          const void* bias, void* y, cudaStream_t stream);
+
+// y[o] = sum over r of src[offset(o) + offset(r)]: output coordinates
+// (shape, stride into src) and reduced coordinates (rshape, rstride).
+// With no reduced dims it copies with broadcasting (stride 0).
+struct GatherIndex {
+  int ndim = 0, rdim = 0;
+  int64_t shape[kMaxDims], stride[kMaxDims];
+  int64_t rshape[kMaxDims], rstride[kMaxDims];
+};
+cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
+                            const void* src, void* y, int req,
+                            cudaStream_t stream);
+
+// y[i] = value (float dtypes).
+cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
+                       cudaStream_t stream);
+
+// Counter-based random numbers (Philox4x32-10, cuRAND's device API):
+// element i is drawn from subsequence i of `seed`, so a seed reproduces
+// the array whatever the launch shape. normal: loc + scale * N(0, 1);
+// uniform: a + (b - a) * U[0, 1).
+cudaError_t LaunchRandom(bool normal, int dtype, int64_t n, double a, double b,
+                         uint64_t seed, void* y, cudaStream_t stream);
+
+// y (n, depth) = on where the index equals the column, else off; indices
+// of dtype `index_dtype` (float32/64, int32/64) truncated to integers.
+cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
+                         const void* indices, double on, double off, void* y,
+                         cudaStream_t stream);
+
+}  // namespace mx_cuda
+
+#endif  // MXCORE_BACKENDS_CUDA_ELEMENTWISE_H_

@@ -1,0 +1,506 @@
+// GPU kernels for MXNet's elementwise, broadcast, scalar, activation,
+// reduction, softmax, shape (same bytes, new shape) and optimizer-update
+// ops, on the plugin's own CUDA kernels (elementwise.cu).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+cudaStream_t StreamOf(const KernelContext& ctx) {
+  UseDevice(ctx.dev_id());
+  return static_cast<cudaStream_t>(ctx.stream());
+}
+
+void RequireFloat(const std::string& op, const Tensor& t) {
+  const int d = t.dtype();
+  if (d != MX_DTYPE_FLOAT32 && d != MX_DTYPE_FLOAT64 &&
+      d != MX_DTYPE_FLOAT16) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                op + " on gpu: " + DTypeName(d) +
+                    " is not supported (float32, float64, float16)");
+  }
+}
+
+double ScalarAttr(const std::string& op, const Attrs& attrs,
+                  const std::string& key, double fallback) {
+  const auto text = attrs.Find(key);
+  if (!text || *text == "None") return fallback;
+  const auto v = mxplugin::ParseFloat(*text);
+  if (!v) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=" + std::string(*text) + " is not a number");
+  }
+  return *v;
+}
+
+void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
+  plugin.RegisterKernel(op, MX_DEVICE_GPU,
+                        [op, u](const KernelContext& ctx, const Attrs&,
+                                Tensors in, const int32_t* req, Tensors out) {
+                          RequireFloat(op, in[0]);
+                          CheckCuda(LaunchUnary(u, in[0].dtype(), in[0].size(),
+                                                in[0].data<void>(),
+                                                out[0].data<void>(), req[0],
+                                                StreamOf(ctx)),
+                                    op);
+                        });
+}
+
+// The broadcast index of out = a op b (shapes right-aligned).
+BroadcastIndex MakeBroadcast(const std::string& op, const Tensor& a,
+                             const Tensor& b, const Tensor& out) {
+  const int n = out.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  BroadcastIndex bc;
+  bc.ndim = n;
+  int64_t sa = 1, sb = 1;
+  for (int d = n - 1; d >= 0; --d) {
+    const int da = d - (n - a.ndim()), db = d - (n - b.ndim());
+    const int64_t ea = da >= 0 ? a.dim(da) : 1, eb = db >= 0 ? b.dim(db) : 1;
+    bc.shape[d] = out.dim(d);
+    bc.a_stride[d] = ea == 1 ? 0 : sa;
+    bc.b_stride[d] = eb == 1 ? 0 : sb;
+    sa *= ea;
+    sb *= eb;
+  }
+  return bc;
+}
+
+void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
+                    bool broadcast) {
+  plugin.RegisterKernel(
+      op, MX_DEVICE_GPU,
+      [op, f, broadcast](const KernelContext& ctx, const Attrs&, Tensors in,
+                         const int32_t* req, Tensors out) {
+        RequireFloat(op, in[0]);
+        const bool same = in[0].shape() == out[0].shape() &&
+                          in[1].shape() == out[0].shape();
+        BroadcastIndex bc;
+        if (!same) {
+          if (!broadcast) {
+            throw Error(MX_STATUS_SHAPE_ERROR, op + ": operands differ in shape");
+          }
+          bc = MakeBroadcast(op, in[0], in[1], out[0]);
+        }
+        CheckCuda(LaunchBinary(f, in[0].dtype(), out[0].size(),
+                               in[0].data<void>(), in[1].data<void>(),
+                               out[0].data<void>(), req[0],
+                               same ? nullptr : &bc, StreamOf(ctx)),
+                  op);
+      });
+}
+
+void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
+                    bool reverse) {
+  plugin.RegisterKernel(
+      op, MX_DEVICE_GPU,
+      [op, f, reverse](const KernelContext& ctx, const Attrs& attrs,
+                       Tensors in, const int32_t* req, Tensors out) {
+        RequireFloat(op, in[0]);
+        const double s = ScalarAttr(op, attrs, "scalar", 0.0);
+        CheckCuda(LaunchScalar(f, reverse, in[0].dtype(), in[0].size(),
+                               in[0].data<void>(), s, out[0].data<void>(),
+                               req[0], StreamOf(ctx)),
+                  op);
+      });
+}
+
+const std::map<std::string, Unary>& ActivationTypes() {
+  static const auto* m = new std::map<std::string, Unary>{
+      {"relu", Unary::kRelu},         {"sigmoid", Unary::kSigmoid},
+      {"tanh", Unary::kTanh},         {"softrelu", Unary::kSoftrelu},
+      {"softsign", Unary::kSoftsign}, {"log_sigmoid", Unary::kLogSigmoid},
+      {"mish", Unary::kMish}};
+  return *m;
+}
+
+void Activation(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  RequireFloat("Activation", in[0]);
+  const std::string act = attrs.Get("act_type");
+  auto it = ActivationTypes().find(act);
+  if (it == ActivationTypes().end()) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                "Activation: act_type=\"" + act + "\" is not one of relu, "
+                "sigmoid, tanh, softrelu, softsign, log_sigmoid, mish");
+  }
+  CheckCuda(LaunchUnary(it->second, in[0].dtype(), in[0].size(),
+                        in[0].data<void>(), out[0].data<void>(), req[0],
+                        StreamOf(ctx)),
+            "Activation");
+}
+
+std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
+                              int n);
+
+// Dims of `in` that `axis`/`exclude` reduce, as (outer, reduce, inner);
+// the reduced dims must be consecutive (after dropping length-1 dims).
+void ReduceExtents(const std::string& op, const Attrs& attrs, const Tensor& in,
+                   int64_t* outer, int64_t* reduce, int64_t* inner) {
+  const int n = in.ndim();
+  const std::vector<bool> reduced = ReducedDims(op, attrs, n);
+  int first = -1, last = -1;
+  for (int d = 0; d < n; ++d) {
+    if (reduced[d] && in.dim(d) != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  }
+  *outer = *reduce = *inner = 1;
+  for (int d = 0; d < n; ++d) {
+    const bool r = reduced[d] && in.dim(d) != 1;
+    if (first >= 0 && d >= first && d <= last && !r && in.dim(d) != 1) {
+      Unsupported(op, "reduced axes that are not adjacent");
+    }
+    if (first < 0 || d < first) {
+      *outer *= in.dim(d);
+    } else if (d <= last) {
+      *reduce *= in.dim(d);
+    } else {
+      *inner *= in.dim(d);
+    }
+  }
+}
+
+// Which dims of an n-dim array attrs' axis/exclude reduce.
+std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
+                              int n) {
+  std::vector<bool> reduced(n, false);
+  const auto axis = mxplugin::ParseTuple(attrs.Get("axis", "None"));
+  const auto exclude = mxplugin::ParseBool(attrs.Get("exclude", "False"));
+  if (!axis || !exclude) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read axis/exclude");
+  }
+  if (axis->empty()) return std::vector<bool>(n, true);
+  for (int64_t a : *axis) {
+    const int64_t d = a < 0 ? a + n : a;
+    if (d < 0 || d >= n || reduced[d]) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  op + ": axis " + std::to_string(a) +
+                      " is out of range or repeated for " +
+                      std::to_string(n) + " dims");
+    }
+    reduced[d] = true;
+  }
+  if (*exclude) reduced.flip();
+  return reduced;
+}
+
+void RunGather(const std::string& op, const KernelContext& ctx,
+               const GatherIndex& gi, const Tensor& src, const Tensor& out,
+               int32_t req) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, src);
+  CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
+                            out.data<void>(), req, StreamOf(ctx)),
+            op);
+}
+
+// (g, x) -> g summed over the axes along which it was broadcast to reach
+// its shape from x's.
+void ReduceSumLike(const KernelContext& ctx, const Attrs&, Tensors in,
+                   const int32_t* req, Tensors out) {
+  const std::string op = "_reduce_sum_like";
+  const Tensor g = in[0], y = out[0];
+  const int ng = g.ndim(), ny = y.ndim();
+  if (ng > kMaxDims || ny > ng) Unsupported(op, "these ranks");
+  GatherIndex gi;
+  gi.ndim = ny;
+  int64_t stride = 1;
+  for (int d = ng - 1; d >= 0; --d) {
+    const int dy = d - (ng - ny);
+    const int64_t ey = dy >= 0 ? y.dim(dy) : 1;
+    if (dy >= 0) {
+      gi.shape[dy] = ey;
+      gi.stride[dy] = ey == g.dim(d) ? stride : 0;
+    }
+    if (ey != g.dim(d)) {
+      gi.rshape[gi.rdim] = g.dim(d);
+      gi.rstride[gi.rdim] = stride;
+      ++gi.rdim;
+    }
+    stride *= g.dim(d);
+  }
+  RunGather(op, ctx, gi, g, y, req[0]);
+}
+
+// (g, x) -> g (reduced over attrs' axes) broadcast back to x's shape.
+void BroadcastReducedLike(const KernelContext& ctx, const Attrs& attrs,
+                          Tensors in, const int32_t* req, Tensors out) {
+  const std::string op = "_broadcast_reduced_like";
+  const Tensor g = in[0], y = out[0];
+  const int n = y.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const std::vector<bool> reduced = ReducedDims(op, attrs, n);
+  GatherIndex gi;
+  gi.ndim = n;
+  int64_t stride = 1;
+  for (int d = n - 1; d >= 0; --d) {
+    gi.shape[d] = y.dim(d);
+    gi.stride[d] = reduced[d] ? 0 : stride;
+    if (!reduced[d]) stride *= y.dim(d);
+  }
+  if (stride != g.size()) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": the gradient does not fit the reduced shape");
+  }
+  RunGather(op, ctx, gi, g, y, req[0]);
+}
+
+void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
+                    bool mean) {
+  plugin.RegisterKernel(
+      op, MX_DEVICE_GPU,
+      [op, mean](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t* req, Tensors out) {
+        RequireFloat(op, in[0]);
+        int64_t outer, reduce, inner;
+        ReduceExtents(op, attrs, in[0], &outer, &reduce, &inner);
+        if (reduce == 0) {
+          throw Error(MX_STATUS_INVALID_ARGUMENT,
+                      op + ": reduction over zero elements");
+        }
+        CheckCuda(LaunchReduceSum(in[0].dtype(), outer, reduce, inner, mean,
+                                  in[0].data<void>(), out[0].data<void>(),
+                                  req[0], StreamOf(ctx)),
+                  op);
+      });
+}
+
+// (outer, len, inner) of a softmax along attrs' axis of `t`.
+void SoftmaxExtents(const std::string& op, const Attrs& attrs, const Tensor& t,
+                    int64_t* outer, int64_t* len, int64_t* inner,
+                    double* temperature) {
+  const int n = t.ndim();
+  const auto axis = mxplugin::ParseInt(attrs.Get("axis", "-1"));
+  if (!axis || *axis < -n || *axis >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis", "-1") + " for " +
+                    std::to_string(n) + " dims");
+  }
+  const int ax = static_cast<int>(*axis < 0 ? *axis + n : *axis);
+  *outer = *inner = 1;
+  for (int d = 0; d < ax; ++d) *outer *= t.dim(d);
+  for (int d = ax + 1; d < n; ++d) *inner *= t.dim(d);
+  *len = t.dim(ax);
+  *temperature = ScalarAttr(op, attrs, "temperature", 1.0);
+  if (attrs.Find("use_length") && attrs.Get("use_length") != "False" &&
+      attrs.Get("use_length") != "0") {
+    Unsupported(op, "use_length");
+  }
+}
+
+template <bool kLog>
+void Softmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+             const int32_t* req, Tensors out) {
+  const std::string op = kLog ? "log_softmax" : "softmax";
+  RequireFloat(op, in[0]);
+  int64_t outer, len, inner;
+  double t;
+  SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
+  CheckCuda(LaunchSoftmax(kLog, in[0].dtype(), outer, len, inner, t,
+                          in[0].data<void>(), out[0].data<void>(), req[0],
+                          StreamOf(ctx)),
+            op);
+}
+
+// (out_grad, output) -> data_grad.
+template <bool kLog>
+void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                     const int32_t* req, Tensors out) {
+  const std::string op = kLog ? "_backward_log_softmax" : "_backward_softmax";
+  RequireFloat(op, in[0]);
+  int64_t outer, len, inner;
+  double t;
+  SoftmaxExtents(op, attrs, in[1], &outer, &len, &inner, &t);
+  CheckCuda(LaunchSoftmaxGrad(kLog, in[0].dtype(), outer, len, inner, t,
+                              in[0].data<void>(), in[1].data<void>(),
+                              out[0].data<void>(), req[0], StreamOf(ctx)),
+            op);
+}
+
+// Ops whose output holds the input's bytes unchanged (row-major reshapes
+// and identities): one device-to-device copy, none when in place.
+void SameBytes(const KernelContext& ctx, const Attrs&, Tensors in,
+               const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) {
+    RequireFloat("identity (add to)", in[0]);
+    CheckCuda(LaunchBinary(Binary::kAdd, in[0].dtype(), out[0].size(),
+                           out[0].data<void>(), in[0].data<void>(),
+                           out[0].data<void>(), MX_REQ_WRITE, nullptr,
+                           StreamOf(ctx)),
+              "identity");
+    return;
+  }
+  const size_t bytes = ByteSize(out[0]);
+  if (out[0].data<void>() == in[0].data<void>() || bytes == 0) return;
+  CheckCuda(cudaMemcpyAsync(out[0].data<void>(), in[0].data<void>(), bytes,
+                            cudaMemcpyDeviceToDevice, StreamOf(ctx)),
+            "reshape copy");
+}
+
+void ZerosLike(const KernelContext& ctx, const Attrs&, Tensors,
+               const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL || req[0] == MX_REQ_ADD) return;
+  const size_t bytes = ByteSize(out[0]);
+  if (bytes == 0) return;
+  CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, bytes, StreamOf(ctx)),
+            "zeros_like");
+}
+
+template <bool kMomentum>
+void SgdUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = kMomentum ? "sgd_mom_update" : "sgd_update";
+  RequireFloat(op, in[0]);
+  SgdParams p;
+  p.lr = ScalarAttr(op, attrs, "lr", 0.0);
+  p.wd = ScalarAttr(op, attrs, "wd", 0.0);
+  p.rescale = ScalarAttr(op, attrs, "rescale_grad", 1.0);
+  p.clip = ScalarAttr(op, attrs, "clip_gradient", -1.0);
+  p.momentum = ScalarAttr(op, attrs, "momentum", 0.0);
+  CheckCuda(LaunchSgd(in[0].dtype(), in[0].size(), in[0].data<void>(),
+                      in[1].data<void>(),
+                      kMomentum ? in[2].data<void>() : nullptr,
+                      out[0].data<void>(), req[0], p, StreamOf(ctx)),
+            op);
+}
+
+void Fill(const std::string& op, const KernelContext& ctx, Tensors out,
+          const int32_t* req, double value) {
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
+  CheckCuda(LaunchFill(out[0].dtype(), out[0].size(), value,
+                       out[0].data<void>(), StreamOf(ctx)),
+            op);
+}
+
+template <bool kNormal>
+void RandomOp(const KernelContext& ctx, const Attrs& attrs, Tensors,
+              const int32_t* req, Tensors out) {
+  const std::string op = kNormal ? "_random_normal" : "_random_uniform";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
+  const double a = ScalarAttr(op, attrs, kNormal ? "loc" : "low", 0.0);
+  const double b = ScalarAttr(op, attrs, kNormal ? "scale" : "high", 1.0);
+  CheckCuda(LaunchRandom(kNormal, out[0].dtype(), out[0].size(), a, b,
+                         ctx.RandomU64(), out[0].data<void>(), StreamOf(ctx)),
+            op);
+}
+
+void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat("one_hot", out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported("one_hot", "adding to the output");
+  const int64_t n = in[0].size();
+  const int64_t depth = n == 0 ? 0 : out[0].size() / n;
+  const cudaError_t err = LaunchOneHot(
+      out[0].dtype(), in[0].dtype(), n, depth, in[0].data<void>(),
+      ScalarAttr("one_hot", attrs, "on_value", 1.0),
+      ScalarAttr("one_hot", attrs, "off_value", 0.0), out[0].data<void>(),
+      StreamOf(ctx));
+  if (err == cudaErrorInvalidValue) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                std::string("one_hot on gpu: indices of ") +
+                    DTypeName(in[0].dtype()) + " are not supported");
+  }
+  CheckCuda(err, "one_hot");
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
+  const std::pair<const char*, Unary> unary[] = {
+      {"negative", Unary::kNegative}, {"abs", Unary::kAbs},
+      {"sign", Unary::kSign},         {"exp", Unary::kExp},
+      {"log", Unary::kLog},           {"sqrt", Unary::kSqrt},
+      {"rsqrt", Unary::kRsqrt},       {"square", Unary::kSquare},
+      {"reciprocal", Unary::kReciprocal}, {"sin", Unary::kSin},
+      {"cos", Unary::kCos},           {"tanh", Unary::kTanh},
+      {"sigmoid", Unary::kSigmoid},   {"relu", Unary::kRelu},
+      {"erf", Unary::kErf},           {"expm1", Unary::kExpm1},
+      {"log1p", Unary::kLog1p}};
+  for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
+
+  RegisterBinary(plugin, "elemwise_add", Binary::kAdd, false);
+  RegisterBinary(plugin, "elemwise_sub", Binary::kSub, false);
+  RegisterBinary(plugin, "elemwise_mul", Binary::kMul, false);
+  RegisterBinary(plugin, "elemwise_div", Binary::kDiv, false);
+  RegisterBinary(plugin, "_backward_relu", Binary::kReluGrad, false);
+  RegisterBinary(plugin, "broadcast_add", Binary::kAdd, true);
+  RegisterBinary(plugin, "broadcast_sub", Binary::kSub, true);
+  RegisterBinary(plugin, "broadcast_mul", Binary::kMul, true);
+  RegisterBinary(plugin, "broadcast_div", Binary::kDiv, true);
+  RegisterBinary(plugin, "broadcast_maximum", Binary::kMax, true);
+  RegisterBinary(plugin, "broadcast_minimum", Binary::kMin, true);
+  RegisterBinary(plugin, "broadcast_power", Binary::kPower, true);
+
+  RegisterScalar(plugin, "_plus_scalar", Binary::kAdd, false);
+  RegisterScalar(plugin, "_minus_scalar", Binary::kSub, false);
+  RegisterScalar(plugin, "_rminus_scalar", Binary::kSub, true);
+  RegisterScalar(plugin, "_mul_scalar", Binary::kMul, false);
+  RegisterScalar(plugin, "_div_scalar", Binary::kDiv, false);
+  RegisterScalar(plugin, "_rdiv_scalar", Binary::kDiv, true);
+  RegisterScalar(plugin, "_power_scalar", Binary::kPower, false);
+  RegisterScalar(plugin, "_maximum_scalar", Binary::kMax, false);
+  RegisterScalar(plugin, "_minimum_scalar", Binary::kMin, false);
+
+  plugin.RegisterKernel("Activation", MX_DEVICE_GPU, Activation);
+  RegisterReduce(plugin, "sum", false);
+  RegisterReduce(plugin, "mean", true);
+  plugin.RegisterKernel("_reduce_sum_like", MX_DEVICE_GPU, ReduceSumLike);
+  plugin.RegisterKernel("_broadcast_reduced_like", MX_DEVICE_GPU,
+                        BroadcastReducedLike);
+  plugin.RegisterKernel("softmax", MX_DEVICE_GPU, Softmax<false>);
+  plugin.RegisterKernel("log_softmax", MX_DEVICE_GPU, Softmax<true>);
+  plugin.RegisterKernel("_backward_softmax", MX_DEVICE_GPU,
+                        SoftmaxBackward<false>);
+  plugin.RegisterKernel("_backward_log_softmax", MX_DEVICE_GPU,
+                        SoftmaxBackward<true>);
+  for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
+                         "BlockGrad", "_copy"}) {
+    plugin.RegisterKernel(op, MX_DEVICE_GPU, SameBytes);
+  }
+  plugin.RegisterKernel("zeros_like", MX_DEVICE_GPU, ZerosLike);
+  plugin.RegisterKernel("_zeros", MX_DEVICE_GPU,
+                        [](const KernelContext& ctx, const Attrs&, Tensors,
+                           const int32_t* req, Tensors out) {
+                          Fill("_zeros", ctx, out, req, 0.0);
+                        });
+  plugin.RegisterKernel("_ones", MX_DEVICE_GPU,
+                        [](const KernelContext& ctx, const Attrs&, Tensors,
+                           const int32_t* req, Tensors out) {
+                          Fill("_ones", ctx, out, req, 1.0);
+                        });
+  plugin.RegisterKernel(
+      "_full", MX_DEVICE_GPU,
+      [](const KernelContext& ctx, const Attrs& attrs, Tensors,
+         const int32_t* req, Tensors out) {
+        Fill("_full", ctx, out, req, ScalarAttr("_full", attrs, "value", 0.0));
+      });
+  plugin.RegisterKernel("_random_uniform", MX_DEVICE_GPU, RandomOp<false>);
+  plugin.RegisterKernel("_random_normal", MX_DEVICE_GPU, RandomOp<true>);
+  plugin.RegisterKernel("one_hot", MX_DEVICE_GPU, OneHot);
+  plugin.RegisterKernel("sgd_update", MX_DEVICE_GPU, SgdUpdate<false>);
+  plugin.RegisterKernel("sgd_mom_update", MX_DEVICE_GPU, SgdUpdate<true>);
+}
+
+}  // namespace mx_cuda
