@@ -1,0 +1,213 @@
+// mxcore on the GPU against raw cuBLAS/cuDNN calls, in one run: a 4096^3
+// FullyConnected against cublasSgemm, a ResNet-style 3x3 convolution
+// (batch 64, 64 -> 64 channels, 56x56, pad 1) against cudnnConvolution-
+// Forward with the algorithm cudnnFind picks (same math: FMA, no TF32),
+// and the launch overhead of a 1-element add (one op and its wait, and
+// per op in a stream of 1000). Each mxcore iteration waits for its result,
+// each raw one synchronizes its stream. Needs MX_CUDA_PLUGIN and a GPU;
+// without one it prints why and runs nothing.
+//
+//   MX_CUDA_PLUGIN=.../libmx_cuda.so bazel-bin/backends/cuda/cuda_benchmark
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "engine/engine.h"
+#include "imperative/nd.h"
+#include "plugin/plugin.h"
+#include "testing/op_test_util.h"
+
+namespace mx {
+namespace {
+
+
+constexpr int64_t kGemm = 4096;
+
+bool HasGpu() {
+  static const bool has = [] {
+    LoadPlugin(std::getenv("MX_CUDA_PLUGIN"));
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess || n == 0) {
+      std::printf("no usable GPU (%s): nothing to measure\n",
+                  err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+      return false;
+    }
+    return true;
+  }();
+  return has;
+}
+
+NDArray OnGpu(const TShape& shape, uint32_t seed) {
+  return testing::RandomArray(shape, DType::kFloat32, -1, 1, seed)
+      .Copy(Context::GPU(0));
+}
+
+void BM_MxFullyConnected4096(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  const NDArray x = OnGpu({kGemm, kGemm}, 1), w = OnGpu({kGemm, kGemm}, 2);
+  NDArray y = nd::FullyConnected(x, w, NDArray(), kGemm, /*no_bias=*/true);
+  y.WaitToRead();
+  for (auto _ : state) {
+    nd::CallInto("FullyConnected", {x, w},
+                 {{"num_hidden", std::to_string(kGemm)}, {"no_bias", "True"}},
+                 y);
+    y.WaitToRead();
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(
+      2.0 * kGemm * kGemm * kGemm * state.iterations() / 1e12,
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_MxFullyConnected4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_RawCublasSgemm4096(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  float *a, *b, *c;
+  const size_t bytes = sizeof(float) * kGemm * kGemm;
+  cudaMalloc(&a, bytes);
+  cudaMalloc(&b, bytes);
+  cudaMalloc(&c, bytes);
+  cudaMemset(a, 0, bytes);
+  cudaMemset(b, 0, bytes);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasSetStream(h, s);
+  const float one = 1, zero = 0;
+  for (auto _ : state) {
+    cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, kGemm, kGemm, kGemm, &one, b,
+                kGemm, a, kGemm, &zero, c, kGemm);
+    cudaStreamSynchronize(s);
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(
+      2.0 * kGemm * kGemm * kGemm * state.iterations() / 1e12,
+      benchmark::Counter::kIsRate);
+  cublasDestroy(h);
+  cudaStreamDestroy(s);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+}
+BENCHMARK(BM_RawCublasSgemm4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+const std::map<std::string, std::string> kConvAttrs = {
+    {"kernel", "(3,3)"}, {"num_filter", "64"}, {"pad", "(1,1)"},
+    {"no_bias", "True"}};
+
+void BM_MxConv3x3Batch64(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  const NDArray x = OnGpu({64, 64, 56, 56}, 3), w = OnGpu({64, 64, 3, 3}, 4);
+  NDArray y = nd::Call("Convolution", {x, w}, kConvAttrs);
+  y.WaitToRead();
+  for (auto _ : state) {
+    nd::CallInto("Convolution", {x, w}, kConvAttrs, y);
+    y.WaitToRead();
+  }
+}
+BENCHMARK(BM_MxConv3x3Batch64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_RawCudnnConv3x3Batch64(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  cudnnHandle_t h;
+  cudnnCreate(&h);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudnnSetStream(h, s);
+  cudnnTensorDescriptor_t xd, yd;
+  cudnnFilterDescriptor_t wd;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnCreateTensorDescriptor(&xd);
+  cudnnCreateTensorDescriptor(&yd);
+  cudnnCreateFilterDescriptor(&wd);
+  cudnnCreateConvolutionDescriptor(&cd);
+  cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 64, 64,
+                             56, 56);
+  cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 64, 64,
+                             56, 56);
+  cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 64, 64,
+                             3, 3);
+  cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
+                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  cudnnSetConvolutionMathType(cd, std::getenv("MX_CUDA_ALLOW_TF32") != nullptr
+                                      ? CUDNN_DEFAULT_MATH
+                                      : CUDNN_FMA_MATH);
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int n = 0;
+  cudnnFindConvolutionForwardAlgorithm(h, xd, wd, cd, yd,
+                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
+                                       perf);
+  const size_t xb = sizeof(float) * 64 * 64 * 56 * 56;
+  void *x, *w, *y, *ws = nullptr;
+  cudaMalloc(&x, xb);
+  cudaMalloc(&y, xb);
+  cudaMalloc(&w, sizeof(float) * 64 * 64 * 9);
+  cudaMemset(x, 0, xb);
+  cudaMemset(w, 0, sizeof(float) * 64 * 64 * 9);
+  if (perf[0].memory > 0) cudaMalloc(&ws, perf[0].memory);
+  const float one = 1, zero = 0;
+  for (auto _ : state) {
+    cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, perf[0].algo, ws,
+                            perf[0].memory, &zero, yd, y);
+    cudaStreamSynchronize(s);
+  }
+  state.SetLabel("algo " + std::to_string(perf[0].algo));
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(w);
+  cudaFree(ws);
+  cudnnDestroy(h);
+  cudaStreamDestroy(s);
+}
+BENCHMARK(BM_RawCudnnConv3x3Batch64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One 1-element add and its wait.
+void BM_MxAdd1ElementWaited(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  const NDArray a = OnGpu({1}, 5), b = OnGpu({1}, 6);
+  for (auto _ : state) {
+    NDArray c = a + b;
+    c.WaitToRead();
+  }
+}
+BENCHMARK(BM_MxAdd1ElementWaited)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// 1000 independent 1-element adds, then one wait: per-op cost in a stream.
+void BM_MxAdd1ElementStream(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  const NDArray a = OnGpu({1}, 5), b = OnGpu({1}, 6);
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) NDArray c = a + b;
+    engine::Engine::Get()->WaitForAll();
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_MxAdd1ElementStream)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A raw kernel launch and synchronize (cudaMemsetAsync of 4 bytes).
+void BM_RawLaunchAndSync(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  void* p;
+  cudaMalloc(&p, 4);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (auto _ : state) {
+    cudaMemsetAsync(p, 0, 4, s);
+    cudaStreamSynchronize(s);
+  }
+  cudaStreamDestroy(s);
+  cudaFree(p);
+}
+BENCHMARK(BM_RawLaunchAndSync)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+}  // namespace mx
+
+BENCHMARK_MAIN();
