@@ -7,12 +7,14 @@
 namespace mx_cuda {
 
 // Elementwise, broadcast, scalar, Activation, sum/mean, softmax, reshapes,
-// zeros_like, sgd updates (own kernels, elementwise.cu).
+// zeros_like, ones_like, add_n, fills, random, one_hot, sgd updates (own kernels, elementwise.cu).
 void RegisterElementwiseOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).
 void RegisterConvOps(mxplugin::Plugin& plugin);
+// Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
+void RegisterNnOps(mxplugin::Plugin& plugin);
 
 }  // namespace mx_cuda
 

@@ -13,6 +13,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterElementwiseOps(plugin);
   mx_cuda::RegisterBlasOps(plugin);
   mx_cuda::RegisterConvOps(plugin);
+  mx_cuda::RegisterNnOps(plugin);
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin

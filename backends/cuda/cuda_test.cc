@@ -89,8 +89,12 @@ TEST(CudaDevice, CopiesAreExactAndFreedBlocksAreReused) {
   engine::Engine::Get()->WaitForAll();
   const Storage::Stats before = s->GetStats(gpu);
   for (int i = 0; i < 10; ++i) {
-    NDArray a({1 << 20}, gpu, DType::kFloat32, false);
-    a.WaitToRead();
+    {
+      NDArray a({1 << 20}, gpu, DType::kFloat32, false);
+      a.WaitToRead();
+    }
+    // Arrays are freed by an engine operation after their last use.
+    engine::Engine::Get()->WaitForAll();
   }
   engine::Engine::Get()->WaitForAll();
   const Storage::Stats after = s->GetStats(gpu);
@@ -232,6 +236,37 @@ std::map<std::string, Case> Cases() {
                              {{"kernel", "(3,)"}, {"num_filter", "5"},
                               {"pad", "(1,)"}});
                  }};
+  c["pool_max_pad"] = {{{2, 3, 7, 9}}, [](auto& x) {
+                         return nd::Pooling(x[0], {3, 3}, "max", {2, 2},
+                                            {1, 1});
+                       }};
+  c["pool_max_full_1d"] = {{{2, 3, 10}}, [](auto& x) {
+                             return nd::Pooling(x[0], {3}, "max", {2}, {},
+                                                false, "full");
+                           }};
+  c["pool_avg_exclude_pad"] = {{{2, 2, 6, 6}}, [](auto& x) {
+                                 return nd::Pooling(x[0], {3, 3}, "avg",
+                                                    {1, 1}, {1, 1}, false,
+                                                    "valid", false);
+                               }};
+  c["pool_sum_3d"] = {{{1, 2, 4, 4, 4}}, [](auto& x) {
+                        return nd::Pooling(x[0], {2, 2, 2}, "sum", {2, 2, 2});
+                      }};
+  c["pool_global_avg"] = {{{3, 4, 5, 5}}, [](auto& x) {
+                            return nd::Pooling(x[0], {}, "avg", {}, {}, true);
+                          }};
+  c["batchnorm_train"] = {{{4, 3, 5, 6}, {3}, {3}}, [](auto& x) {
+                            return nd::BatchNorm(x[0], x[1], x[2],
+                                                 nd::zeros_like(x[1]),
+                                                 nd::ones_like(x[1]), 1e-3,
+                                                 0.9, /*fix_gamma=*/false);
+                          }};
+  c["add_n_reuse"] = {{{4, 5}}, [](auto& x) {
+                        // x used three times: gradients add up (add_n).
+                        return Op("elemwise_mul",
+                                  {Op("elemwise_add", {x[0], x[0]}, {}), x[0]},
+                                  {});
+                      }};
   return c;
 }
 
@@ -254,6 +289,30 @@ TEST(CudaOps, MatchTheCpuForwardAndBackward) {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+TEST(CudaOps, DropoutMasksAreSeededAndScaled) {
+  SKIP_WITHOUT_GPU();
+  const NDArray x = nd::ones_like(
+      RandomArray({64, 1000}, DType::kFloat32, -1, 1, 4).Copy(Context::GPU(0)));
+  auto run = [&] {
+    random::Seed(7);
+    autograd::RecordScope record;  // training mode
+    return Host(nd::Dropout(x, 0.3));
+  };
+  const std::vector<double> a = run(), b = run();
+  EXPECT_EQ(a, b);
+  int64_t zeros = 0;
+  for (double v : a) {
+    if (v == 0) {
+      ++zeros;
+    } else {
+      EXPECT_NEAR(v, 1 / 0.7, 1e-6);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(zeros) / a.size(), 0.3, 0.01);
+  // Outside training: the identity.
+  EXPECT_EQ(Host(nd::Dropout(x, 0.3)), Host(x));
 }
 
 TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
@@ -286,7 +345,7 @@ std::vector<std::vector<double>> TrainImperative(Context ctx) {
   std::vector<NDArray> w = {
       RandomArray({8, 1, 3, 3}, DType::kFloat32, -0.3, 0.3, 21),
       RandomArray({8}, DType::kFloat32, -0.1, 0.1, 22),
-      RandomArray({10, 8 * 12 * 12}, DType::kFloat32, -0.05, 0.05, 23),
+      RandomArray({10, 8 * 6 * 6}, DType::kFloat32, -0.1, 0.1, 23),
       RandomArray({10}, DType::kFloat32, -0.1, 0.1, 24)};
   std::vector<NDArray> mom;
   for (NDArray& p : w) {
@@ -306,6 +365,7 @@ std::vector<std::vector<double>> TrainImperative(Context ctx) {
       NDArray h = Op("Convolution", {x, w[0], w[1]},
                      {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"pad", "(1,1)"}});
       h = Op("Activation", {h}, {{"act_type", "relu"}});
+      h = nd::Pooling(h, {2, 2}, "max", {2, 2});
       NDArray logits = Op("FullyConnected", {h, w[2], w[3]}, {{"num_hidden", "10"}});
       NDArray logp = Op("log_softmax", {logits}, {});
       loss = Op("negative", {Op("mean", {Op("sum", {Op("elemwise_mul", {logp, target}, {})}, {{"axis", "1"}})}, {})}, {});
@@ -333,10 +393,10 @@ TEST(CudaTraining, ImperativeStepsMatchTheCpu) {
   EXPECT_LT(want[0].back(), want[0].front());
 }
 
-// Hybridized MLP trained on the GPU from a seeded initialization.
-std::vector<double> HybridLossCurve(Context ctx) {
+// A hybridized model trained on the GPU from a seeded initialization.
+std::vector<double> HybridLossCurve(const std::string& model, Context ctx) {
   random::Seed(3);
-  auto net = models::Make("mlp");
+  auto net = models::Make(model);
   net->Initialize(nn::init::Xavier(), ctx);
   net->Hybridize();
   nn::SoftmaxCrossEntropyLoss loss_fn;
@@ -363,18 +423,21 @@ std::vector<double> HybridLossCurve(Context ctx) {
   return losses;
 }
 
-TEST(CudaTraining, HybridizedMlpLearnsAndSeedsReproduce) {
+TEST(CudaTraining, HybridizedModelsLearnAndSeedsReproduce) {
   SKIP_WITHOUT_GPU();
-  try {
-    const std::vector<double> a = HybridLossCurve(Context::GPU(0));
-    const std::vector<double> b = HybridLossCurve(Context::GPU(0));
-    EXPECT_EQ(a, b) << "the same seed gave different GPU runs";
-    EXPECT_LT(a.back(), a.front() - 0.1);
-    std::printf("hybridized MLP on gpu(0), loss per step:");
-    for (double l : a) std::printf(" %.4f", l);
-    std::printf("\n");
-  } catch (const Error& e) {
-    ADD_FAILURE() << e.what();
+  for (const char* model : {"mlp", "cnn", "cnn_bn"}) {
+    SCOPED_TRACE(model);
+    try {
+      const std::vector<double> a = HybridLossCurve(model, Context::GPU(0));
+      const std::vector<double> b = HybridLossCurve(model, Context::GPU(0));
+      EXPECT_EQ(a, b) << "the same seed gave different GPU runs";
+      EXPECT_LT(a.back(), a.front() - 0.1);
+      std::printf("hybridized %s on gpu(0), loss per step:", model);
+      for (double l : a) std::printf(" %.4f", l);
+      std::printf("\n");
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
   }
 }
 

@@ -61,18 +61,15 @@ struct ThreadState {
   std::map<int, cublasHandle_t> blas;
   std::map<int, cudnnHandle_t> dnn;
   std::map<int, std::pair<void*, size_t>> workspace;
-  ~ThreadState() {
-    // Threads may outlive the CUDA context at process exit: errors here are
-    // ignored on purpose.
-    for (auto& [dev, h] : blas) cublasDestroy(h);
-    for (auto& [dev, h] : dnn) cudnnDestroy(h);
-    for (auto& [dev, w] : workspace) cudaFree(w.first);
-  }
 };
 
+// Kept for the thread's life and never destroyed: engine workers end
+// during static destruction at exit, after the CUDA runtime has torn its
+// context down, and destroying a cuBLAS/cuDNN handle then crashes (seen on
+// an H200). Threads that end earlier leave their handles to the context.
 ThreadState& State() {
-  thread_local ThreadState state;
-  return state;
+  thread_local ThreadState* state = new ThreadState();
+  return *state;
 }
 
 }  // namespace

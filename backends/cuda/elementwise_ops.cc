@@ -425,6 +425,34 @@ void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   CheckCuda(err, "one_hot");
 }
 
+// add_n / ElementWiseSum: the sum of its inputs (gradient accumulation).
+void AddN(const KernelContext& ctx, const Attrs&, Tensors in,
+          const int32_t* req, Tensors out) {
+  const std::string op = "add_n";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const int dt = out[0].dtype();
+  const int64_t n = out[0].size();
+  void* y = out[0].data<void>();
+  cudaStream_t s = StreamOf(ctx);
+  if (in.size() == 1) {
+    CheckCuda(LaunchUnary(Unary::kIdentity, dt, n, in[0].data<void>(), y,
+                          req[0], s),
+              op);
+    return;
+  }
+  // y (+)= in0 + in1, then y += in_i; an input may share y's memory only
+  // as in0 (in-place), which the first pass reads before writing.
+  CheckCuda(LaunchBinary(Binary::kAdd, dt, n, in[0].data<void>(),
+                         in[1].data<void>(), y, req[0], nullptr, s),
+            op);
+  for (int i = 2; i < in.size(); ++i) {
+    CheckCuda(LaunchUnary(Unary::kIdentity, dt, n, in[i].data<void>(), y,
+                          MX_REQ_ADD, s),
+              op);
+  }
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(mxplugin::Plugin& plugin) {

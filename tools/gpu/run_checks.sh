@@ -18,7 +18,7 @@ echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
 echo "=== cuda_benchmark"
-timeout 90 ./cuda_benchmark --benchmark_min_time=0.5s
+timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"
 echo "=== torch peer"
 timeout 60 python3 torch_peer.py
