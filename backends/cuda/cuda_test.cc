@@ -253,13 +253,18 @@ std::map<std::string, Case> Cases() {
                         return nd::Pooling(x[0], {2, 2, 2}, "sum", {2, 2, 2});
                       }};
   c["pool_global_avg"] = {{{3, 4, 5, 5}}, [](auto& x) {
-                            return nd::Pooling(x[0], {}, "avg", {}, {}, true);
+                            return nd::Pooling(x[0], {1, 1}, "avg", {}, {}, true);
                           }};
   c["batchnorm_train"] = {{{4, 3, 5, 6}, {3}, {3}}, [](auto& x) {
-                            return nd::BatchNorm(x[0], x[1], x[2],
-                                                 nd::zeros_like(x[1]),
-                                                 nd::ones_like(x[1]), 1e-3,
-                                                 0.9, /*fix_gamma=*/false);
+                            // The moving statistics are updated in place:
+                            // made outside the recorded graph.
+                            const NDArray mm = nd::zeros({3}, x[0].ctx());
+                            const NDArray mv = nd::ones({3}, x[0].ctx());
+                            const NDArray y = nd::BatchNorm(
+                                x[0], x[1], x[2], mm, mv, 1e-3, 0.9,
+                                /*fix_gamma=*/false);
+                            return nd::concat({nd::reshape(y, {-1}), mm, mv},
+                                              0);
                           }};
   c["add_n_reuse"] = {{{4, 5}}, [](auto& x) {
                         // x used three times: gradients add up (add_n).

@@ -453,6 +453,82 @@ void AddN(const KernelContext& ctx, const Attrs&, Tensors in,
   }
 }
 
+// Concat and its gradient _split_like: pieces along `dim` copied as 2-D
+// blocks (rows: the dims before `dim`; a row: the piece's extent along
+// `dim` times the dims after it).
+struct JoinGeometry {
+  int64_t outer = 1, inner = 1, total = 0;
+};
+
+JoinGeometry JoinOf(const std::string& op, const Attrs& attrs,
+                    const Tensor& whole) {
+  const int n = whole.ndim();
+  const auto dim = mxplugin::ParseInt(attrs.Get("dim", "1"));
+  if (!dim || *dim < -n || *dim >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": dim=" + attrs.Get("dim", "1") + " for " +
+                    std::to_string(n) + " dims");
+  }
+  const int ax = static_cast<int>(*dim < 0 ? *dim + n : *dim);
+  JoinGeometry g;
+  for (int d = 0; d < ax; ++d) g.outer *= whole.dim(d);
+  for (int d = ax + 1; d < n; ++d) g.inner *= whole.dim(d);
+  g.total = whole.dim(ax);
+  return g;
+}
+
+// Copies each piece to or from its columns of the whole.
+void JoinCopy(const std::string& op, const KernelContext& ctx,
+              const JoinGeometry& g, const Tensor& whole,
+              const std::vector<Tensor>& pieces, bool to_whole,
+              const std::vector<bool>& skip = {}) {
+  const size_t es = DTypeSize(whole.dtype());
+  const size_t row = static_cast<size_t>(g.total * g.inner) * es;
+  size_t offset = 0;
+  char* base = static_cast<char*>(whole.data<void>());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Tensor& p = pieces[i];
+    const int64_t cols = g.outer == 0 ? 0 : p.size() / g.outer;
+    const size_t width = static_cast<size_t>(cols) * es;
+    if (width > 0 && g.outer > 0 && !(i < skip.size() && skip[i])) {
+      char* w = base + offset;
+      char* q = static_cast<char*>(p.data<void>());
+      CheckCuda(to_whole ? cudaMemcpy2DAsync(w, row, q, width, width,
+                                             g.outer, cudaMemcpyDeviceToDevice,
+                                             StreamOf(ctx))
+                         : cudaMemcpy2DAsync(q, width, w, row, width,
+                                             g.outer, cudaMemcpyDeviceToDevice,
+                                             StreamOf(ctx)),
+                op);
+    }
+    offset += width;
+  }
+}
+
+void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) Unsupported("Concat", "adding to the output");
+  std::vector<Tensor> pieces;
+  for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
+  JoinCopy("Concat", ctx, JoinOf("Concat", attrs, out[0]), out[0], pieces,
+           true);
+}
+
+// (data, like_1..like_n) -> n pieces of data shaped like the others.
+void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  std::vector<Tensor> pieces;
+  std::vector<bool> skip;
+  for (int i = 0; i < out.size(); ++i) {
+    if (req[i] == MX_REQ_ADD) Unsupported("_split_like", "adding to outputs");
+    pieces.push_back(out[i]);
+    skip.push_back(req[i] == MX_REQ_NULL);
+  }
+  JoinCopy("_split_like", ctx, JoinOf("_split_like", attrs, in[0]), in[0],
+           pieces, false, skip);
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
@@ -518,6 +594,14 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
                            const int32_t* req, Tensors out) {
                           Fill("_ones", ctx, out, req, 1.0);
                         });
+  plugin.RegisterKernel("ones_like", MX_DEVICE_GPU,
+                        [](const KernelContext& ctx, const Attrs&, Tensors,
+                           const int32_t* req, Tensors out) {
+                          Fill("ones_like", ctx, out, req, 1.0);
+                        });
+  plugin.RegisterKernel("add_n", MX_DEVICE_GPU, AddN);
+  plugin.RegisterKernel("Concat", MX_DEVICE_GPU, Concat);
+  plugin.RegisterKernel("_split_like", MX_DEVICE_GPU, SplitLike);
   plugin.RegisterKernel(
       "_full", MX_DEVICE_GPU,
       [](const KernelContext& ctx, const Attrs& attrs, Tensors,

@@ -20,5 +20,8 @@ echo "cuda_test exit: $?"
 echo "=== cuda_benchmark"
 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"
+echo "=== cuda_train_benchmark"
+MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
+echo "cuda_train_benchmark exit: $?"
 echo "=== torch peer"
 timeout 60 python3 torch_peer.py

@@ -61,6 +61,39 @@ def main():
     print(f"torch 1-element add in a stream of 1000: "
           f"{timed(add_stream) * 1e6 / 1000:.2f} us per op")
 
+    train_steps(dev)
+
+
+def train_steps(dev):
+    """The CNN at batch 64 and ResNet-18 at batch 32, SGD momentum."""
+    import torchvision
+
+    cnn = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(3136, 128), torch.nn.ReLU(),
+        torch.nn.Linear(128, 10)).to(dev)
+    for name, net, shape, batch in [
+            ("CNN", cnn, (1, 28, 28), 64),
+            ("ResNet-18", torchvision.models.resnet18(num_classes=10).to(dev),
+             (3, 224, 224), 32)]:
+        opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+        x = torch.rand(batch, *shape, device=dev)
+        y = torch.randint(0, 10, (batch,), device=dev)
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=False)
+            loss_fn(net(x), y).backward()
+            opt.step()
+            torch.cuda.synchronize()
+        for _ in range(3):
+            step()
+        print(f"torch {name} train step batch {batch}: "
+              f"{timed(step) * 1e3:.3f} ms")
+
 
 if __name__ == "__main__":
     main()
