@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/error.h"
@@ -16,6 +17,24 @@
 
 namespace mx {
 namespace nn {
+
+namespace {
+
+// MXNet's initializers pick by the parameter's name: BatchNorm's scale and
+// variance start at one, shifts, means and biases at zero, and only the
+// rest ("weight") take the initializer passed to Initialize(). Null: the
+// passed one.
+InitializerPtr InitializerForName(const std::string& name) {
+  for (const char* suffix : {"gamma", "moving_var", "running_var"}) {
+    if (absl::EndsWith(name, suffix)) return init::Ones();
+  }
+  for (const char* suffix : {"beta", "bias", "moving_mean", "running_mean"}) {
+    if (absl::EndsWith(name, suffix)) return init::Zeros();
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 SymbolBlock::SymbolBlock(Symbol symbol, std::vector<std::string> input_names)
     : symbol_(std::move(symbol)),
@@ -41,6 +60,7 @@ SymbolBlock::SymbolBlock(Symbol symbol, std::vector<std::string> input_names)
     }
     Parameter::Options options;
     if (aux_set.count(name)) options.grad_req = GradReq::kNull;
+    options.init = InitializerForName(name);
     auto param = std::make_shared<Parameter>(name, TShape(), options);
     RegisterGraphParameter(name, param);
     input_index_.push_back(-1);

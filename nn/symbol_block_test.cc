@@ -80,6 +80,31 @@ TEST(SymbolBlock, GradientsReachInferredParameters) {
                        1e-6));
 }
 
+// As MXNet's initializers: by name, BatchNorm's gamma and moving variance
+// start at 1, beta, moving mean and biases at 0; weights take Xavier (which
+// has no meaning for 1-D shapes and would refuse them).
+TEST(SymbolBlock, InitializersFollowParameterNamesAsInMxnet) {
+  Symbol data = Symbol::Variable("data");
+  Symbol h =
+      Symbol::Create("FullyConnected", {data}, {{"num_hidden", "3"}}, "fc1");
+  h = Symbol::Create("BatchNorm", {h}, {{"fix_gamma", "False"}}, "bn1");
+  SymbolBlock block(h, {"data"});
+  block.Initialize(init::Xavier());
+  const NDArray x = RandomArray({4, 5}, DType::kFloat32, -1, 1, 3);
+  ToDouble(block(x));
+  std::map<std::string, std::vector<double>> v;
+  for (const auto& [name, p] : block.CollectParams()) {
+    v[name] = ToDouble(p->data());
+  }
+  EXPECT_EQ(v["bn1_gamma"], std::vector<double>(3, 1.0));
+  EXPECT_EQ(v["bn1_beta"], std::vector<double>(3, 0.0));
+  EXPECT_EQ(v["bn1_moving_var"], std::vector<double>(3, 1.0));
+  EXPECT_EQ(v["bn1_moving_mean"], std::vector<double>(3, 0.0));
+  EXPECT_EQ(v["fc1_bias"], std::vector<double>(3, 0.0));
+  EXPECT_EQ(v["fc1_weight"].size(), 15u);
+  EXPECT_NE(v["fc1_weight"], std::vector<double>(15, 0.0));
+}
+
 TEST(SymbolBlock, ExportAfterACallRoundTrips) {
   auto block =
       std::make_shared<SymbolBlock>(Mlp(), std::vector<std::string>{"data"});

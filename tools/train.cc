@@ -40,6 +40,9 @@ ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(double, wd, 0, "weight decay");
 ABSL_FLAG(bool, hybridize, true, "trace the model into a graph (CachedOp)");
 ABSL_FLAG(uint64_t, seed, 1, "seed for initialization, shuffling, dropout");
+ABSL_FLAG(std::string, ctx, "cpu",
+          "cpu, or gpu / gpu(N): train on that GPU through the CUDA plugin "
+          "(libmx_cuda.so next to the oneDNN one, or from MX_PLUGINS)");
 ABSL_FLAG(std::string, data_dir, mx::data::kFashionMNISTDir,
           "directory with the gzip'd IDX files");
 ABSL_FLAG(int, limit, 0, "use only the first N training examples (0: all)");
@@ -101,16 +104,16 @@ class ProgressBar {
   int last_decile_ = -1;
 };
 
-// The oneDNN plugin next to this binary: bazel-bin/tools/train ->
-// bazel-bin/backends/onednn/, or the runfiles of `bazel run`.
-std::string FindOnednnPlugin(const char* argv0) {
+// A plugin built next to this binary: bazel-bin/tools/train ->
+// bazel-bin/<rel>, or the runfiles of `bazel run`, or the working
+// directory; "" when none is there.
+std::string FindPlugin(const char* argv0, const std::string& rel) {
   namespace fs = std::filesystem;
   // The error_code overloads: a missing working directory is "not found",
   // not an exception escaping main.
   std::error_code ec;
   const fs::path self = fs::absolute(argv0, ec).lexically_normal();
   const fs::path cwd = fs::current_path(ec);
-  const std::string rel = "backends/onednn/libmx_onednn.so";
   for (const fs::path& p :
        {self.parent_path().parent_path() / rel,
         fs::path(self.string() + ".runfiles") / "mxcore" / rel, cwd / rel}) {
@@ -134,7 +137,8 @@ std::string ChooseBackend(const char* argv0) {
     return "plugins from MX_PLUGINS:" + names;
   }
   if (backend == "builtin") return "built-in CPU kernels";
-  const std::string path = FindOnednnPlugin(argv0);
+  const std::string path =
+      FindPlugin(argv0, "backends/onednn/libmx_onednn.so");
   if (path.empty()) {
     if (backend == "onednn") {
       throw NotFound(
@@ -147,14 +151,43 @@ std::string ChooseBackend(const char* argv0) {
   return "oneDNN plugin (" + path + ") over the built-in CPU kernels";
 }
 
-double Accuracy(nn::Block& net, const data::Dataset& test) {
+// The device --ctx names; for a GPU, makes sure the CUDA plugin is loaded.
+Context ChooseContext(const char* argv0) {
+  const std::string ctx = absl::GetFlag(FLAGS_ctx);
+  if (ctx == "cpu") return Context::CPU();
+  int id = 0;
+  if (ctx != "gpu" && std::sscanf(ctx.c_str(), "gpu(%d)", &id) != 1) {
+    throw InvalidArgument("--ctx must be cpu, gpu or gpu(N), not \"" + ctx +
+                          "\"");
+  }
+  bool loaded = false;
+  for (const PluginInfo& p : ListPlugins()) loaded |= p.name == "cuda";
+  if (!loaded) {
+    const std::string path = FindPlugin(argv0, "backends/cuda/libmx_cuda.so");
+    if (path.empty()) {
+      throw NotFound(
+          "--ctx=" + ctx +
+          ": libmx_cuda.so is not built (bazel build --config=opt "
+          "//backends/cuda:libmx_cuda.so) and MX_PLUGINS does not name it");
+    }
+    LoadPlugin(path);
+  }
+  return Context::GPU(id);
+}
+
+double Accuracy(nn::Block& net, const data::Dataset& test, Context ctx) {
   autograd::PredictModeScope predict;
   data::BatchIterator it(test, 500, /*shuffle=*/false, 0);
   NDArray x, y;
   int64_t correct = 0, seen = 0;
   while (it.Next(&x, &y)) {
+    // The logits come back to the CPU for the argmax.
+    const NDArray logits = net(ctx.is_host() ? x : x.Copy(ctx));
     const std::vector<float> pred =
-        nd::cast(nd::argmax(net(x), 1), DType::kFloat32).ToVector<float>();
+        nd::cast(nd::argmax(ctx.is_host() ? logits : logits.Copy(Context::CPU()),
+                            1),
+                 DType::kFloat32)
+            .ToVector<float>();
     const std::vector<float> label = y.ToVector<float>();
     for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == label[i];
     seen += static_cast<int64_t>(pred.size());
@@ -165,6 +198,8 @@ double Accuracy(nn::Block& net, const data::Dataset& test) {
 int Train(const char* argv0) {
   using Clock = std::chrono::steady_clock;
   std::printf("backend: %s\n", ChooseBackend(argv0).c_str());
+  const Context ctx = ChooseContext(argv0);
+  std::printf("device: %s\n", ctx.ToString().c_str());
   const std::string schedule = absl::GetFlag(FLAGS_lr_schedule);
   if (schedule != "none" && schedule != "cosine") {
     throw InvalidArgument("--lr_schedule must be none or cosine, not \"" +
@@ -183,7 +218,7 @@ int Train(const char* argv0) {
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   random::Seed(seed);
   auto net = models::Make(absl::GetFlag(FLAGS_model));
-  net->Initialize(nn::init::Xavier());
+  net->Initialize(nn::init::Xavier(), ctx);
   if (absl::GetFlag(FLAGS_hybridize)) net->Hybridize();
   nn::SoftmaxCrossEntropyLoss loss_fn;
   nn::Trainer trainer(net->CollectParams(), MakeOptimizer());
@@ -203,6 +238,10 @@ int Train(const char* argv0) {
     double loss_sum = 0;
     int loss_count = 0;
     for (int step = 0; batches.Next(&x, &y); ++step) {
+      if (!ctx.is_host()) {
+        x = x.Copy(ctx);
+        y = y.Copy(ctx);
+      }
       NDArray loss;
       {
         autograd::RecordScope record;
@@ -223,7 +262,7 @@ int Train(const char* argv0) {
     bar.Finish();
     train_seconds +=
         std::chrono::duration<double>(Clock::now() - start).count();
-    accuracy = Accuracy(*net, test);
+    accuracy = Accuracy(*net, test, ctx);
     std::printf("epoch %d/%d: train loss %.4f, test accuracy %.4f\n", epoch,
                 epochs, loss_sum / loss_count, accuracy);
   }

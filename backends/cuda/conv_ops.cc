@@ -4,6 +4,7 @@
 // cudnnFind*Algorithm and cached. float32 runs with FMA math (exact
 // float32 as the CPU reference) unless MX_CUDA_ALLOW_TF32=1; float16 uses
 // tensor cores.
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -26,6 +27,15 @@ using mxplugin::Tensors;
 
 // Algorithms may use at most this much scratch memory.
 constexpr size_t kMaxWorkspace = size_t{1} << 30;
+
+// MX_CUDA_VERBOSE=1 prints each algorithm choice to stderr.
+bool Verbose() {
+  static const bool verbose = [] {
+    const char* v = std::getenv("MX_CUDA_VERBOSE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return verbose;
+}
 
 bool AllowTf32() {
   static const bool allow = [] {
@@ -235,6 +245,11 @@ void FindForward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   p->fwd = best->algo;
   p->fwd_ws = best->memory;
   p->has_fwd = true;
+  if (Verbose()) {
+    std::fprintf(stderr, "[mx_cuda] %s: forward algorithm %d (%.3f ms, %zu "
+                 "bytes of workspace) of %d\n", op.c_str(),
+                 static_cast<int>(best->algo), best->time, best->memory, n);
+  }
 }
 
 void FindBackward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
@@ -262,6 +277,12 @@ void FindBackward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   p->bwd_filter = bf->algo;
   p->bwd_filter_ws = bf->memory;
   p->has_bwd = true;
+  if (Verbose()) {
+    std::fprintf(stderr, "[mx_cuda] %s: data-gradient algorithm %d (%.3f ms), "
+                 "weight-gradient algorithm %d (%.3f ms)\n", op.c_str(),
+                 static_cast<int>(bd->algo), bd->time,
+                 static_cast<int>(bf->algo), bf->time);
+  }
 }
 
 // alpha/beta in the compute type's host representation.

@@ -435,7 +435,11 @@ TEST(CudaTraining, HybridizedModelsLearnAndSeedsReproduce) {
     try {
       const std::vector<double> a = HybridLossCurve(model, Context::GPU(0));
       const std::vector<double> b = HybridLossCurve(model, Context::GPU(0));
-      EXPECT_EQ(a, b) << "the same seed gave different GPU runs";
+      // The same initialization and dropout masks (seeded); gradients of
+      // pooling (atomic adds) and some cuDNN algorithms sum in a varying
+      // order, as in PyTorch by default, so runs agree to rounding only.
+      EXPECT_TRUE(AllClose(a, b, 1e-4, 1e-6))
+          << "the same seed gave different GPU runs";
       EXPECT_LT(a.back(), a.front() - 0.1);
       std::printf("hybridized %s on gpu(0), loss per step:", model);
       for (double l : a) std::printf(" %.4f", l);

@@ -173,6 +173,26 @@ __device__ A BlockMax(A v, A* shared) {
   return r;
 }
 
+template <int kReq, typename T>
+__global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
+                           T* out, AdamParams p) {
+  using A = typename Acc<T>::type;
+  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
+          b1 = p.beta1, b2 = p.beta2, eps = p.epsilon;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    A gi = Load(g, i) * rescale;
+    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    const A wi = Load(w, i);
+    gi += wd * wi;
+    const A m = b1 * Load(mean, i) + (A(1) - b1) * gi;
+    const A v = b2 * Load(var, i) + (A(1) - b2) * gi * gi;
+    mean[i] = static_cast<T>(m);
+    var[i] = static_cast<T>(v);
+    Store<kReq>(out, i, wi - lr * m / (sqrt(v) + eps));
+  }
+}
+
 // One block per output element (inner == 1: contiguous reduced runs).
 template <int kReq, typename T>
 __global__ void ReduceRowsKernel(int64_t reduce, bool mean, const T* x, T* y) {
@@ -315,7 +335,7 @@ __global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
       }
       s += Load(src, off);
     }
-    Store<kReq>(y, i, s);
+    Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
   }
 }
 
@@ -455,6 +475,16 @@ struct AddBiasLauncher {
   }
 };
 
+struct AdamLauncher {
+  int64_t n; const void *w, *g; void *mean, *var, *out; AdamParams p;
+  cudaStream_t s;
+  template <int R, typename T> void operator()() const {
+    AdamKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, static_cast<const T*>(w), static_cast<const T*>(g),
+        static_cast<T*>(mean), static_cast<T*>(var), static_cast<T*>(out), p);
+  }
+};
+
 struct GatherSumLauncher {
   int64_t n; GatherIndex gi; const void* src; void* y; cudaStream_t s;
   template <int R, typename T> void operator()() const {
@@ -551,6 +581,13 @@ cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
                           const void* bias, void* y, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
   return Dispatch(dtype, MX_REQ_WRITE, AddBiasLauncher{rows, cols, bias, y, stream});
+}
+
+cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
+                       void* mean, void* var, void* out, int req,
+                       const AdamParams& p, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, AdamLauncher{n, w, g, mean, var, out, p, stream});
 }
 
 cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,

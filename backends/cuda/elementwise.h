@@ -90,6 +90,15 @@ cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
                       void* mom, void* out, int req, const SgdParams& p,
                       cudaStream_t stream);
 
+// MXNet's adam_update: mean and var updated in place.
+struct AdamParams {
+  double lr = 0, wd = 0, rescale = 1, clip = -1, beta1 = 0.9, beta2 = 0.999,
+         epsilon = 1e-8;
+};
+cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
+                       void* mean, void* var, void* out, int req,
+                       const AdamParams& p, cudaStream_t stream);
+
 // Sum (or mean) over the middle axis of x viewed as (outer, reduce, inner).
 cudaError_t LaunchReduceSum(int dtype, int64_t outer, int64_t reduce,
                             int64_t inner, bool mean, const void* x, void* y,
@@ -109,11 +118,12 @@ cudaError_t LaunchSoftmaxGrad(bool log, int dtype, int64_t outer, int64_t len,
 cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
                           const void* bias, void* y, cudaStream_t stream);
 
-// y[o] = sum over r of src[offset(o) + offset(r)]: output coordinates
-// (shape, stride into src) and reduced coordinates (rshape, rstride).
-// With no reduced dims it copies with broadcasting (stride 0).
+// y[o] = scale * sum over r of src[offset(o) + offset(r)]: output
+// coordinates (shape, stride into src) and reduced coordinates (rshape,
+// rstride). With no reduced dims it copies with broadcasting (stride 0).
 struct GatherIndex {
   int ndim = 0, rdim = 0;
+  double scale = 1;
   int64_t shape[kMaxDims], stride[kMaxDims];
   int64_t rshape[kMaxDims], rstride[kMaxDims];
 };

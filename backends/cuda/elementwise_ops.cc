@@ -248,12 +248,19 @@ void BroadcastReducedLike(const KernelContext& ctx, const Attrs& attrs,
   const std::vector<bool> reduced = ReducedDims(op, attrs, n);
   GatherIndex gi;
   gi.ndim = n;
-  int64_t stride = 1;
+  int64_t stride = 1, count = 1;
   for (int d = n - 1; d >= 0; --d) {
     gi.shape[d] = y.dim(d);
     gi.stride[d] = reduced[d] ? 0 : stride;
     if (!reduced[d]) stride *= y.dim(d);
+    if (reduced[d]) count *= y.dim(d);
   }
+  // mean's gradient: divided by the number of elements each mean took.
+  const auto normalize = mxplugin::ParseBool(attrs.Get("normalize", "False"));
+  if (!normalize) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read normalize");
+  }
+  if (*normalize && count > 0) gi.scale = 1.0 / static_cast<double>(count);
   if (stride != g.size()) {
     throw Error(MX_STATUS_SHAPE_ERROR,
                 op + ": the gradient does not fit the reduced shape");
@@ -423,6 +430,25 @@ void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                     DTypeName(in[0].dtype()) + " are not supported");
   }
   CheckCuda(err, "one_hot");
+}
+
+void AdamUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  const std::string op = "adam_update";
+  RequireFloat(op, in[0]);
+  AdamParams p;
+  p.lr = ScalarAttr(op, attrs, "lr", 0.0);
+  p.wd = ScalarAttr(op, attrs, "wd", 0.0);
+  p.rescale = ScalarAttr(op, attrs, "rescale_grad", 1.0);
+  p.clip = ScalarAttr(op, attrs, "clip_gradient", -1.0);
+  p.beta1 = ScalarAttr(op, attrs, "beta1", 0.9);
+  p.beta2 = ScalarAttr(op, attrs, "beta2", 0.999);
+  p.epsilon = ScalarAttr(op, attrs, "epsilon", 1e-8);
+  CheckCuda(LaunchAdam(in[0].dtype(), in[0].size(), in[0].data<void>(),
+                       in[1].data<void>(), in[2].data<void>(),
+                       in[3].data<void>(), out[0].data<void>(), req[0], p,
+                       StreamOf(ctx)),
+            op);
 }
 
 // add_n / ElementWiseSum: the sum of its inputs (gradient accumulation).
@@ -612,6 +638,7 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   plugin.RegisterKernel("_random_normal", MX_DEVICE_GPU, RandomOp<true>);
   plugin.RegisterKernel("one_hot", MX_DEVICE_GPU, OneHot);
   plugin.RegisterKernel("sgd_update", MX_DEVICE_GPU, SgdUpdate<false>);
+  plugin.RegisterKernel("adam_update", MX_DEVICE_GPU, AdamUpdate);
   plugin.RegisterKernel("sgd_mom_update", MX_DEVICE_GPU, SgdUpdate<true>);
 }
 

@@ -1,33 +1,50 @@
 #!/bin/bash
-# Gathers what the GPU machine needs to run the CUDA plugin's tests and
-# benchmarks into gpu_bundle/ (ignored by git; name it in the device
-# tool's carry): the test and benchmark binaries (built --config=opt), the
-# plugin, and the Debian shared libraries they load that such a machine
-# lacks (Abseil, GoogleTest, Benchmark, ...). The CUDA libraries, glibc
-# and libstdc++ come from that machine.
+# Gathers what a GPU machine without Bazel needs into a folder ignored by
+# git, to name in the device tool's carry (64 MiB at most):
+#   checks (default): gpu_bundle/ with the CUDA plugin's tests and
+#     benchmarks, the PyTorch peer and the ResNet-18 symbol file; run
+#     gpu_bundle/run_checks.sh there.
+#   train: gpu_train_bundle/ with the trainer and Fashion-MNIST; run
+#     gpu_train_bundle/run_train.sh there.
+# Binaries are built --config=opt with internal libraries linked in, plus
+# the Debian shared libraries they load that such a machine lacks (Abseil,
+# Benchmark, ...); the CUDA libraries, glibc and libstdc++ come from it.
 #
-#   bash tools/gpu/bundle.sh --disk_cache=...   then run tools/gpu/run_checks.sh there
+#   bash tools/gpu/bundle.sh [checks|train] --disk_cache=...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-targets=(//backends/cuda:cuda_test //backends/cuda:cuda_benchmark
-         //backends/cuda:cuda_train_benchmark //backends/cuda:libmx_cuda.so)
-# Internal libraries linked in (tests link them dynamically by default).
+mode=checks
+if [[ $# -gt 0 && ( "$1" == checks || "$1" == train ) ]]; then
+  mode=$1
+  shift
+fi
+if [[ $mode == checks ]]; then
+  out=gpu_bundle
+  targets=(//backends/cuda:cuda_test //backends/cuda:cuda_benchmark
+           //backends/cuda:cuda_train_benchmark //backends/cuda:libmx_cuda.so)
+  extra=(tools/gpu/gpu_env.sh tools/gpu/run_checks.sh tools/gpu/torch_peer.py
+         ../shared/mxnet-models/resnet18_v1-symbol.json)
+else
+  out=gpu_train_bundle
+  targets=(//tools:train //backends/cuda:libmx_cuda.so)
+  extra=(tools/gpu/gpu_env.sh tools/gpu/run_train.sh /usr/share/datasets/fashion-mnist/*.gz)
+fi
 bazel build --config=opt --dynamic_mode=off "$@" "${targets[@]}"
-out=gpu_bundle
+bin=$(bazel info --config=opt --dynamic_mode=off "$@" bazel-bin)
 rm -rf "$out" && mkdir -p "$out/lib"
-for f in cuda_test cuda_benchmark cuda_train_benchmark libmx_cuda.so; do
-  cp -L "$(bazel info --config=opt --dynamic_mode=off "$@" bazel-bin)/backends/cuda/$f" "$out/"
-  chmod u+w "$out/$f"
-  strip --strip-debug "$out/$f"
+for t in "${targets[@]}"; do
+  f="${t#//}"
+  f="${f/://}"
+  cp -L "$bin/$f" "$out/"
+  chmod u+w "$out/$(basename "$f")"
+  strip --strip-debug "$out/$(basename "$f")"
 done
-cp tools/gpu/run_checks.sh tools/gpu/torch_peer.py "$out/"
-# The model file (../shared does not travel to the GPU machine).
-cp ../shared/mxnet-models/resnet18_v1-symbol.json "$out/"
+cp "${extra[@]}" "$out/"
 skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcudart|libcublas|libcublasLt|libcudnn.*|libnvrtc.*)\.so'
-for bin in "$out"/cuda_test "$out"/cuda_benchmark "$out"/cuda_train_benchmark "$out"/libmx_cuda.so; do
-  ldd "$bin" | awk '/=> \//{print $1, $3}' | while read -r name path; do
-    if ! [[ "$name" =~ $skip ]]; then cp -Ln "$path" "$out/lib/$name"; fi
-  done
+for t in "${targets[@]}"; do
+  ldd "$out/$(basename "${t/://}")" | awk '/=> \//{print $1, $3}' |
+    while read -r name path; do
+      if ! [[ "$name" =~ $skip ]]; then cp -Ln "$path" "$out/lib/$name"; fi
+    done
 done
 du -sh "$out"
-ls "$out/lib"

@@ -7,18 +7,14 @@ cd "$(dirname "$0")"
 log=${OUT:-/tmp}/gpu_checks.log
 exec > >(tee "$log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-dirs=$(find / -xdev \( -name 'libcudnn.so.9*' -o -name 'libcublas.so.13*' \
-  -o -name 'libcudart.so.13*' -o -name 'libnvrtc.so.13*' \) 2>/dev/null |
-  xargs -r -n1 dirname | sort -u | tr '\n' ':')
-export LD_LIBRARY_PATH="$PWD/lib:${dirs}${LD_LIBRARY_PATH:-}"
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
 echo "=== cuda_benchmark"
-timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
+MX_CUDA_VERBOSE=1 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"
 echo "=== cuda_train_benchmark"
 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
