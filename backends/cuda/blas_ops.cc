@@ -189,10 +189,10 @@ void FullyConnected(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterBlasOps(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("dot", MX_DEVICE_GPU, Dot);
-  plugin.RegisterKernel("_backward_dot", MX_DEVICE_GPU, DotBackward);
-  plugin.RegisterKernel("batch_dot", MX_DEVICE_GPU, BatchDot);
-  plugin.RegisterKernel("FullyConnected", MX_DEVICE_GPU, FullyConnected);
+  RegisterGpuKernel(plugin, "dot", Dot);
+  RegisterGpuKernel(plugin, "_backward_dot", DotBackward);
+  RegisterGpuKernel(plugin, "batch_dot", BatchDot);
+  RegisterGpuKernel(plugin, "FullyConnected", FullyConnected);
 }
 
 }  // namespace mx_cuda

@@ -361,8 +361,8 @@ void ConvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterConvOps(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Convolution", MX_DEVICE_GPU, ConvForward);
-  plugin.RegisterKernel("_backward_Convolution", MX_DEVICE_GPU, ConvBackward);
+  RegisterGpuKernel(plugin, "Convolution", ConvForward);
+  RegisterGpuKernel(plugin, "_backward_Convolution", ConvBackward);
 }
 
 }  // namespace mx_cuda

@@ -1,6 +1,12 @@
 #include "backends/cuda/cuda_util.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <mutex>
+#include <vector>
 #include <memory>
 #include <utility>
 
@@ -127,6 +133,84 @@ void* Workspace(int dev_id, size_t bytes) {
 
 void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
+}
+
+namespace {
+
+struct OpTime {
+  int64_t calls = 0;
+  double seconds = 0;
+};
+
+struct Profile {
+  std::mutex mu;
+  std::map<std::string, OpTime> ops;
+};
+
+Profile& Profiles() {
+  static auto* p = new Profile();
+  return *p;
+}
+
+void PrintProfile() {
+  Profile& p = Profiles();
+  std::lock_guard<std::mutex> lock(p.mu);
+  std::vector<std::pair<std::string, OpTime>> rows(p.ops.begin(), p.ops.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second.seconds > b.second.seconds;
+  });
+  double total = 0;
+  for (const auto& r : rows) total += r.second.seconds;
+  std::fprintf(stderr, "[mx_cuda] profile: %.3f ms in %zu ops\n",
+               total * 1e3, rows.size());
+  std::fprintf(stderr, "[mx_cuda] %-28s %10s %12s %10s %6s\n", "op", "calls",
+               "total ms", "mean us", "%");
+  for (const auto& [name, t] : rows) {
+    std::fprintf(stderr, "[mx_cuda] %-28s %10lld %12.3f %10.2f %6.2f\n",
+                 name.c_str(), static_cast<long long>(t.calls),
+                 t.seconds * 1e3, t.seconds * 1e6 / t.calls,
+                 100 * t.seconds / total);
+  }
+}
+
+bool Profiling() {
+  static const bool on = [] {
+    const char* v = std::getenv("MX_CUDA_PROFILE");
+    const bool enabled = v != nullptr && std::string(v) == "1";
+    if (enabled) std::atexit(PrintProfile);
+    return enabled;
+  }();
+  return on;
+}
+
+}  // namespace
+
+void RegisterGpuKernel(mxplugin::Plugin& plugin, const std::string& op,
+                       mxplugin::Kernel fn) {
+  if (!Profiling()) {
+    plugin.RegisterKernel(op, MX_DEVICE_GPU, std::move(fn));
+    return;
+  }
+  plugin.RegisterKernel(
+      op, MX_DEVICE_GPU,
+      [op, fn](const mxplugin::KernelContext& ctx, const mxplugin::Attrs& attrs,
+               mxplugin::Tensors in, const int32_t* req,
+               mxplugin::Tensors out) {
+        // The time from the call to the end of its GPU work (the stream
+        // was idle at the start: the engine synchronizes after each op).
+        const auto start = std::chrono::steady_clock::now();
+        fn(ctx, attrs, in, req, out);
+        CheckCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(ctx.stream())),
+                  op);
+        const double s = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        Profile& p = Profiles();
+        std::lock_guard<std::mutex> lock(p.mu);
+        OpTime& t = p.ops[op];
+        ++t.calls;
+        t.seconds += s;
+      });
 }
 
 const char* DTypeName(int dtype) {

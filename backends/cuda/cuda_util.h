@@ -46,6 +46,12 @@ void* Workspace(int dev_id, size_t bytes);
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);
 
+// Registers `fn` as op's kernel on the gpu device. With MX_CUDA_PROFILE=1
+// (read at load) every call is timed to the end of its GPU work, and a
+// table of calls and time per op is printed to stderr at exit.
+void RegisterGpuKernel(mxplugin::Plugin& plugin, const std::string& op,
+                       mxplugin::Kernel fn);
+
 // MxDType code -> "float32" etc.; bytes of one element (0: unknown).
 const char* DTypeName(int dtype);
 size_t DTypeSize(int dtype);

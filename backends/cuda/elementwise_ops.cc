@@ -48,7 +48,7 @@ double ScalarAttr(const std::string& op, const Attrs& attrs,
 }
 
 void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
-  plugin.RegisterKernel(op, MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, op,
                         [op, u](const KernelContext& ctx, const Attrs&,
                                 Tensors in, const int32_t* req, Tensors out) {
                           RequireFloat(op, in[0]);
@@ -82,8 +82,7 @@ BroadcastIndex MakeBroadcast(const std::string& op, const Tensor& a,
 
 void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                     bool broadcast) {
-  plugin.RegisterKernel(
-      op, MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, op,
       [op, f, broadcast](const KernelContext& ctx, const Attrs&, Tensors in,
                          const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
@@ -106,8 +105,7 @@ void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
 
 void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                     bool reverse) {
-  plugin.RegisterKernel(
-      op, MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, op,
       [op, f, reverse](const KernelContext& ctx, const Attrs& attrs,
                        Tensors in, const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
@@ -270,8 +268,7 @@ void BroadcastReducedLike(const KernelContext& ctx, const Attrs& attrs,
 
 void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
                     bool mean) {
-  plugin.RegisterKernel(
-      op, MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, op,
       [op, mean](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
@@ -593,53 +590,52 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterScalar(plugin, "_maximum_scalar", Binary::kMax, false);
   RegisterScalar(plugin, "_minimum_scalar", Binary::kMin, false);
 
-  plugin.RegisterKernel("Activation", MX_DEVICE_GPU, Activation);
+  RegisterGpuKernel(plugin, "Activation", Activation);
   RegisterReduce(plugin, "sum", false);
   RegisterReduce(plugin, "mean", true);
-  plugin.RegisterKernel("_reduce_sum_like", MX_DEVICE_GPU, ReduceSumLike);
-  plugin.RegisterKernel("_broadcast_reduced_like", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "_reduce_sum_like", ReduceSumLike);
+  RegisterGpuKernel(plugin, "_broadcast_reduced_like",
                         BroadcastReducedLike);
-  plugin.RegisterKernel("softmax", MX_DEVICE_GPU, Softmax<false>);
-  plugin.RegisterKernel("log_softmax", MX_DEVICE_GPU, Softmax<true>);
-  plugin.RegisterKernel("_backward_softmax", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "softmax", Softmax<false>);
+  RegisterGpuKernel(plugin, "log_softmax", Softmax<true>);
+  RegisterGpuKernel(plugin, "_backward_softmax",
                         SoftmaxBackward<false>);
-  plugin.RegisterKernel("_backward_log_softmax", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "_backward_log_softmax",
                         SoftmaxBackward<true>);
   for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
                          "BlockGrad", "_copy"}) {
-    plugin.RegisterKernel(op, MX_DEVICE_GPU, SameBytes);
+    RegisterGpuKernel(plugin, op, SameBytes);
   }
-  plugin.RegisterKernel("zeros_like", MX_DEVICE_GPU, ZerosLike);
-  plugin.RegisterKernel("_zeros", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "zeros_like", ZerosLike);
+  RegisterGpuKernel(plugin, "_zeros",
                         [](const KernelContext& ctx, const Attrs&, Tensors,
                            const int32_t* req, Tensors out) {
                           Fill("_zeros", ctx, out, req, 0.0);
                         });
-  plugin.RegisterKernel("_ones", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "_ones",
                         [](const KernelContext& ctx, const Attrs&, Tensors,
                            const int32_t* req, Tensors out) {
                           Fill("_ones", ctx, out, req, 1.0);
                         });
-  plugin.RegisterKernel("ones_like", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "ones_like",
                         [](const KernelContext& ctx, const Attrs&, Tensors,
                            const int32_t* req, Tensors out) {
                           Fill("ones_like", ctx, out, req, 1.0);
                         });
-  plugin.RegisterKernel("add_n", MX_DEVICE_GPU, AddN);
-  plugin.RegisterKernel("Concat", MX_DEVICE_GPU, Concat);
-  plugin.RegisterKernel("_split_like", MX_DEVICE_GPU, SplitLike);
-  plugin.RegisterKernel(
-      "_full", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "add_n", AddN);
+  RegisterGpuKernel(plugin, "Concat", Concat);
+  RegisterGpuKernel(plugin, "_split_like", SplitLike);
+  RegisterGpuKernel(plugin, "_full",
       [](const KernelContext& ctx, const Attrs& attrs, Tensors,
          const int32_t* req, Tensors out) {
         Fill("_full", ctx, out, req, ScalarAttr("_full", attrs, "value", 0.0));
       });
-  plugin.RegisterKernel("_random_uniform", MX_DEVICE_GPU, RandomOp<false>);
-  plugin.RegisterKernel("_random_normal", MX_DEVICE_GPU, RandomOp<true>);
-  plugin.RegisterKernel("one_hot", MX_DEVICE_GPU, OneHot);
-  plugin.RegisterKernel("sgd_update", MX_DEVICE_GPU, SgdUpdate<false>);
-  plugin.RegisterKernel("adam_update", MX_DEVICE_GPU, AdamUpdate);
-  plugin.RegisterKernel("sgd_mom_update", MX_DEVICE_GPU, SgdUpdate<true>);
+  RegisterGpuKernel(plugin, "_random_uniform", RandomOp<false>);
+  RegisterGpuKernel(plugin, "_random_normal", RandomOp<true>);
+  RegisterGpuKernel(plugin, "one_hot", OneHot);
+  RegisterGpuKernel(plugin, "sgd_update", SgdUpdate<false>);
+  RegisterGpuKernel(plugin, "adam_update", AdamUpdate);
+  RegisterGpuKernel(plugin, "sgd_mom_update", SgdUpdate<true>);
 }
 
 }  // namespace mx_cuda

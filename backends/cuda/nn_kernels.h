@@ -36,7 +36,9 @@ cudaError_t LaunchPoolBackward(PoolType type, bool count_include_pad,
                                const int32_t* argmax, void* dx, int req,
                                int* bad_argmax, cudaStream_t stream);
 
-// BatchNorm on (outer, channels, inner) data. batch_stats: normalize with
+// BatchNorm on (outer, channels, inner) data, in three launches that each
+// fill the GPU (per-channel partial sums, a per-channel finish, an
+// elementwise pass); sums in double, variance as E[x^2] - mean^2. batch_stats: normalize with
 // the batch's mean and (biased) variance, write them to mean/var and
 // update the moving statistics; otherwise use the moving ones.
 struct BatchNormArgs {
@@ -49,14 +51,18 @@ cudaError_t LaunchBatchNormForward(int dtype, const BatchNormArgs& a,
                                    const void* beta, void* moving_mean,
                                    void* moving_var, void* y, int req_y,
                                    void* mean, int req_mean, void* var,
-                                   int req_var, cudaStream_t stream);
+                                   int req_var, void* scratch,
+                                   cudaStream_t stream);
 // (out_grad, data, gamma, mean, var) -> (data_grad, gamma_grad, beta_grad).
 cudaError_t LaunchBatchNormBackward(int dtype, const BatchNormArgs& a,
                                     const void* og, const void* x,
                                     const void* gamma, const void* mean,
                                     const void* var, void* dx, int req_dx,
                                     void* dgamma, int req_dgamma, void* dbeta,
-                                    int req_dbeta, cudaStream_t stream);
+                                    int req_dbeta, void* scratch,
+                                    cudaStream_t stream);
+// Device scratch memory the two BatchNorm launchers need.
+size_t BatchNormScratchBytes(const BatchNormArgs& a);
 
 // Dropout's mask: 0 with probability p, else 1/(1-p) (0 when p = 1);
 // element i from Philox subsequence i of `seed`.

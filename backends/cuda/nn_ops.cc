@@ -203,7 +203,9 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                   in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
                   in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
                   out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-                  out[2].data<void>(), req[2], StreamOf(ctx)),
+                  out[2].data<void>(), req[2],
+                  Workspace(ctx.dev_id(), BatchNormScratchBytes(a)),
+                  StreamOf(ctx)),
               in[0].dtype());
 }
 
@@ -217,7 +219,9 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs,
                   in[1].dtype(), a, in[0].data<void>(), in[1].data<void>(),
                   in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
                   out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-                  out[2].data<void>(), req[2], StreamOf(ctx)),
+                  out[2].data<void>(), req[2],
+                  Workspace(ctx.dev_id(), BatchNormScratchBytes(a)),
+                  StreamOf(ctx)),
               in[1].dtype());
 }
 
@@ -268,16 +272,14 @@ void Dropout(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterNnOps(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Pooling", MX_DEVICE_GPU, PoolingForward);
-  plugin.RegisterKernel(
-      "_backward_Pooling", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "Pooling", PoolingForward);
+  RegisterGpuKernel(plugin, "_backward_Pooling",
       [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
          const int32_t* req, Tensors out) {
         PoolingBackward("_backward_Pooling", ctx, attrs, in[0], nullptr,
                         in[1], req[0], out[0]);
       });
-  plugin.RegisterKernel(
-      "_backward_Pooling_max", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "_backward_Pooling_max",
       [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
          const int32_t* req, Tensors out) {
         if (in[1].dtype() != MX_DTYPE_INT32) {
@@ -287,10 +289,10 @@ void RegisterNnOps(mxplugin::Plugin& plugin) {
         PoolingBackward("_backward_Pooling_max", ctx, attrs, in[0],
                         in[1].data<int32_t>(), in[2], req[0], out[0]);
       });
-  plugin.RegisterKernel("BatchNorm", MX_DEVICE_GPU, BatchNormForward);
-  plugin.RegisterKernel("_backward_BatchNorm", MX_DEVICE_GPU,
+  RegisterGpuKernel(plugin, "BatchNorm", BatchNormForward);
+  RegisterGpuKernel(plugin, "_backward_BatchNorm",
                         BatchNormBackward);
-  plugin.RegisterKernel("Dropout", MX_DEVICE_GPU, Dropout);
+  RegisterGpuKernel(plugin, "Dropout", Dropout);
 }
 
 }  // namespace mx_cuda

@@ -34,6 +34,12 @@ struct OpCase {
   std::vector<std::pair<double, double>> ranges;
   bool train = false;        // Forward (and gradient) in training mode.
   std::vector<int> no_grad;  // Inputs without a gradient (aux states).
+  // Inputs made as int32 integers in [lo, hi) of their range (indices,
+  // argmax positions) whatever the case's dtype.
+  std::vector<int> int32_inputs;
+  // Random-number ops: outputs are compared by shape and finiteness only
+  // (a plugin's generator need not match the host's).
+  bool random_values = false;
 };
 
 // Every existing op a CPU or device plugin is expected to claim.
@@ -81,6 +87,11 @@ std::vector<std::pair<std::string, int>> PluginKernels();
 // Deliberately broken ops named in MX_CONFORMANCE_EXPECT_FAIL (e.g. a test
 // plugin's error-reporting ops): checked to fail with a typed error.
 bool ExpectedToFail(const std::string& op);
+
+// Whether a plugin device type has units (a GPU plugin on a machine without
+// a GPU has none: its kernel and device checks are skipped with one line
+// saying so, printed once per device type).
+bool DeviceHasUnits(int dev_type);
 
 // Counts for the summary printed at the end.
 struct Summary {

@@ -1,8 +1,11 @@
 // The conformance suite's main: computes every built-in CPU reference of
 // the op table, then loads the plugin (its kernels replace the built-in
 // ones), runs the checks and prints a summary per category.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <typeinfo>
@@ -13,6 +16,8 @@
 #include "graph/node.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
+#include "imperative/nd.h"
+#include "backends/plugin_api/mx_plugin.h"
 #include "tests/plugin_conformance/conformance.h"
 
 namespace mx {
@@ -86,9 +91,21 @@ std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto range =
         i < c.ranges.size() ? c.ranges[i] : std::make_pair(c.lo, c.hi);
-    in.push_back(
-        testing::RandomArray(shapes[i], dtype, range.first, range.second,
-                             static_cast<uint32_t>(1000 * v + 17 * i + 1)));
+    const uint32_t seed = static_cast<uint32_t>(1000 * v + 17 * i + 1);
+    const bool integers =
+        std::find(c.int32_inputs.begin(), c.int32_inputs.end(),
+                  static_cast<int>(i)) != c.int32_inputs.end();
+    if (integers) {
+      // Integers in [lo, hi): the floor of uniform values, then int32.
+      NDArray f = testing::RandomArray(shapes[i], DType::kFloat64,
+                                       range.first, range.second, seed);
+      std::vector<double> vals = testing::ToDouble(f);
+      for (double& x : vals) x = std::floor(x);
+      in.push_back(nd::cast(testing::ArrayOf(shapes[i], vals), DType::kInt32));
+    } else {
+      in.push_back(testing::RandomArray(shapes[i], dtype, range.first,
+                                        range.second, seed));
+    }
   }
   return in;
 }
@@ -189,6 +206,25 @@ std::vector<std::pair<std::string, int>> PluginKernels() {
                           "on its devices";
   }
   return kernels;
+}
+
+bool DeviceHasUnits(int dev_type) {
+  if (dev_type == Context::kCPU) return true;
+  const MxDeviceDef* d = PluginDeviceFunctions(dev_type);
+  const int n = d == nullptr ? 0 : d->count(d->user_data);
+  if (n == 0) {
+    static std::mutex mu;
+    static std::set<int> reported;
+    std::lock_guard<std::mutex> lock(mu);
+    if (reported.insert(dev_type).second) {
+      std::printf("device type %d (%s) has no units on this machine: its "
+                  "kernel and device checks are skipped\n",
+                  dev_type, Context{static_cast<Context::DeviceType>(dev_type), 0}
+                                .ToString()
+                                .c_str());
+    }
+  }
+  return n > 0;
 }
 
 bool ExpectedToFail(const std::string& op) {

@@ -67,6 +67,99 @@ OpCase BatchNorm(bool train) {
   return c;
 }
 
+// Ops a device backend (the CUDA plugin) claims beyond the CPU plugins':
+// the rest of the elementwise family, shape ops, fills, random numbers,
+// optimizer updates and the gradient helpers of autograd.
+void AddDeviceCases(std::vector<OpCase>* t) {
+  for (const char* op : {"sign", "erf", "expm1", "BlockGrad", "_copy",
+                         "zeros_like", "ones_like"}) {
+    t->push_back(Unary(op));
+  }
+  for (const char* op : {"rsqrt", "reciprocal"}) t->push_back(Unary(op, 0.5, 2));
+  t->push_back(Unary("log1p", -0.5, 1));
+  t->push_back(Binary("_backward_relu"));
+  for (const char* op : {"broadcast_div", "broadcast_maximum",
+                         "broadcast_minimum"}) {
+    t->push_back(Shaped(
+        op, {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}}, {{}}));
+  }
+  OpCase power = Shaped("broadcast_power",
+                        {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}}, {{}});
+  power.lo = 0.5;
+  power.hi = 2;
+  t->push_back(power);
+  for (const char* op : {"_maximum_scalar", "_minimum_scalar"}) {
+    t->push_back(Scalar(op));
+  }
+  OpCase add_n = Unary("add_n");
+  add_n.shapes = Same(3);
+  add_n.attrs = {{{"num_args", "3"}}};
+  t->push_back(add_n);
+  t->push_back(Shaped("Reshape", {{{2, 3, 4}}, {{6, 4}}},
+                      {{{"shape", "(4, -1)"}}, {{"shape", "(0, 2, -1)"}}}));
+  t->push_back(Shaped("Flatten", {{{2, 3, 4}}, {{5, 2}}, {{3}}}, {{}}));
+  t->push_back(Shaped("reshape_like", {{{2, 6}, {3, 4}}, {{12}, {2, 2, 3}}},
+                      {{}}));
+  t->push_back(Shaped("expand_dims", {{{2, 3}}, {{4}}},
+                      {{{"axis", "1"}}, {{"axis", "-1"}}}));
+  t->push_back(Shaped("_split_like", {{{4, 6}, {4, 2}, {4, 4}}},
+                      {{{"num_args", "2"}, {"dim", "1"}}}));
+  t->push_back(Shaped("_split_like", {{{5, 3}, {2, 3}, {3, 3}}},
+                      {{{"num_args", "2"}, {"dim", "0"}}}));
+  t->push_back(Shaped("_reduce_sum_like",
+                      {{{3, 4}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{5}, {5}}},
+                      {{}}));
+  t->push_back(Shaped(
+      "_broadcast_reduced_like", {{{3, 1}, {3, 4}}},
+      {{{"axis", "1"}, {"keepdims", "True"}},
+       {{"axis", "1"}, {"keepdims", "True"}, {"normalize", "True"}}}));
+  t->push_back(Shaped("_broadcast_reduced_like", {{{4}, {3, 4}}},
+                      {{{"axis", "0"}}, {{"axis", "0"}, {"normalize", "1"}}}));
+  for (const char* op : {"_zeros", "_ones"}) {
+    t->push_back(Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(5,)"}}}));
+  }
+  t->push_back(Shaped("_full", {{}},
+                      {{{"shape", "(3, 4)"}, {"value", "2.5"}},
+                       {{"shape", "(2,)"}, {"value", "-1"}}}));
+  for (const char* op : {"_random_uniform", "_random_normal"}) {
+    OpCase r = Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(1000,)"}}});
+    r.random_values = true;
+    t->push_back(r);
+  }
+  OpCase one_hot = Shaped("one_hot", {{{6}}, {{2, 3}}},
+                          {{{"depth", "5"}},
+                           {{"depth", "4"}, {"on_value", "2"},
+                            {"off_value", "-1"}}});
+  one_hot.lo = 0;
+  one_hot.hi = 4;
+  one_hot.int32_inputs = {0};
+  t->push_back(one_hot);
+  const AttrDict clip = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"},
+                         {"clip_gradient", "0.2"}};
+  t->push_back(Shaped("sgd_update", {{{3, 4}, {3, 4}}, {{7}, {7}}},
+                      {{{"lr", "0.1"}}, clip}));
+  AttrDict mom = clip;
+  mom["momentum"] = "0.9";
+  t->push_back(Shaped("sgd_mom_update",
+                      {{{3, 4}, {3, 4}, {3, 4}}, {{7}, {7}, {7}}},
+                      {{{"lr", "0.1"}, {"momentum", "0.9"}}, mom}));
+  OpCase adam = Shaped("adam_update",
+                       {{{3, 4}, {3, 4}, {3, 4}, {3, 4}}, {{7}, {7}, {7}, {7}}},
+                       {{{"lr", "0.01"}}, clip});
+  adam.ranges = {{-1, 1}, {-1, 1}, {-0.1, 0.1}, {0.01, 0.1}};
+  t->push_back(adam);
+  // (out_grad, argmax, data): argmax positions inside each 7x9 plane.
+  OpCase pool_max = Shaped(
+      "_backward_Pooling_max", {{{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 7, 9}}},
+      {{{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
+        {"pool_type", "max"}}});
+  pool_max.ranges = {{-1, 1}, {0, 63}, {-1, 1}};
+  pool_max.int32_inputs = {1};
+  t->push_back(pool_max);
+  t->push_back(Shaped("Dropout", {{{4, 5}}, {{2, 3, 4}}},
+                      {{{"p", "0.5"}}, {{"p", "0.3"}, {"axes", "(1,)"}}}));
+}
+
 std::vector<OpCase> MakeTable() {
   std::vector<OpCase> t;
   for (const char* op : {"negative", "relu", "sigmoid", "tanh", "exp", "abs",
@@ -270,6 +363,7 @@ std::vector<OpCase> MakeTable() {
                         {{"axis", "0"}, {"keepdims", "True"}},
                         {{"axis", "(0, 1)"}}}));
   }
+  AddDeviceCases(&t);
   return t;
 }
 

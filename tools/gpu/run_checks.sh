@@ -13,11 +13,19 @@ ldd ./cuda_test | grep -i "not found"
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
+echo "=== cuda_conformance"
+MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CPU_WORKER_NTHREADS=4 timeout 120 \
+  ./cuda_conformance --gtest_color=no 2>&1 | grep -v "^\[ *\(RUN\|OK\) "
+echo "cuda_conformance exit: ${PIPESTATUS[0]}"
 echo "=== cuda_benchmark"
 MX_CUDA_VERBOSE=1 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"
 echo "=== cuda_train_benchmark"
 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
 echo "cuda_train_benchmark exit: $?"
+echo "=== per-op GPU time of ResNet-18 steps (MX_CUDA_PROFILE=1)"
+MX_CUDA_PROFILE=1 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 60 \
+  ./cuda_train_benchmark --benchmark_filter=ResNet --benchmark_min_time=1 2>&1 |
+  grep "mx_cuda" | head -40
 echo "=== torch peer"
 timeout 60 python3 torch_peer.py
