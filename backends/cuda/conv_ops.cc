@@ -27,6 +27,10 @@ using mxplugin::Tensors;
 
 // Algorithms may use at most this much scratch memory.
 constexpr size_t kMaxWorkspace = size_t{1} << 30;
+// cudnnFind times each algorithm once; the first round runs on a GPU that
+// may still be at idle clocks (seen on an H200: the slower algorithm won),
+// so the choice comes from the second.
+constexpr int kSearchRounds = 2;
 
 // MX_CUDA_VERBOSE=1 prints each algorithm choice to stderr.
 bool Verbose() {
@@ -236,10 +240,12 @@ void FindForward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   if (p->has_fwd) return;
   cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int n = 0;
-  CheckDnn(cudnnFindConvolutionForwardAlgorithm(
-               h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-               &n, r),
-           op + ": algorithm search");
+  for (int round = 0; round < kSearchRounds; ++round) {
+    CheckDnn(cudnnFindConvolutionForwardAlgorithm(
+                 h, p->x, p->w, p->conv, p->y,
+                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+             op + ": algorithm search");
+  }
   const auto* best = Best(r, n);
   if (best == nullptr) Unsupported(op, "cuDNN has no algorithm for it");
   p->fwd = best->algo;
@@ -259,14 +265,16 @@ void FindBackward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   cudnnConvolutionBwdFilterAlgoPerf_t
       rf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   int nd = 0, nf = 0;
-  CheckDnn(cudnnFindConvolutionBackwardDataAlgorithm(
-               h, p->w, p->y, p->conv, p->x,
-               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, rd),
-           op + ": data-gradient algorithm search");
-  CheckDnn(cudnnFindConvolutionBackwardFilterAlgorithm(
-               h, p->x, p->y, p->conv, p->w,
-               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, rf),
-           op + ": weight-gradient algorithm search");
+  for (int round = 0; round < kSearchRounds; ++round) {
+    CheckDnn(cudnnFindConvolutionBackwardDataAlgorithm(
+                 h, p->w, p->y, p->conv, p->x,
+                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, rd),
+             op + ": data-gradient algorithm search");
+    CheckDnn(cudnnFindConvolutionBackwardFilterAlgorithm(
+                 h, p->x, p->y, p->conv, p->w,
+                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, rf),
+             op + ": weight-gradient algorithm search");
+  }
   const auto* bd = Best(rd, nd);
   const auto* bf = Best(rf, nf);
   if (bd == nullptr || bf == nullptr) {

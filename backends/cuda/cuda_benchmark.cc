@@ -2,8 +2,9 @@
 // FullyConnected against cublasSgemm, a ResNet-style 3x3 convolution
 // (batch 64, 64 -> 64 channels, 56x56, pad 1) against cudnnConvolution-
 // Forward with the algorithm cudnnFind picks (same math: FMA, no TF32),
-// and the launch overhead of a 1-element add (one op and its wait, and
-// per op in a stream of 1000). Each mxcore iteration waits for its result,
+// the launch overhead of a 1-element add (one op and its wait, and per op
+// in a stream of 1000), and an 8-op elementwise chain on 16M floats,
+// unfused and fused by the "cuda" property (one NVRTC kernel). Each mxcore iteration waits for its result,
 // each raw one synchronizes its stream. Needs MX_CUDA_PLUGIN and a GPU;
 // without one it prints why and runs nothing.
 //
@@ -21,8 +22,10 @@
 
 #include "benchmark/benchmark.h"
 #include "engine/engine.h"
+#include "imperative/executor.h"
 #include "imperative/nd.h"
 #include "plugin/plugin.h"
+#include "subgraph/partition_graph.h"
 #include "testing/op_test_util.h"
 
 namespace mx {
@@ -217,6 +220,43 @@ void BM_RawLaunchAndSync(benchmark::State& state) {
   cudaFree(p);
 }
 BENCHMARK(BM_RawLaunchAndSync)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The 8-op elementwise chain of the fuse benchmark on 16M floats, through
+// the executor on gpu(0): each op its own kernel, or one NVRTC kernel from
+// the "cuda" property.
+Symbol Chain8() {
+  Symbol s = Symbol::Variable("x");
+  const std::vector<std::pair<std::string, AttrDict>> ops = {
+      {"_mul_scalar", {{"scalar", "1.5"}}}, {"_plus_scalar", {{"scalar", "1"}}},
+      {"relu", {}},                         {"square", {}},
+      {"_minus_scalar", {{"scalar", "3"}}}, {"abs", {}},
+      {"negative", {}},                     {"_mul_scalar", {{"scalar", "0.5"}}},
+  };
+  for (const auto& [op, attrs] : ops) s = Symbol::Create(op, {s}, attrs);
+  return s;
+}
+
+void Chain8(benchmark::State& state, const std::string& backend) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  constexpr int64_t kN = int64_t{1} << 24;
+  const Symbol net = PartitionGraph(Chain8(), backend);
+  auto exec = Executor::SimpleBind(net, Context::GPU(0), {{"x", {kN}}}, {},
+                                   OpReqType::kNullOp);
+  CopyFromTo(OnGpu({kN}, 7), exec->arg_dict().at("x"));
+  exec->Forward(false);
+  exec->outputs()[0].WaitToRead();
+  for (auto _ : state) {
+    exec->Forward(false);
+    exec->outputs()[0].WaitToRead();
+  }
+  state.SetBytesProcessed(state.iterations() * kN * 4 * 2);
+}
+void BM_Chain8x16MUnfused(benchmark::State& state) { Chain8(state, "NONE"); }
+void BM_Chain8x16MFusedNvrtc(benchmark::State& state) { Chain8(state, "cuda"); }
+BENCHMARK(BM_Chain8x16MUnfused)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Chain8x16MFusedNvrtc)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace mx

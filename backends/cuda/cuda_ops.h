@@ -15,6 +15,10 @@ void RegisterBlasOps(mxplugin::Plugin& plugin);
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
+// The subgraph property "cuda" and its op _cuda_fused_elemwise (NVRTC).
+void RegisterFusion(mxplugin::Plugin& plugin);
+// Fused kernels compiled since the plugin loaded.
+int64_t FusedKernelCompiles();
 
 }  // namespace mx_cuda
 

@@ -14,6 +14,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterBlasOps(plugin);
   mx_cuda::RegisterConvOps(plugin);
   mx_cuda::RegisterNnOps(plugin);
+  mx_cuda::RegisterFusion(plugin);
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin
@@ -21,4 +22,10 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
 extern "C" __attribute__((visibility("default"))) const char*
 mx_cuda_no_device_reason() {
   return mx_cuda::NoDeviceReason().c_str();
+}
+
+// Fused elementwise kernels NVRTC compiled since the plugin loaded.
+extern "C" __attribute__((visibility("default"))) int64_t
+mx_cuda_fused_compiles() {
+  return mx_cuda::FusedKernelCompiles();
 }

@@ -14,12 +14,15 @@
 #include "autograd/autograd.h"
 #include "engine/engine.h"
 #include "gtest/gtest.h"
+#include "imperative/executor.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
 #include "ndarray/storage.h"
 #include "nn/nn.h"
 #include "plugin/plugin.h"
+#include "subgraph/partition_graph.h"
 #include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 #include "tools/models.h"
 
 namespace mx {
@@ -342,6 +345,70 @@ TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
   }
   // The device still works.
   EXPECT_TRUE(AllClose(Host(nd::relu(x)), ToDouble(nd::relu(x.Copy(Context::CPU()))), 0, 0));
+}
+
+// x -> 8 elementwise ops, and a two-input tree, as the fusion benchmark.
+Symbol FusableGraph() {
+  Symbol x = Symbol::Variable("x"), z = Symbol::Variable("z");
+  Symbol s = x;
+  const std::vector<std::pair<std::string, AttrDict>> ops = {
+      {"_mul_scalar", {{"scalar", "1.5"}}}, {"_plus_scalar", {{"scalar", "1"}}},
+      {"relu", {}},    {"square", {}},
+      {"_minus_scalar", {{"scalar", "3"}}}, {"abs", {}},
+      {"negative", {}}, {"sigmoid", {}}};
+  for (const auto& [op, attrs] : ops) s = Symbol::Create(op, {s}, attrs);
+  Symbol t = Symbol::Create("elemwise_mul", {Symbol::Create("tanh", {z}, {}), s},
+                            {});
+  return Symbol::Group({s, Symbol::Create("elemwise_add", {t, x}, {})});
+}
+
+int64_t FusedCompiles() {
+  void* lib = dlopen(PluginPath(), RTLD_NOW | RTLD_NOLOAD);
+  auto fn = lib == nullptr ? nullptr
+                           : reinterpret_cast<int64_t (*)()>(
+                                 dlsym(lib, "mx_cuda_fused_compiles"));
+  const int64_t n = fn == nullptr ? -1 : fn();
+  if (lib != nullptr) dlclose(lib);
+  return n;
+}
+
+std::vector<std::vector<double>> RunGraph(const Symbol& net, Context ctx,
+                                          const NDArray& x, const NDArray& z) {
+  auto exec = Executor::SimpleBind(net, ctx, {{"x", x.shape()}, {"z", z.shape()}},
+                                   {}, OpReqType::kNullOp);
+  CopyFromTo(x.Copy(ctx), exec->arg_dict().at("x"));
+  CopyFromTo(z.Copy(ctx), exec->arg_dict().at("z"));
+  exec->Forward(/*is_train=*/false);
+  std::vector<std::vector<double>> r;
+  for (const NDArray& o : exec->outputs()) r.push_back(Host(o));
+  return r;
+}
+
+TEST(CudaFusion, GeneratedKernelsMatchTheUnfusedGraphAndAreCached) {
+  SKIP_WITHOUT_GPU();
+  const Symbol net = FusableGraph();
+  const Symbol fused = PartitionGraph(net, "cuda");
+  EXPECT_EQ(testing::CountOps(fused, "_cuda_fused_elemwise"), 1)
+      << "one subgraph: the chain and the tree";
+  const NDArray x = RandomArray({1000, 37}, DType::kFloat32, -2, 2, 1);
+  const NDArray z = RandomArray({1000, 37}, DType::kFloat32, -2, 2, 2);
+  const auto want = RunGraph(net, Context::CPU(), x, z);
+  const int64_t before = FusedCompiles();
+  const auto got = RunGraph(fused, Context::GPU(0), x, z);
+  const int64_t after_first = FusedCompiles();
+  const auto again = RunGraph(fused, Context::GPU(0), x, z);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(AllClose(got[i], want[i], 1e-5, 1e-6)) << "output " << i;
+    EXPECT_EQ(again[i], got[i]);
+  }
+  EXPECT_EQ(after_first, before + 1);
+  EXPECT_EQ(FusedCompiles(), after_first) << "the kernel was compiled again";
+  // The fused op on the CPU: the program interpreter.
+  const auto cpu = RunGraph(fused, Context::CPU(), x, z);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(AllClose(cpu[i], want[i], 1e-6, 1e-7)) << "output " << i;
+  }
 }
 
 // Loss of each step of an imperative conv + FC network trained with SGD

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/fuse/fused_op.h"
+#include "backends/common/elemwise_program.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 namespace mxfuse {
@@ -16,7 +16,7 @@ class ElemwiseSelector : public mxplugin::PredicateSelector {
   ElemwiseSelector()
       : PredicateSelector([](const mxplugin::NodeView& n) {
           return !n.is_variable() && !n.has_control_deps() &&
-                 IsFusable(std::string(n.op()));
+                 mx_elemwise::IsFusable(std::string(n.op()));
         }) {}
   std::vector<bool> Filter(
       const std::vector<mxplugin::NodeView>& candidates) override {
@@ -35,13 +35,17 @@ class FuseProperty : public mxplugin::Property {
   mxplugin::SubgraphNode CreateNode(const MxGraphView& graph, int) override {
     mxplugin::SubgraphNode node;
     node.op = "_fused_elemwise";
-    node.attrs = ToAttrs(Compile(graph));
+    node.attrs = mx_elemwise::ToAttrs(mx_elemwise::Compile(graph));
     return node;
   }
 };
 
 void Register(mxplugin::Plugin& p) {
-  RegisterFusedOp(p);
+  p.RegisterOp(mx_elemwise::ProgramOpDef(
+      "_fused_elemwise",
+      "A chain or tree of elementwise ops, compiled to a register program, "
+      "computed in one pass over memory (fuse plugin); float32 and "
+      "float64."));
   p.RegisterSubgraphProperty("fuse", std::make_shared<FuseProperty>());
 }
 

@@ -387,19 +387,22 @@ std::vector<int> FindCases(const std::string& op) {
 const std::vector<AttrDict>& NewOpAttrs(const std::string& op) {
   // The repo's plugins' new ops that need attributes or have interesting
   // ones. A vendor adds theirs.
+  // fuse: r1 = exp(r0); r2 = r1 * 0.5; outputs r2 and r1; and a
+  // two-input program r2 = r0 + r1, r3 = tanh(r2). The CUDA plugin's fused
+  // op runs the same programs.
+  static const std::vector<AttrDict> programs = {
+      {{"num_inputs", "1"},
+       {"program", "exp 0 -1 0;_mul_scalar 1 -1 0.5"},
+       {"outputs", "2,1"}},
+      {{"num_inputs", "2"},
+       {"program", "elemwise_add 0 1 0;tanh 2 -1 0"},
+       {"outputs", "3"}}};
   static const auto* table = new std::map<std::string, std::vector<AttrDict>>{
       {"_test_plugin_scale", {{}, {{"scale", "0.5"}}, {{"scale", "-3"}}}},
       {"_test_plugin_scale_backward", {{}, {{"scale", "4"}}}},
       {"_test_plugin_offset", {{{"offset", "10"}}, {{"offset", "-0.25"}}}},
-      // fuse: r1 = exp(r0); r2 = r1 * 0.5; outputs r2 and r1; and a
-      // two-input program r2 = r0 + r1, r3 = tanh(r2).
-      {"_fused_elemwise",
-       {{{"num_inputs", "1"},
-         {"program", "exp 0 -1 0;_mul_scalar 1 -1 0.5"},
-         {"outputs", "2,1"}},
-        {{"num_inputs", "2"},
-         {"program", "elemwise_add 0 1 0;tanh 2 -1 0"},
-         {"outputs", "3"}}}},
+      {"_fused_elemwise", programs},
+      {"_cuda_fused_elemwise", programs},
   };
   static const auto* none = new std::vector<AttrDict>{{}};
   auto it = table->find(op);

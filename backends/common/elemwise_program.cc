@@ -1,8 +1,8 @@
-// _fused_elemwise: the kernel runs the program over blocks of kBlock
-// elements; intermediates live in a few block-sized buffers that stay in
-// cache, so each input is read once and each output written once however
-// long the chain.
-#include "backends/fuse/fused_op.h"
+// The CPU kernel runs the program over blocks of kBlock elements;
+// intermediates live in a few block-sized buffers that stay in cache, so
+// each input is read once and each output written once however long the
+// chain.
+#include "backends/common/elemwise_program.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <memory>
 #include <sstream>
 
-namespace mxfuse {
+namespace mx_elemwise {
 namespace {
 
 using mxplugin::Error;
@@ -157,37 +157,30 @@ void Run(const Program& p, mxplugin::Tensors in, const int32_t* req,
   }
 }
 
-const char* NameOf(Code code) {
-  for (const auto& [name, c] : Codes()) {
-    if (c == code) return name.c_str();
-  }
-  return "?";
-}
-
 bool IsBinary(Code c) {
   return c == Code::kAdd || c == Code::kSub || c == Code::kMul ||
          c == Code::kDiv;
 }
 
 // The registers each op reads must exist and precede it.
-void Validate(const Program& p) {
+void Validate(const std::string& op, const Program& p) {
   int next = p.num_inputs;
   for (const Instr& i : p.instrs) {
     const bool binary = IsBinary(i.code);
     if (i.a < 0 || i.a >= next || (binary && (i.b < 0 || i.b >= next)) ||
         (!binary && i.b != -1) || i.dst != next) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  "_fused_elemwise: malformed program instruction");
+                  op + ": malformed program instruction");
     }
     ++next;
   }
   if (p.outputs.empty()) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, "_fused_elemwise: no outputs");
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": no outputs");
   }
   for (int r : p.outputs) {
     if (r < 0 || r >= next) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  "_fused_elemwise: an output names no register");
+                  op + ": an output names no register");
     }
   }
 }
@@ -205,8 +198,8 @@ void MarkUsed(Program* p) {
 }
 
 // Every register an op reads or writes has one shape.
-void InferShape(const mxplugin::Attrs& attrs, mxplugin::ShapeSlots& in,
-                mxplugin::ShapeSlots& out) {
+void InferShape(const std::string& op, const mxplugin::Attrs& attrs,
+                mxplugin::ShapeSlots& in, mxplugin::ShapeSlots& out) {
   const Program& p = attrs.parsed<Program>();
   std::optional<mxplugin::Shape> common;
   auto take = [&](const std::optional<mxplugin::Shape>& s) {
@@ -217,13 +210,13 @@ void InferShape(const mxplugin::Attrs& attrs, mxplugin::ShapeSlots& in,
     }
     if (s->size() != common->size()) {
       throw Error(MX_STATUS_SHAPE_ERROR,
-                  "_fused_elemwise: operands have different ranks");
+                  op + ": operands have different ranks");
     }
     for (size_t d = 0; d < s->size(); ++d) {
       if ((*common)[d] < 0) (*common)[d] = (*s)[d];
       if ((*s)[d] >= 0 && (*s)[d] != (*common)[d]) {
         throw Error(MX_STATUS_SHAPE_ERROR,
-                    "_fused_elemwise: operands have different shapes");
+                    op + ": operands have different shapes");
       }
     }
   };
@@ -238,8 +231,8 @@ void InferShape(const mxplugin::Attrs& attrs, mxplugin::ShapeSlots& in,
   for (auto& s : out) s = common;
 }
 
-void InferType(const mxplugin::Attrs& attrs, std::vector<int>& in,
-               std::vector<int>& out) {
+void InferType(const std::string& op, const mxplugin::Attrs& attrs,
+               std::vector<int>& in, std::vector<int>& out) {
   const Program& p = attrs.parsed<Program>();
   int t = MX_DTYPE_UNKNOWN;
   auto take = [&](int v) {
@@ -247,7 +240,7 @@ void InferType(const mxplugin::Attrs& attrs, std::vector<int>& in,
     if (t == MX_DTYPE_UNKNOWN) t = v;
     if (v != t) {
       throw Error(MX_STATUS_DTYPE_ERROR,
-                  "_fused_elemwise: operands have different dtypes");
+                  op + ": operands have different dtypes");
     }
   };
   for (size_t i = 0; i < in.size(); ++i) {
@@ -257,7 +250,7 @@ void InferType(const mxplugin::Attrs& attrs, std::vector<int>& in,
   if (t == MX_DTYPE_UNKNOWN) return;
   if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64) {
     throw Error(MX_STATUS_DTYPE_ERROR,
-                "_fused_elemwise: only float32 and float64 are supported");
+                op + ": only float32 and float64 are supported");
   }
   for (size_t i = 0; i < in.size(); ++i) {
     if (p.input_used[i]) in[i] = t;
@@ -266,6 +259,13 @@ void InferType(const mxplugin::Attrs& attrs, std::vector<int>& in,
 }
 
 }  // namespace
+
+const char* NameOf(Code code) {
+  for (const auto& [name, c] : Codes()) {
+    if (c == code) return name.c_str();
+  }
+  return "?";
+}
 
 bool IsFusable(const std::string& name) { return Codes().count(name) > 0; }
 
@@ -284,7 +284,8 @@ Program Compile(const MxGraphView& g) {
     auto code = Codes().find(n.op_name);
     if (code == Codes().end()) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  std::string("_fused_elemwise: node \"") + n.node_name +
+                  std::string("fused elementwise program: node \"") +
+                      n.node_name +
                       "\" (op " + n.op_name + ") is not elementwise-fusable");
     }
     Instr in;
@@ -299,7 +300,7 @@ Program Compile(const MxGraphView& g) {
   p.num_regs = next;
   for (int i = 0; i < g.num_outputs; ++i)
     p.outputs.push_back(reg[g.output_nodes[i]]);
-  Validate(p);
+  Validate("fused elementwise program", p);
   MarkUsed(&p);
   for (const Instr& i : p.instrs) {
     p.text += "r" + std::to_string(i.dst) + " = " + NameOf(i.code) + "(r" +
@@ -325,12 +326,12 @@ std::vector<std::pair<std::string, std::string>> ToAttrs(const Program& p) {
           {"outputs", outputs}};
 }
 
-Program FromAttrs(const mxplugin::Attrs& attrs) {
+Program FromAttrs(const std::string& op, const mxplugin::Attrs& attrs) {
   Program p;
   const int64_t num_inputs = attrs.GetInt("num_inputs", -1);
   if (num_inputs < 0 || num_inputs > 65536) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
-                "_fused_elemwise: num_inputs must be 0 to 65536");
+                op + ": num_inputs must be 0 to 65536");
   }
   p.num_inputs = static_cast<int>(num_inputs);
   int next = p.num_inputs;
@@ -342,12 +343,12 @@ Program FromAttrs(const mxplugin::Attrs& attrs) {
     Instr in;
     if (!(fields >> name >> in.a >> in.b >> in.scalar)) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  "_fused_elemwise: cannot read instruction \"" + line + "\"");
+                  op + ": cannot read instruction \"" + line + "\"");
     }
     auto code = Codes().find(name);
     if (code == Codes().end()) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  "_fused_elemwise: unknown instruction \"" + name + "\"");
+                  op + ": unknown instruction \"" + name + "\"");
     }
     in.code = code->second;
     in.dst = next++;
@@ -359,51 +360,54 @@ Program FromAttrs(const mxplugin::Attrs& attrs) {
     const long r = std::strtol(line.c_str(), &end, 10);
     if (end == line.c_str() || *end != '\0' || r < 0 || r >= next) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
-                  "_fused_elemwise: bad output register \"" + line + "\"");
+                  op + ": bad output register \"" + line + "\"");
     }
     p.outputs.push_back(static_cast<int>(r));
   }
   p.num_regs = next;
-  Validate(p);
+  Validate(op, p);
   MarkUsed(&p);
   return p;
 }
 
-void RegisterFusedOp(mxplugin::Plugin& plugin) {
-  plugin.RegisterOp(
-      mxplugin::OpDef("_fused_elemwise")
-          .Describe(
-              "A chain or tree of elementwise ops, compiled to a register "
-              "program, computed in one pass over memory (fuse plugin); "
-              "float32 and float64.")
-          .Attr("num_inputs", MX_ATTR_INT, std::nullopt, "inputs")
-          .Attr("program", MX_ATTR_STRING, std::nullopt,
-                "instructions \"op a b scalar\" separated by ';'")
-          .Attr("outputs", MX_ATTR_STRING, std::nullopt,
-                "registers of the outputs, comma separated")
-          .Parse([](const mxplugin::Attrs& attrs) {
-            return std::static_pointer_cast<void>(
-                std::make_shared<Program>(FromAttrs(attrs)));
-          })
-          .NumInputs([](const mxplugin::Attrs& attrs) {
-            return attrs.parsed<Program>().num_inputs;
-          })
-          .NumOutputs([](const mxplugin::Attrs& attrs) {
-            return static_cast<int>(attrs.parsed<Program>().outputs.size());
-          })
-          .InferShape(InferShape)
-          .InferType(InferType)
-          .Kernel(MX_DEVICE_CPU,
-                  [](const mxplugin::KernelContext&,
-                     const mxplugin::Attrs& attrs, mxplugin::Tensors in,
-                     const int32_t* req, mxplugin::Tensors out) {
-                    const Program& p = attrs.parsed<Program>();
-                    if (out[0].dtype() == MX_DTYPE_FLOAT64) {
-                      Run<double>(p, in, req, out);
-                    } else {
-                      Run<float>(p, in, req, out);
-                    }
-                  }));
+mxplugin::OpDef ProgramOpDef(const std::string& name,
+                             const std::string& description) {
+  return mxplugin::OpDef(name)
+      .Describe(description)
+      .Attr("num_inputs", MX_ATTR_INT, std::nullopt, "inputs")
+      .Attr("program", MX_ATTR_STRING, std::nullopt,
+            "instructions \"op a b scalar\" separated by ';'")
+      .Attr("outputs", MX_ATTR_STRING, std::nullopt,
+            "registers of the outputs, comma separated")
+      .Parse([name](const mxplugin::Attrs& attrs) {
+        return std::static_pointer_cast<void>(
+            std::make_shared<Program>(FromAttrs(name, attrs)));
+      })
+      .NumInputs([](const mxplugin::Attrs& attrs) {
+        return attrs.parsed<Program>().num_inputs;
+      })
+      .NumOutputs([](const mxplugin::Attrs& attrs) {
+        return static_cast<int>(attrs.parsed<Program>().outputs.size());
+      })
+      .InferShape([name](const mxplugin::Attrs& attrs,
+                         mxplugin::ShapeSlots& in, mxplugin::ShapeSlots& out) {
+        InferShape(name, attrs, in, out);
+      })
+      .InferType([name](const mxplugin::Attrs& attrs, std::vector<int>& in,
+                        std::vector<int>& out) {
+        InferType(name, attrs, in, out);
+      })
+      .Kernel(MX_DEVICE_CPU,
+              [](const mxplugin::KernelContext&, const mxplugin::Attrs& attrs,
+                 mxplugin::Tensors in, const int32_t* req,
+                 mxplugin::Tensors out) {
+                const Program& p = attrs.parsed<Program>();
+                if (out[0].dtype() == MX_DTYPE_FLOAT64) {
+                  Run<double>(p, in, req, out);
+                } else {
+                  Run<float>(p, in, req, out);
+                }
+              });
 }
 
-}  // namespace mxfuse
+}  // namespace mx_elemwise
