@@ -13,8 +13,15 @@
 namespace mx {
 namespace {
 
-// Sets every element of a host array to `value`.
+// Sets every element of an array to `value` (a device array through a
+// host array and a copy: its memory is not the host's to write).
 void FillValue(const NDArray& a, double value) {
+  if (!a.ctx().is_host()) {
+    NDArray host(a.shape(), Context::CPU(), a.dtype());
+    FillValue(host, value);
+    CopyFromTo(host, a);
+    return;
+  }
   a.CheckAndAlloc();
   a.MarkWritten();
   const TBlob blob = a.blob();

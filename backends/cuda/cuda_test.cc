@@ -411,6 +411,35 @@ TEST(CudaFusion, GeneratedKernelsMatchTheUnfusedGraphAndAreCached) {
   }
 }
 
+// A bound executor (forward and backward, default head gradients) on the
+// GPU against the same on the CPU.
+TEST(CudaExecutor, ForwardAndBackwardMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Symbol h = Symbol::Create("FullyConnected", {Symbol::Variable("data")},
+                            {{"num_hidden", "16"}}, "fc1");
+  h = Symbol::Create("Activation", {h}, {{"act_type", "relu"}}, "relu1");
+  h = Symbol::Create("FullyConnected", {h}, {{"num_hidden", "4"}}, "fc2");
+  auto run = [&](Context ctx) {
+    auto exec = Executor::SimpleBind(h, ctx, {{"data", {8, 12}}});
+    uint32_t seed = 1;
+    for (const auto& [name, arr] : exec->arg_dict()) {
+      CopyFromTo(RandomArray(arr.shape(), DType::kFloat32, -1, 1, seed++).Copy(ctx),
+                 arr);
+    }
+    exec->Forward(/*is_train=*/true);
+    exec->Backward();
+    std::vector<std::vector<double>> r{Host(exec->outputs()[0])};
+    for (const auto& [name, g] : exec->grad_dict()) r.push_back(Host(g));
+    return r;
+  };
+  const auto want = run(Context::CPU());
+  const auto got = run(Context::GPU(0));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(AllClose(got[i], want[i], 1e-4, 1e-5)) << "value " << i;
+  }
+}
+
 // Loss of each step of an imperative conv + FC network trained with SGD
 // momentum on ctx, and the final weights (same initial values on both).
 std::vector<std::vector<double>> TrainImperative(Context ctx) {
