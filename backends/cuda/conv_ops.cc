@@ -34,18 +34,12 @@ constexpr int kSearchRounds = 2;
 
 // MX_CUDA_VERBOSE=1 prints each algorithm choice to stderr.
 bool Verbose() {
-  static const bool verbose = [] {
-    const char* v = std::getenv("MX_CUDA_VERBOSE");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool verbose = EnvFlag("MX_CUDA_VERBOSE");
   return verbose;
 }
 
 bool AllowTf32() {
-  static const bool allow = [] {
-    const char* v = std::getenv("MX_CUDA_ALLOW_TF32");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool allow = EnvFlag("MX_CUDA_ALLOW_TF32");
   return allow;
 }
 
@@ -369,6 +363,9 @@ void ConvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterConvOps(mxplugin::Plugin& plugin) {
+  // Read (and checked) now: a bad value fails the plugin's load.
+  Verbose();
+  AllowTf32();
   RegisterGpuKernel(plugin, "Convolution", ConvForward);
   RegisterGpuKernel(plugin, "_backward_Convolution", ConvBackward);
 }

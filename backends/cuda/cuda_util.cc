@@ -135,6 +135,17 @@ void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
 }
 
+bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  const std::string value(v);
+  if (value == "1" || value == "true") return true;
+  if (value.empty() || value == "0" || value == "false") return false;
+  throw Error(MX_STATUS_INVALID_ARGUMENT,
+              std::string(name) + "=\"" + value +
+                  "\" is not allowed: use 0, 1, false or true");
+}
+
 namespace {
 
 struct OpTime {
@@ -175,8 +186,7 @@ void PrintProfile() {
 
 bool Profiling() {
   static const bool on = [] {
-    const char* v = std::getenv("MX_CUDA_PROFILE");
-    const bool enabled = v != nullptr && std::string(v) == "1";
+    const bool enabled = EnvFlag("MX_CUDA_PROFILE");
     if (enabled) std::atexit(PrintProfile);
     return enabled;
   }();

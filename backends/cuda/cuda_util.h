@@ -46,6 +46,12 @@ void* Workspace(int dev_id, size_t bytes);
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);
 
+// A boolean environment variable of the plugin: unset, "0"/"false" or
+// "1"/"true"; anything else throws InvalidArgument naming the variable
+// (the plugin checks its variables when it loads, so a typo fails the
+// load instead of being ignored).
+bool EnvFlag(const char* name);
+
 // Registers `fn` as op's kernel on the gpu device. With MX_CUDA_PROFILE=1
 // (read at load) every call is timed to the end of its GPU work, and a
 // table of calls and time per op is printed to stderr at exit.
