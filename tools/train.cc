@@ -137,8 +137,7 @@ std::string ChooseBackend(const char* argv0) {
     return "plugins from MX_PLUGINS:" + names;
   }
   if (backend == "builtin") return "built-in CPU kernels";
-  const std::string path =
-      FindPlugin(argv0, "backends/onednn/libmx_onednn.so");
+  const std::string path = FindPlugin(argv0, "backends/onednn/libmx_onednn.so");
   if (path.empty()) {
     if (backend == "onednn") {
       throw NotFound(
@@ -184,9 +183,9 @@ double Accuracy(nn::Block& net, const data::Dataset& test, Context ctx) {
     // The logits come back to the CPU for the argmax.
     const NDArray logits = net(ctx.is_host() ? x : x.Copy(ctx));
     const std::vector<float> pred =
-        nd::cast(nd::argmax(ctx.is_host() ? logits : logits.Copy(Context::CPU()),
-                            1),
-                 DType::kFloat32)
+        nd::cast(
+            nd::argmax(ctx.is_host() ? logits : logits.Copy(Context::CPU()), 1),
+            DType::kFloat32)
             .ToVector<float>();
     const std::vector<float> label = y.ToVector<float>();
     for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == label[i];

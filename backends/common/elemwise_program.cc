@@ -285,8 +285,8 @@ Program Compile(const MxGraphView& g) {
     if (code == Codes().end()) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
                   std::string("fused elementwise program: node \"") +
-                      n.node_name +
-                      "\" (op " + n.op_name + ") is not elementwise-fusable");
+                      n.node_name + "\" (op " + n.op_name +
+                      ") is not elementwise-fusable");
     }
     Instr in;
     in.code = code->second;
@@ -389,25 +389,24 @@ mxplugin::OpDef ProgramOpDef(const std::string& name,
       .NumOutputs([](const mxplugin::Attrs& attrs) {
         return static_cast<int>(attrs.parsed<Program>().outputs.size());
       })
-      .InferShape([name](const mxplugin::Attrs& attrs,
-                         mxplugin::ShapeSlots& in, mxplugin::ShapeSlots& out) {
+      .InferShape([name](const mxplugin::Attrs& attrs, mxplugin::ShapeSlots& in,
+                         mxplugin::ShapeSlots& out) {
         InferShape(name, attrs, in, out);
       })
-      .InferType([name](const mxplugin::Attrs& attrs, std::vector<int>& in,
-                        std::vector<int>& out) {
-        InferType(name, attrs, in, out);
-      })
-      .Kernel(MX_DEVICE_CPU,
-              [](const mxplugin::KernelContext&, const mxplugin::Attrs& attrs,
-                 mxplugin::Tensors in, const int32_t* req,
-                 mxplugin::Tensors out) {
-                const Program& p = attrs.parsed<Program>();
-                if (out[0].dtype() == MX_DTYPE_FLOAT64) {
-                  Run<double>(p, in, req, out);
-                } else {
-                  Run<float>(p, in, req, out);
-                }
-              });
+      .InferType(
+          [name](const mxplugin::Attrs& attrs, std::vector<int>& in,
+                 std::vector<int>& out) { InferType(name, attrs, in, out); })
+      .Kernel(
+          MX_DEVICE_CPU,
+          [](const mxplugin::KernelContext&, const mxplugin::Attrs& attrs,
+             mxplugin::Tensors in, const int32_t* req, mxplugin::Tensors out) {
+            const Program& p = attrs.parsed<Program>();
+            if (out[0].dtype() == MX_DTYPE_FLOAT64) {
+              Run<double>(p, in, req, out);
+            } else {
+              Run<float>(p, in, req, out);
+            }
+          });
 }
 
 }  // namespace mx_elemwise

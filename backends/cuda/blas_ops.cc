@@ -26,9 +26,12 @@ struct BlasTypes {
 
 BlasTypes TypesOf(const std::string& op, int dtype) {
   switch (dtype) {
-    case MX_DTYPE_FLOAT32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
-    case MX_DTYPE_FLOAT64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
-    case MX_DTYPE_FLOAT16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case MX_DTYPE_FLOAT32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case MX_DTYPE_FLOAT64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case MX_DTYPE_FLOAT16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
     default:
       throw Error(MX_STATUS_DTYPE_ERROR,
                   op + " on gpu: " + DTypeName(dtype) +
@@ -55,10 +58,9 @@ void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
   if (k == 0) {
     // An empty sum: C = 0 (or unchanged when accumulating).
     if (!accumulate) {
-      CheckCuda(cudaMemsetAsync(c, 0,
-                                static_cast<size_t>(batch * m * n) *
-                                    DTypeSize(dtype),
-                                static_cast<cudaStream_t>(ctx.stream())),
+      CheckCuda(cudaMemsetAsync(
+                    c, 0, static_cast<size_t>(batch * m * n) * DTypeSize(dtype),
+                    static_cast<cudaStream_t>(ctx.stream())),
                 op);
     }
     return;
@@ -66,32 +68,21 @@ void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (batch == 1) {
-    CheckBlas(cublasGemmEx(h, opb, opa, static_cast<int>(n),
-                           static_cast<int>(m), static_cast<int>(k), alpha, b,
-                           t.data, static_cast<int>(ldb), a, t.data,
-                           static_cast<int>(lda), beta, c, t.data,
-                           static_cast<int>(ldc), t.compute,
-                           CUBLAS_GEMM_DEFAULT),
+    CheckBlas(cublasGemmEx(
+                  h, opb, opa, static_cast<int>(n), static_cast<int>(m),
+                  static_cast<int>(k), alpha, b, t.data, static_cast<int>(ldb),
+                  a, t.data, static_cast<int>(lda), beta, c, t.data,
+                  static_cast<int>(ldc), t.compute, CUBLAS_GEMM_DEFAULT),
               op + ": gemm");
   } else {
     CheckBlas(cublasGemmStridedBatchedEx(
                   h, opb, opa, static_cast<int>(n), static_cast<int>(m),
                   static_cast<int>(k), alpha, b, t.data, static_cast<int>(ldb),
-                  stride_b, a, t.data, static_cast<int>(lda), stride_a, beta,
-                  c, t.data, static_cast<int>(ldc), stride_c,
+                  stride_b, a, t.data, static_cast<int>(lda), stride_a, beta, c,
+                  t.data, static_cast<int>(ldc), stride_c,
                   static_cast<int>(batch), t.compute, CUBLAS_GEMM_DEFAULT),
               op + ": batched gemm");
   }
-}
-
-bool Flag(const std::string& op, const Attrs& attrs, const char* key,
-          const char* fallback) {
-  const auto v = mxplugin::ParseBool(attrs.Get(key, fallback));
-  if (!v) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": " + key + "=" + attrs.Get(key) + " is not a bool");
-  }
-  return *v;
 }
 
 // MXNet's dot of N-d arrays: a's last axis (first when transposed) with
@@ -112,8 +103,8 @@ DotShape DotExtents(const Tensor& a, const Tensor& b, bool ta, bool tb) {
 void Dot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
          const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
-  const bool ta = Flag("dot", attrs, "transpose_a", "False");
-  const bool tb = Flag("dot", attrs, "transpose_b", "False");
+  const bool ta = FlagAttr("dot", attrs, "transpose_a", "False");
+  const bool tb = FlagAttr("dot", attrs, "transpose_b", "False");
   const DotShape s = DotExtents(in[0], in[1], ta, tb);
   Gemm("dot", ctx, in[0].dtype(), ta, tb, s.m, s.n, s.k, in[0].data<void>(),
        in[1].data<void>(), out[0].data<void>(), req[0] == MX_REQ_ADD);
@@ -123,8 +114,8 @@ void Dot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 void DotBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
   const std::string op = "_backward_dot";
-  const bool ta = Flag(op, attrs, "transpose_a", "False");
-  const bool tb = Flag(op, attrs, "transpose_b", "False");
+  const bool ta = FlagAttr(op, attrs, "transpose_a", "False");
+  const bool tb = FlagAttr(op, attrs, "transpose_b", "False");
   const DotShape s = DotExtents(in[1], in[2], ta, tb);
   const int dt = in[0].dtype();
   const void *og = in[0].data<void>(), *a = in[1].data<void>(),
@@ -153,8 +144,8 @@ void BatchDot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               const int32_t* req, Tensors out) {
   const std::string op = "batch_dot";
   if (req[0] == MX_REQ_NULL) return;
-  const bool ta = Flag(op, attrs, "transpose_a", "False");
-  const bool tb = Flag(op, attrs, "transpose_b", "False");
+  const bool ta = FlagAttr(op, attrs, "transpose_a", "False");
+  const bool tb = FlagAttr(op, attrs, "transpose_b", "False");
   const Tensor a = in[0], b = in[1];
   const int na = a.ndim(), nb = b.ndim();
   if (na < 3 || nb < 3) Unsupported(op, "operands of fewer than 3 dims");
@@ -172,17 +163,17 @@ void FullyConnected(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                     const int32_t* req, Tensors out) {
   const std::string op = "FullyConnected";
   if (req[0] == MX_REQ_NULL) return;
-  const bool no_bias = Flag(op, attrs, "no_bias", "False");
+  const bool no_bias = FlagAttr(op, attrs, "no_bias", "False");
   const Tensor x = in[0], w = in[1], y = out[0];
   const int64_t hidden = w.dim(0), k = w.dim(1);
   const int64_t rows = k == 0 ? y.size() / hidden : x.size() / k;
   Gemm(op, ctx, x.dtype(), false, true, rows, hidden, k, x.data<void>(),
        w.data<void>(), y.data<void>(), req[0] == MX_REQ_ADD);
   if (!no_bias && in.size() > 2) {
-    CheckCuda(LaunchAddBias(x.dtype(), rows, hidden, in[2].data<void>(),
-                            y.data<void>(),
-                            static_cast<cudaStream_t>(ctx.stream())),
-              op + ": bias");
+    CheckCuda(
+        LaunchAddBias(x.dtype(), rows, hidden, in[2].data<void>(),
+                      y.data<void>(), static_cast<cudaStream_t>(ctx.stream())),
+        op + ": bias");
   }
 }
 

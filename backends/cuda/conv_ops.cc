@@ -45,9 +45,12 @@ bool AllowTf32() {
 
 cudnnDataType_t DnnType(const std::string& op, int dtype) {
   switch (dtype) {
-    case MX_DTYPE_FLOAT32: return CUDNN_DATA_FLOAT;
-    case MX_DTYPE_FLOAT64: return CUDNN_DATA_DOUBLE;
-    case MX_DTYPE_FLOAT16: return CUDNN_DATA_HALF;
+    case MX_DTYPE_FLOAT32:
+      return CUDNN_DATA_FLOAT;
+    case MX_DTYPE_FLOAT64:
+      return CUDNN_DATA_DOUBLE;
+    case MX_DTYPE_FLOAT16:
+      return CUDNN_DATA_HALF;
     default:
       throw Error(MX_STATUS_DTYPE_ERROR,
                   op + " on gpu: " + DTypeName(dtype) +
@@ -127,7 +130,8 @@ ConvGeometry Geometry(const std::string& op, const Attrs& attrs,
   const std::string layout = attrs.Get("layout", "None");
   if (!kernel || kernel->empty() || kernel->size() > 3 || !groups ||
       *groups < 1 || !no_bias) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read the attributes");
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": cannot read the attributes");
   }
   if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
       layout != "NCDHW") {
@@ -167,14 +171,14 @@ void MakeDescriptors(const std::string& op, const ConvGeometry& g,
   CheckDnn(cudnnSetTensorNdDescriptor(p->y, t, nd, g.y.data(),
                                       PackedStrides(g.y).data()),
            op + ": output descriptor");
-  CheckDnn(cudnnSetFilterNdDescriptor(p->w, t, CUDNN_TENSOR_NCHW, nd,
-                                      g.w.data()),
-           op + ": weight descriptor");
+  CheckDnn(
+      cudnnSetFilterNdDescriptor(p->w, t, CUDNN_TENSOR_NCHW, nd, g.w.data()),
+      op + ": weight descriptor");
   // Accumulate float16 in float32.
   const cudnnDataType_t acc = t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t;
-  CheckDnn(cudnnSetConvolutionNdDescriptor(
-               p->conv, nd - 2, g.pad.data(), g.stride.data(),
-               g.dilate.data(), CUDNN_CROSS_CORRELATION, acc),
+  CheckDnn(cudnnSetConvolutionNdDescriptor(p->conv, nd - 2, g.pad.data(),
+                                           g.stride.data(), g.dilate.data(),
+                                           CUDNN_CROSS_CORRELATION, acc),
            op + ": convolution descriptor");
   CheckDnn(cudnnSetConvolutionGroupCount(p->conv, g.groups), op + ": groups");
   const cudnnMathType_t math = t == CUDNN_DATA_HALF ? CUDNN_TENSOR_OP_MATH
@@ -236,8 +240,8 @@ void FindForward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   int n = 0;
   for (int round = 0; round < kSearchRounds; ++round) {
     CheckDnn(cudnnFindConvolutionForwardAlgorithm(
-                 h, p->x, p->w, p->conv, p->y,
-                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+                 h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                 &n, r),
              op + ": algorithm search");
   }
   const auto* best = Best(r, n);
@@ -246,9 +250,11 @@ void FindForward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   p->fwd_ws = best->memory;
   p->has_fwd = true;
   if (Verbose()) {
-    std::fprintf(stderr, "[mx_cuda] %s: forward algorithm %d (%.3f ms, %zu "
-                 "bytes of workspace) of %d\n", op.c_str(),
-                 static_cast<int>(best->algo), best->time, best->memory, n);
+    std::fprintf(stderr,
+                 "[mx_cuda] %s: forward algorithm %d (%.3f ms, %zu "
+                 "bytes of workspace) of %d\n",
+                 op.c_str(), static_cast<int>(best->algo), best->time,
+                 best->memory, n);
   }
 }
 
@@ -280,9 +286,10 @@ void FindBackward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
   p->bwd_filter_ws = bf->memory;
   p->has_bwd = true;
   if (Verbose()) {
-    std::fprintf(stderr, "[mx_cuda] %s: data-gradient algorithm %d (%.3f ms), "
-                 "weight-gradient algorithm %d (%.3f ms)\n", op.c_str(),
-                 static_cast<int>(bd->algo), bd->time,
+    std::fprintf(stderr,
+                 "[mx_cuda] %s: data-gradient algorithm %d (%.3f ms), "
+                 "weight-gradient algorithm %d (%.3f ms)\n",
+                 op.c_str(), static_cast<int>(bd->algo), bd->time,
                  static_cast<int>(bf->algo), bf->time);
   }
 }
@@ -344,18 +351,17 @@ void ConvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   }
   if (req[1] != MX_REQ_NULL) {
     void* ws = Workspace(ctx.dev_id(), p->bwd_filter_ws);
-    CheckDnn(cudnnConvolutionBackwardFilter(
-                 h, kOne.of(dt), p->x, in[1].data<void>(), p->y,
-                 in[0].data<void>(), p->conv, p->bwd_filter, ws,
-                 p->bwd_filter_ws, BetaFor(req[1], dt), p->w,
-                 out[1].data<void>()),
-             op + ": weight gradient");
+    CheckDnn(
+        cudnnConvolutionBackwardFilter(
+            h, kOne.of(dt), p->x, in[1].data<void>(), p->y, in[0].data<void>(),
+            p->conv, p->bwd_filter, ws, p->bwd_filter_ws, BetaFor(req[1], dt),
+            p->w, out[1].data<void>()),
+        op + ": weight gradient");
   }
   if (g.has_bias && out.size() > 2 && req[2] != MX_REQ_NULL) {
-    CheckDnn(cudnnConvolutionBackwardBias(h, kOne.of(dt), p->y,
-                                          in[0].data<void>(),
-                                          BetaFor(req[2], dt), p->bias,
-                                          out[2].data<void>()),
+    CheckDnn(cudnnConvolutionBackwardBias(
+                 h, kOne.of(dt), p->y, in[0].data<void>(), BetaFor(req[2], dt),
+                 p->bias, out[2].data<void>()),
              op + ": bias gradient");
   }
 }

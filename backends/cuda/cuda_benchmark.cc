@@ -4,9 +4,9 @@
 // Forward with the algorithm cudnnFind picks (same math: FMA, no TF32),
 // the launch overhead of a 1-element add (one op and its wait, and per op
 // in a stream of 1000), and an 8-op elementwise chain on 16M floats,
-// unfused and fused by the "cuda" property (one NVRTC kernel). Each mxcore iteration waits for its result,
-// each raw one synchronizes its stream. Needs MX_CUDA_PLUGIN and a GPU;
-// without one it prints why and runs nothing.
+// unfused and fused by the "cuda" property (one NVRTC kernel). Each mxcore
+// iteration waits for its result, each raw one synchronizes its stream. Needs
+// MX_CUDA_PLUGIN and a GPU; without one it prints why and runs nothing.
 //
 //   MX_CUDA_PLUGIN=.../libmx_cuda.so bazel-bin/backends/cuda/cuda_benchmark
 #include <cublas_v2.h>
@@ -30,7 +30,6 @@
 
 namespace mx {
 namespace {
-
 
 constexpr int64_t kGemm = 4096;
 
@@ -79,7 +78,9 @@ void BM_MxFullyConnected4096(benchmark::State& state) {
       2.0 * kGemm * kGemm * kGemm * state.iterations() / 1e12,
       benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MxFullyConnected4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MxFullyConnected4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_RawCublasSgemm4096(benchmark::State& state) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
@@ -112,9 +113,10 @@ void BM_RawCublasSgemm4096(benchmark::State& state) {
 }
 BENCHMARK(BM_RawCublasSgemm4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-const std::map<std::string, std::string> kConvAttrs = {
-    {"kernel", "(3,3)"}, {"num_filter", "64"}, {"pad", "(1,1)"},
-    {"no_bias", "True"}};
+const std::map<std::string, std::string> kConvAttrs = {{"kernel", "(3,3)"},
+                                                       {"num_filter", "64"},
+                                                       {"pad", "(1,1)"},
+                                                       {"no_bias", "True"}};
 
 void BM_MxConv3x3Batch64(benchmark::State& state) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
@@ -146,18 +148,17 @@ void BM_RawCudnnConv3x3Batch64(benchmark::State& state) {
                              56, 56);
   cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 64, 64,
                              56, 56);
-  cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 64, 64,
-                             3, 3);
-  cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
-                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 64, 64, 3,
+                             3);
+  cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                  CUDNN_DATA_FLOAT);
   cudnnSetConvolutionMathType(cd, std::getenv("MX_CUDA_ALLOW_TF32") != nullptr
                                       ? CUDNN_DEFAULT_MATH
                                       : CUDNN_FMA_MATH);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int n = 0;
-  cudnnFindConvolutionForwardAlgorithm(h, xd, wd, cd, yd,
-                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
-                                       perf);
+  cudnnFindConvolutionForwardAlgorithm(
+      h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf);
   const size_t xb = sizeof(float) * 64 * 64 * 56 * 56;
   void *x, *w, *y, *ws = nullptr;
   cudaMalloc(&x, xb);
@@ -180,7 +181,9 @@ void BM_RawCudnnConv3x3Batch64(benchmark::State& state) {
   cudnnDestroy(h);
   cudaStreamDestroy(s);
 }
-BENCHMARK(BM_RawCudnnConv3x3Batch64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RawCudnnConv3x3Batch64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // One 1-element add and its wait.
 void BM_MxAdd1ElementWaited(benchmark::State& state) {
@@ -227,10 +230,14 @@ BENCHMARK(BM_RawLaunchAndSync)->Unit(benchmark::kMicrosecond)->UseRealTime();
 Symbol Chain8() {
   Symbol s = Symbol::Variable("x");
   const std::vector<std::pair<std::string, AttrDict>> ops = {
-      {"_mul_scalar", {{"scalar", "1.5"}}}, {"_plus_scalar", {{"scalar", "1"}}},
-      {"relu", {}},                         {"square", {}},
-      {"_minus_scalar", {{"scalar", "3"}}}, {"abs", {}},
-      {"negative", {}},                     {"_mul_scalar", {{"scalar", "0.5"}}},
+      {"_mul_scalar", {{"scalar", "1.5"}}},
+      {"_plus_scalar", {{"scalar", "1"}}},
+      {"relu", {}},
+      {"square", {}},
+      {"_minus_scalar", {{"scalar", "3"}}},
+      {"abs", {}},
+      {"negative", {}},
+      {"_mul_scalar", {{"scalar", "0.5"}}},
   };
   for (const auto& [op, attrs] : ops) s = Symbol::Create(op, {s}, attrs);
   return s;

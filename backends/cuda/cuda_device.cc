@@ -27,8 +27,8 @@ void* CudaDevice::Alloc(int dev_id, size_t bytes) {
   throw mxplugin::Error(
       err == cudaErrorMemoryAllocation ? MX_STATUS_OUT_OF_MEMORY
                                        : MX_STATUS_RUNTIME_ERROR,
-      Gpu(dev_id) + ": cannot allocate " + std::to_string(bytes) +
-          " bytes (" + cudaGetErrorString(err) + "; " +
+      Gpu(dev_id) + ": cannot allocate " + std::to_string(bytes) + " bytes (" +
+          cudaGetErrorString(err) + "; " +
           std::to_string(total_bytes - free_bytes) + " of " +
           std::to_string(total_bytes) + " bytes of the device in use)");
 }
@@ -83,9 +83,9 @@ void CudaDevice::RecordEvent(int dev_id, void* event, void* stream) {
 
 void CudaDevice::WaitEvent(int dev_id, void* event, void* stream) {
   UseDevice(dev_id);
-  CheckCuda(cudaStreamWaitEvent(AsStream(stream),
-                                static_cast<cudaEvent_t>(event), 0),
-            Gpu(dev_id) + ": cudaStreamWaitEvent");
+  CheckCuda(
+      cudaStreamWaitEvent(AsStream(stream), static_cast<cudaEvent_t>(event), 0),
+      Gpu(dev_id) + ": cudaStreamWaitEvent");
 }
 
 bool CudaDevice::QueryEvent(int dev_id, void* event) {
@@ -106,9 +106,9 @@ void CudaDevice::Copy(int dev_id, void* dst, const void* src, size_t bytes,
   const cudaMemcpyKind kind = direction == 0   ? cudaMemcpyHostToDevice
                               : direction == 1 ? cudaMemcpyDeviceToHost
                                                : cudaMemcpyDeviceToDevice;
-  CheckCuda(cudaMemcpyAsync(dst, src, bytes, kind, AsStream(stream)),
-            Gpu(dev_id) + ": cudaMemcpyAsync of " + std::to_string(bytes) +
-                " bytes");
+  CheckCuda(
+      cudaMemcpyAsync(dst, src, bytes, kind, AsStream(stream)),
+      Gpu(dev_id) + ": cudaMemcpyAsync of " + std::to_string(bytes) + " bytes");
 }
 
 void CudaDevice::Memset(int dev_id, void* dst, int value, size_t bytes,

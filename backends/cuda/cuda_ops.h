@@ -6,9 +6,12 @@
 
 namespace mx_cuda {
 
-// Elementwise, broadcast, scalar, Activation, sum/mean, softmax, reshapes,
-// zeros_like, ones_like, add_n, fills, random, one_hot, sgd updates (own kernels, elementwise.cu).
+// Elementwise, broadcast, scalar, clip, Activation, add_n, reductions,
+// softmax and the autograd helpers (elementwise.cu, reduce_kernels.cu).
 void RegisterElementwiseOps(mxplugin::Plugin& plugin);
+// Reshapes, broadcast_to/like/axis, transpose, slices, Concat, Cast,
+// fills, random numbers, one_hot, optimizer updates.
+void RegisterArrayOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).

@@ -50,8 +50,8 @@ const std::string& NoGpuReason() {
   return *reason;
 }
 
-#define SKIP_WITHOUT_GPU()                                        \
-  if (!NoGpuReason().empty()) {                                   \
+#define SKIP_WITHOUT_GPU()                                     \
+  if (!NoGpuReason().empty()) {                                \
     GTEST_SKIP() << "no usable GPU (" << NoGpuReason() << ")"; \
   }
 
@@ -88,7 +88,10 @@ TEST(CudaDevice, CopiesAreExactAndFreedBlocksAreReused) {
   EXPECT_EQ(Host(h.Copy(gpu).Copy(gpu)), ToDouble(h));
   engine::Engine::Get()->WaitForAll();
   Storage* s = Storage::Get();
-  { NDArray warm({1 << 20}, gpu, DType::kFloat32, false); warm.WaitToRead(); }
+  {
+    NDArray warm({1 << 20}, gpu, DType::kFloat32, false);
+    warm.WaitToRead();
+  }
   engine::Engine::Get()->WaitForAll();
   const Storage::Stats before = s->GetStats(gpu);
   for (int i = 0; i < 10; ++i) {
@@ -105,11 +108,12 @@ TEST(CudaDevice, CopiesAreExactAndFreedBlocksAreReused) {
       << "cudaMalloc on the hot path";
   EXPECT_GE(after.num_reuses, before.num_reuses + 10);
   EXPECT_GE(after.peak_bytes_in_use, size_t{4} << 20);
-  std::printf("gpu(0) storage: in use %zu, pooled %zu, peak %zu bytes, %lld "
-              "device allocations, %lld reuses\n",
-              after.bytes_in_use, after.bytes_pooled, after.peak_bytes_in_use,
-              static_cast<long long>(after.num_device_allocs),
-              static_cast<long long>(after.num_reuses));
+  std::printf(
+      "gpu(0) storage: in use %zu, pooled %zu, peak %zu bytes, %lld "
+      "device allocations, %lld reuses\n",
+      after.bytes_in_use, after.bytes_pooled, after.peak_bytes_in_use,
+      static_cast<long long>(after.num_device_allocs),
+      static_cast<long long>(after.num_reuses));
 }
 
 TEST(CudaDevice, OutOfMemoryIsATypedErrorAndTheDeviceStaysUsable) {
@@ -164,111 +168,114 @@ NDArray Op(const std::string& name, const std::vector<NDArray>& in,
 
 std::map<std::string, Case> Cases() {
   std::map<std::string, Case> c;
-  c["fc_bias"] = {{{8, 20}, {7, 20}, {7}}, [](auto& x) {
-                    return Op("FullyConnected", {x[0], x[1], x[2]},
-                              {{"num_hidden", "7"}});
-                  }};
+  c["fc_bias"] = {
+      {{8, 20}, {7, 20}, {7}}, [](auto& x) {
+        return Op("FullyConnected", {x[0], x[1], x[2]}, {{"num_hidden", "7"}});
+      }};
   c["fc_flatten_no_bias"] = {{{4, 3, 5, 2}, {9, 30}}, [](auto& x) {
-                               return Op("FullyConnected", {x[0], x[1]},
-                                         {{"num_hidden", "9"},
-                                          {"no_bias", "True"}});
+                               return Op(
+                                   "FullyConnected", {x[0], x[1]},
+                                   {{"num_hidden", "9"}, {"no_bias", "True"}});
                              }};
-  c["fc_float16"] = {{{16, 64}, {32, 64}, {32}},
-                     [](auto& x) {
-                       return Op("FullyConnected", {x[0], x[1], x[2]},
-                                 {{"num_hidden", "32"}});
-                     },
-                     DType::kFloat16};
+  c["fc_float16"] = {
+      {{16, 64}, {32, 64}, {32}},
+      [](auto& x) {
+        return Op("FullyConnected", {x[0], x[1], x[2]}, {{"num_hidden", "32"}});
+      },
+      DType::kFloat16};
   c["dot_ta_tb"] = {{{6, 4}, {5, 6}}, [](auto& x) {
-                      return Op("dot", {x[0], x[1]},
-                                {{"transpose_a", "True"},
-                                 {"transpose_b", "True"}});
+                      return Op(
+                          "dot", {x[0], x[1]},
+                          {{"transpose_a", "True"}, {"transpose_b", "True"}});
                     }};
-  c["dot_3d"] = {{{2, 3, 4}, {4, 5}},
-                 [](auto& x) { return Op("dot", {x[0], x[1]}, {}); }};
-  c["batch_dot_tb"] = {{{3, 4, 5}, {3, 6, 5}}, [](auto& x) {
-                         return Op("batch_dot", {x[0], x[1]},
-                                   {{"transpose_b", "True"}});
-                       }};
+  c["dot_3d"] = {{{2, 3, 4}, {4, 5}}, [](auto& x) {
+                   return Op("dot", {x[0], x[1]}, {});
+                 }};
+  c["batch_dot_tb"] = {
+      {{3, 4, 5}, {3, 6, 5}}, [](auto& x) {
+        return Op("batch_dot", {x[0], x[1]}, {{"transpose_b", "True"}});
+      }};
   for (const char* act : {"relu", "sigmoid", "tanh", "softrelu"}) {
-    c[std::string("act_") + act] = {{{5, 33}}, [act](auto& x) {
-                                      return Op("Activation", {x[0]},
-                                                {{"act_type", act}});
-                                    }};
+    c[std::string("act_") + act] = {
+        {{5, 33}}, [act](auto& x) {
+          return Op("Activation", {x[0]}, {{"act_type", act}});
+        }};
   }
   c["softmax_axis1"] = {{{3, 7, 4}}, [](auto& x) {
                           return Op("softmax", {x[0]}, {{"axis", "1"}});
                         }};
-  c["log_softmax_rows"] = {{{6, 300}}, [](auto& x) {
-                             return Op("log_softmax", {x[0]}, {});
-                           }};
-  c["broadcast_add_mul"] = {{{3, 4}, {1, 4}, {3, 1}}, [](auto& x) {
-                              return Op("broadcast_mul",
-                                        {Op("broadcast_add", {x[0], x[1]}, {}),
-                                         x[2]},
-                                        {});
-                            }};
-  c["sum_mean"] = {{{4, 5, 6}}, [](auto& x) {
-                     return Op("elemwise_add",
-                               {Op("sum", {x[0]}, {{"axis", "(1, 2)"},
-                                                   {"keepdims", "True"}}),
-                                Op("mean", {x[0]}, {{"axis", "(1, 2)"},
-                                                    {"keepdims", "True"}})},
-                               {});
-                   }};
-  c["scalar_chain"] = {{{7, 9}}, [](auto& x) {
-                         NDArray y = Op("_mul_scalar", {x[0]}, {{"scalar", "3"}});
-                         y = Op("_rminus_scalar", {y}, {{"scalar", "1"}});
-                         return Op("exp", {Op("tanh", {y}, {})}, {});
-                       }};
-  c["conv2d_pad_stride_bias"] = {
-      {{2, 3, 9, 8}, {4, 3, 3, 3}, {4}}, [](auto& x) {
+  c["log_softmax_rows"] = {
+      {{6, 300}}, [](auto& x) { return Op("log_softmax", {x[0]}, {}); }};
+  c["broadcast_add_mul"] = {
+      {{3, 4}, {1, 4}, {3, 1}}, [](auto& x) {
+        return Op("broadcast_mul",
+                  {Op("broadcast_add", {x[0], x[1]}, {}), x[2]}, {});
+      }};
+  c["sum_mean"] = {
+      {{4, 5, 6}}, [](auto& x) {
+        return Op(
+            "elemwise_add",
+            {Op("sum", {x[0]}, {{"axis", "(1, 2)"}, {"keepdims", "True"}}),
+             Op("mean", {x[0]}, {{"axis", "(1, 2)"}, {"keepdims", "True"}})},
+            {});
+      }};
+  c["scalar_chain"] = {
+      {{7, 9}}, [](auto& x) {
+        NDArray y = Op("_mul_scalar", {x[0]}, {{"scalar", "3"}});
+        y = Op("_rminus_scalar", {y}, {{"scalar", "1"}});
+        return Op("exp", {Op("tanh", {y}, {})}, {});
+      }};
+  c["conv2d_pad_stride_bias"] = {{{2, 3, 9, 8}, {4, 3, 3, 3}, {4}},
+                                 [](auto& x) {
+                                   return Op("Convolution", {x[0], x[1], x[2]},
+                                             {{"kernel", "(3,3)"},
+                                              {"num_filter", "4"},
+                                              {"stride", "(2,1)"},
+                                              {"pad", "(1,1)"}});
+                                 }};
+  c["conv2d_groups_dilate"] = {{{1, 4, 10, 10}, {6, 2, 3, 3}}, [](auto& x) {
+                                 return Op("Convolution", {x[0], x[1]},
+                                           {{"kernel", "(3,3)"},
+                                            {"num_filter", "6"},
+                                            {"num_group", "2"},
+                                            {"dilate", "(2,2)"},
+                                            {"no_bias", "True"}});
+                               }};
+  c["conv1d"] = {
+      {{2, 3, 11}, {5, 3, 3}, {5}}, [](auto& x) {
         return Op("Convolution", {x[0], x[1], x[2]},
-                  {{"kernel", "(3,3)"}, {"num_filter", "4"},
-                   {"stride", "(2,1)"}, {"pad", "(1,1)"}});
+                  {{"kernel", "(3,)"}, {"num_filter", "5"}, {"pad", "(1,)"}});
       }};
-  c["conv2d_groups_dilate"] = {
-      {{1, 4, 10, 10}, {6, 2, 3, 3}}, [](auto& x) {
-        return Op("Convolution", {x[0], x[1]},
-                  {{"kernel", "(3,3)"}, {"num_filter", "6"},
-                   {"num_group", "2"}, {"dilate", "(2,2)"},
-                   {"no_bias", "True"}});
+  c["pool_max_pad"] = {
+      {{2, 3, 7, 9}}, [](auto& x) {
+        return nd::Pooling(x[0], {3, 3}, "max", {2, 2}, {1, 1});
       }};
-  c["conv1d"] = {{{2, 3, 11}, {5, 3, 3}, {5}}, [](auto& x) {
-                   return Op("Convolution", {x[0], x[1], x[2]},
-                             {{"kernel", "(3,)"}, {"num_filter", "5"},
-                              {"pad", "(1,)"}});
-                 }};
-  c["pool_max_pad"] = {{{2, 3, 7, 9}}, [](auto& x) {
-                         return nd::Pooling(x[0], {3, 3}, "max", {2, 2},
-                                            {1, 1});
-                       }};
   c["pool_max_full_1d"] = {{{2, 3, 10}}, [](auto& x) {
                              return nd::Pooling(x[0], {3}, "max", {2}, {},
                                                 false, "full");
                            }};
   c["pool_avg_exclude_pad"] = {{{2, 2, 6, 6}}, [](auto& x) {
-                                 return nd::Pooling(x[0], {3, 3}, "avg",
-                                                    {1, 1}, {1, 1}, false,
-                                                    "valid", false);
+                                 return nd::Pooling(x[0], {3, 3}, "avg", {1, 1},
+                                                    {1, 1}, false, "valid",
+                                                    false);
                                }};
   c["pool_sum_3d"] = {{{1, 2, 4, 4, 4}}, [](auto& x) {
                         return nd::Pooling(x[0], {2, 2, 2}, "sum", {2, 2, 2});
                       }};
-  c["pool_global_avg"] = {{{3, 4, 5, 5}}, [](auto& x) {
-                            return nd::Pooling(x[0], {1, 1}, "avg", {}, {}, true);
-                          }};
-  c["batchnorm_train"] = {{{4, 3, 5, 6}, {3}, {3}}, [](auto& x) {
-                            // The moving statistics are updated in place:
-                            // made outside the recorded graph.
-                            const NDArray mm = nd::zeros({3}, x[0].ctx());
-                            const NDArray mv = nd::ones({3}, x[0].ctx());
-                            const NDArray y = nd::BatchNorm(
-                                x[0], x[1], x[2], mm, mv, 1e-3, 0.9,
-                                /*fix_gamma=*/false);
-                            return nd::concat({nd::reshape(y, {-1}), mm, mv},
-                                              0);
-                          }};
+  c["pool_global_avg"] = {
+      {{3, 4, 5, 5}}, [](auto& x) {
+        return nd::Pooling(x[0], {1, 1}, "avg", {}, {}, true);
+      }};
+  c["batchnorm_train"] = {
+      {{4, 3, 5, 6}, {3}, {3}}, [](auto& x) {
+        // The moving statistics are updated in place:
+        // made outside the recorded graph.
+        const NDArray mm = nd::zeros({3}, x[0].ctx());
+        const NDArray mv = nd::ones({3}, x[0].ctx());
+        const NDArray y = nd::BatchNorm(x[0], x[1], x[2], mm, mv, 1e-3, 0.9,
+                                        /*fix_gamma=*/false);
+        return nd::concat({nd::reshape(y, {-1}), mm, mv}, 0);
+      }};
   c["add_n_reuse"] = {{{4, 5}}, [](auto& x) {
                         // x used three times: gradients add up (add_n).
                         return Op("elemwise_mul",
@@ -325,8 +332,8 @@ TEST(CudaOps, DropoutMasksAreSeededAndScaled) {
 
 TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
   SKIP_WITHOUT_GPU();
-  const NDArray x = RandomArray({3, 4, 5}, DType::kFloat32, -1, 1, 3)
-                        .Copy(Context::GPU(0));
+  const NDArray x =
+      RandomArray({3, 4, 5}, DType::kFloat32, -1, 1, 3).Copy(Context::GPU(0));
   // Reduced axes that are not adjacent: not implemented on the GPU yet.
   try {
     NDArray y = Op("sum", {x}, {{"axis", "(0, 2)"}});
@@ -344,7 +351,8 @@ TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
     EXPECT_TRUE(testing::Contains(e.what(), "argsort")) << e.what();
   }
   // The device still works.
-  EXPECT_TRUE(AllClose(Host(nd::relu(x)), ToDouble(nd::relu(x.Copy(Context::CPU()))), 0, 0));
+  EXPECT_TRUE(AllClose(Host(nd::relu(x)),
+                       ToDouble(nd::relu(x.Copy(Context::CPU()))), 0, 0));
 }
 
 // x -> 8 elementwise ops, and a two-input tree, as the fusion benchmark.
@@ -352,13 +360,17 @@ Symbol FusableGraph() {
   Symbol x = Symbol::Variable("x"), z = Symbol::Variable("z");
   Symbol s = x;
   const std::vector<std::pair<std::string, AttrDict>> ops = {
-      {"_mul_scalar", {{"scalar", "1.5"}}}, {"_plus_scalar", {{"scalar", "1"}}},
-      {"relu", {}},    {"square", {}},
-      {"_minus_scalar", {{"scalar", "3"}}}, {"abs", {}},
-      {"negative", {}}, {"sigmoid", {}}};
+      {"_mul_scalar", {{"scalar", "1.5"}}},
+      {"_plus_scalar", {{"scalar", "1"}}},
+      {"relu", {}},
+      {"square", {}},
+      {"_minus_scalar", {{"scalar", "3"}}},
+      {"abs", {}},
+      {"negative", {}},
+      {"sigmoid", {}}};
   for (const auto& [op, attrs] : ops) s = Symbol::Create(op, {s}, attrs);
-  Symbol t = Symbol::Create("elemwise_mul", {Symbol::Create("tanh", {z}, {}), s},
-                            {});
+  Symbol t =
+      Symbol::Create("elemwise_mul", {Symbol::Create("tanh", {z}, {}), s}, {});
   return Symbol::Group({s, Symbol::Create("elemwise_add", {t, x}, {})});
 }
 
@@ -374,8 +386,8 @@ int64_t FusedCompiles() {
 
 std::vector<std::vector<double>> RunGraph(const Symbol& net, Context ctx,
                                           const NDArray& x, const NDArray& z) {
-  auto exec = Executor::SimpleBind(net, ctx, {{"x", x.shape()}, {"z", z.shape()}},
-                                   {}, OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(
+      net, ctx, {{"x", x.shape()}, {"z", z.shape()}}, {}, OpReqType::kNullOp);
   CopyFromTo(x.Copy(ctx), exec->arg_dict().at("x"));
   CopyFromTo(z.Copy(ctx), exec->arg_dict().at("z"));
   exec->Forward(/*is_train=*/false);
@@ -423,8 +435,9 @@ TEST(CudaExecutor, ForwardAndBackwardMatchTheCpu) {
     auto exec = Executor::SimpleBind(h, ctx, {{"data", {8, 12}}});
     uint32_t seed = 1;
     for (const auto& [name, arr] : exec->arg_dict()) {
-      CopyFromTo(RandomArray(arr.shape(), DType::kFloat32, -1, 1, seed++).Copy(ctx),
-                 arr);
+      CopyFromTo(
+          RandomArray(arr.shape(), DType::kFloat32, -1, 1, seed++).Copy(ctx),
+          arr);
     }
     exec->Forward(/*is_train=*/true);
     exec->Backward();
@@ -454,7 +467,8 @@ std::vector<std::vector<double>> TrainImperative(Context ctx) {
     autograd::AttachGrad(&p);
     mom.push_back(nd::zeros_like(p));
   }
-  const NDArray x = RandomArray({16, 1, 12, 12}, DType::kFloat32, 0, 1, 9).Copy(ctx);
+  const NDArray x =
+      RandomArray({16, 1, 12, 12}, DType::kFloat32, 0, 1, 9).Copy(ctx);
   std::vector<double> labels(16 * 10, 0.0);
   for (int i = 0; i < 16; ++i) labels[i * 10 + (i * 7) % 10] = 1;
   const NDArray target = testing::ArrayOf({16, 10}, labels).Copy(ctx);
@@ -463,18 +477,26 @@ std::vector<std::vector<double>> TrainImperative(Context ctx) {
     NDArray loss;
     {
       autograd::RecordScope record;
-      NDArray h = Op("Convolution", {x, w[0], w[1]},
-                     {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"pad", "(1,1)"}});
+      NDArray h =
+          Op("Convolution", {x, w[0], w[1]},
+             {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"pad", "(1,1)"}});
       h = Op("Activation", {h}, {{"act_type", "relu"}});
       h = nd::Pooling(h, {2, 2}, "max", {2, 2});
-      NDArray logits = Op("FullyConnected", {h, w[2], w[3]}, {{"num_hidden", "10"}});
+      NDArray logits =
+          Op("FullyConnected", {h, w[2], w[3]}, {{"num_hidden", "10"}});
       NDArray logp = Op("log_softmax", {logits}, {});
-      loss = Op("negative", {Op("mean", {Op("sum", {Op("elemwise_mul", {logp, target}, {})}, {{"axis", "1"}})}, {})}, {});
+      loss = Op("negative",
+                {Op("mean",
+                    {Op("sum", {Op("elemwise_mul", {logp, target}, {})},
+                        {{"axis", "1"}})},
+                    {})},
+                {});
     }
     autograd::Backward({loss});
     for (size_t i = 0; i < w.size(); ++i) {
       nd::CallInto("sgd_mom_update", {w[i], w[i].grad(), mom[i]},
-                   {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.0001"}}, w[i]);
+                   {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.0001"}},
+                   w[i]);
     }
     losses.push_back(Host(loss)[0]);
   }
@@ -505,7 +527,8 @@ std::vector<double> HybridLossCurve(const std::string& model, Context ctx) {
   sgd.learning_rate = 0.05;
   sgd.momentum = 0.9;
   nn::Trainer trainer(net->CollectParams(), nn::MakeSGD(sgd));
-  const NDArray x = RandomArray({16, 1, 28, 28}, DType::kFloat32, 0, 1, 9).Copy(ctx);
+  const NDArray x =
+      RandomArray({16, 1, 28, 28}, DType::kFloat32, 0, 1, 9).Copy(ctx);
   std::vector<double> labels(16);
   for (int i = 0; i < 16; ++i) labels[i] = (i * 7) % 10;
   const NDArray y = testing::ArrayOf({16}, labels).Copy(ctx);

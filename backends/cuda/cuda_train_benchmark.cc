@@ -4,7 +4,8 @@
 // random weights) at batch 32 on 224x224 inputs; SGD with momentum,
 // softmax cross-entropy, hybridized, each step waited for.
 //
-//   MX_CUDA_PLUGIN=.../libmx_cuda.so MX_RESNET18_JSON=.../resnet18_v1-symbol.json \
+//   MX_CUDA_PLUGIN=.../libmx_cuda.so
+//   MX_RESNET18_JSON=.../resnet18_v1-symbol.json \
 //     bazel-bin/backends/cuda/cuda_train_benchmark
 #include <cuda_runtime.h>
 

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
-#include <vector>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
+
+#include "backends/common/attr_parse.h"
 
 namespace mx_cuda {
 
@@ -51,8 +53,8 @@ const DeviceQuery& Query() {
     const cudaError_t err = cudaGetDeviceCount(&r->count);
     if (err != cudaSuccess) {
       r->count = 0;
-      r->reason = std::string(cudaGetErrorName(err)) + ": " +
-                  cudaGetErrorString(err);
+      r->reason =
+          std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
       cudaGetLastError();
     } else if (r->count == 0) {
       r->reason = "the CUDA driver reports no device";
@@ -86,7 +88,8 @@ int DeviceCount() { return Query().count; }
 void UseDevice(int dev_id) {
   thread_local int current = -1;
   if (current == dev_id) return;
-  CheckCuda(cudaSetDevice(dev_id), "cudaSetDevice(" + std::to_string(dev_id) + ")");
+  CheckCuda(cudaSetDevice(dev_id),
+            "cudaSetDevice(" + std::to_string(dev_id) + ")");
   current = dev_id;
 }
 
@@ -131,6 +134,52 @@ void* Workspace(int dev_id, size_t bytes) {
   return w.first;
 }
 
+cudaStream_t StreamOf(const mxplugin::KernelContext& ctx) {
+  UseDevice(ctx.dev_id());
+  return static_cast<cudaStream_t>(ctx.stream());
+}
+
+void RequireFloat(const std::string& op, const mxplugin::Tensor& t) {
+  const int d = t.dtype();
+  if (d != MX_DTYPE_FLOAT32 && d != MX_DTYPE_FLOAT64 && d != MX_DTYPE_FLOAT16) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                op + " on gpu: " + DTypeName(d) +
+                    " is not supported (float32, float64, float16)");
+  }
+}
+
+double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
+                  const std::string& key, double fallback) {
+  const auto text = attrs.Find(key);
+  if (!text || *text == "None") return fallback;
+  const auto v = mxplugin::ParseFloat(*text);
+  if (!v) {
+    throw Error(
+        MX_STATUS_INVALID_ARGUMENT,
+        op + ": " + key + "=" + std::string(*text) + " is not a number");
+  }
+  return *v;
+}
+
+bool FlagAttr(const std::string& op, const mxplugin::Attrs& attrs,
+              const char* key, const char* fallback) {
+  const auto v = mxplugin::ParseBool(attrs.Get(key, fallback));
+  if (!v) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=" + attrs.Get(key) + " is not a bool");
+  }
+  return *v;
+}
+
+void CheckLaunch(const std::string& op, cudaError_t err, int dtype) {
+  if (err == cudaErrorInvalidValue) {
+    cudaGetLastError();
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                op + " on gpu: " + DTypeName(dtype) + " is not supported");
+  }
+  CheckCuda(err, op);
+}
+
 void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
 }
@@ -172,15 +221,14 @@ void PrintProfile() {
   });
   double total = 0;
   for (const auto& r : rows) total += r.second.seconds;
-  std::fprintf(stderr, "[mx_cuda] profile: %.3f ms in %zu ops\n",
-               total * 1e3, rows.size());
+  std::fprintf(stderr, "[mx_cuda] profile: %.3f ms in %zu ops\n", total * 1e3,
+               rows.size());
   std::fprintf(stderr, "[mx_cuda] %-28s %10s %12s %10s %6s\n", "op", "calls",
                "total ms", "mean us", "%");
   for (const auto& [name, t] : rows) {
     std::fprintf(stderr, "[mx_cuda] %-28s %10lld %12.3f %10.2f %6.2f\n",
-                 name.c_str(), static_cast<long long>(t.calls),
-                 t.seconds * 1e3, t.seconds * 1e6 / t.calls,
-                 100 * t.seconds / total);
+                 name.c_str(), static_cast<long long>(t.calls), t.seconds * 1e3,
+                 t.seconds * 1e6 / t.calls, 100 * t.seconds / total);
   }
 }
 
@@ -210,8 +258,8 @@ void RegisterGpuKernel(mxplugin::Plugin& plugin, const std::string& op,
         // was idle at the start: the engine synchronizes after each op).
         const auto start = std::chrono::steady_clock::now();
         fn(ctx, attrs, in, req, out);
-        CheckCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(ctx.stream())),
-                  op);
+        CheckCuda(
+            cudaStreamSynchronize(static_cast<cudaStream_t>(ctx.stream())), op);
         const double s = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
@@ -225,29 +273,43 @@ void RegisterGpuKernel(mxplugin::Plugin& plugin, const std::string& op,
 
 const char* DTypeName(int dtype) {
   switch (dtype) {
-    case MX_DTYPE_FLOAT32: return "float32";
-    case MX_DTYPE_FLOAT64: return "float64";
-    case MX_DTYPE_FLOAT16: return "float16";
-    case MX_DTYPE_UINT8: return "uint8";
-    case MX_DTYPE_INT32: return "int32";
-    case MX_DTYPE_INT8: return "int8";
-    case MX_DTYPE_INT64: return "int64";
-    case MX_DTYPE_BOOL: return "bool";
-    default: return "unknown";
+    case MX_DTYPE_FLOAT32:
+      return "float32";
+    case MX_DTYPE_FLOAT64:
+      return "float64";
+    case MX_DTYPE_FLOAT16:
+      return "float16";
+    case MX_DTYPE_UINT8:
+      return "uint8";
+    case MX_DTYPE_INT32:
+      return "int32";
+    case MX_DTYPE_INT8:
+      return "int8";
+    case MX_DTYPE_INT64:
+      return "int64";
+    case MX_DTYPE_BOOL:
+      return "bool";
+    default:
+      return "unknown";
   }
 }
 
 size_t DTypeSize(int dtype) {
   switch (dtype) {
     case MX_DTYPE_FLOAT64:
-    case MX_DTYPE_INT64: return 8;
+    case MX_DTYPE_INT64:
+      return 8;
     case MX_DTYPE_FLOAT32:
-    case MX_DTYPE_INT32: return 4;
-    case MX_DTYPE_FLOAT16: return 2;
+    case MX_DTYPE_INT32:
+      return 4;
+    case MX_DTYPE_FLOAT16:
+      return 2;
     case MX_DTYPE_UINT8:
     case MX_DTYPE_INT8:
-    case MX_DTYPE_BOOL: return 1;
-    default: return 0;
+    case MX_DTYPE_BOOL:
+      return 1;
+    default:
+      return 0;
   }
 }
 

@@ -43,6 +43,24 @@ cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream);
 // before the next one on this worker starts, so reuse is safe).
 void* Workspace(int dev_id, size_t bytes);
 
+// The kernel's stream, with its device made current.
+cudaStream_t StreamOf(const mxplugin::KernelContext& ctx);
+
+// Throws DTypeError naming op unless t is float32, float64 or float16.
+void RequireFloat(const std::string& op, const mxplugin::Tensor& t);
+
+// Attribute readers for built-in ops' strings: a missing key (or "None"
+// for numbers) gives `fallback`; unreadable text is InvalidArgument naming
+// the op and key.
+double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
+                  const std::string& key, double fallback);
+bool FlagAttr(const std::string& op, const mxplugin::Attrs& attrs,
+              const char* key, const char* fallback);
+
+// Throws for a launch status: cudaErrorInvalidValue (a dtype the launcher
+// lacks) as DTypeError naming op and dtype, anything else as CheckCuda.
+void CheckLaunch(const std::string& op, cudaError_t err, int dtype);
+
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);
 

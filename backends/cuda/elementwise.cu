@@ -1,5 +1,6 @@
 // The CUDA plugin's own kernels: elementwise maps, broadcasting binaries,
-// activation gradients, optimizer updates, sums and softmax. Grid-stride
+// activation gradients, optimizer updates, casts, fills, random numbers
+// and one_hot (reductions, softmax and gathers: reduce_kernels.cu). Grid-stride
 // loops of 256 threads; float16 is loaded and stored as __half and
 // computed in float. The write request is a template parameter, so the
 // element loop has no branch on it.
@@ -31,28 +32,50 @@ __device__ __forceinline__ A SoftRelu(A x) {
 template <typename A>
 __device__ A ApplyUnary(Unary op, A x) {
   switch (op) {
-    case Unary::kIdentity: return x;
-    case Unary::kNegative: return -x;
-    case Unary::kAbs: return x < A(0) ? -x : x;
-    case Unary::kSign: return SignOf(x);
-    case Unary::kExp: return exp(x);
-    case Unary::kLog: return log(x);
-    case Unary::kSqrt: return sqrt(x);
-    case Unary::kRsqrt: return A(1) / sqrt(x);
-    case Unary::kSquare: return x * x;
-    case Unary::kReciprocal: return A(1) / x;
-    case Unary::kSin: return sin(x);
-    case Unary::kCos: return cos(x);
-    case Unary::kTanh: return tanh(x);
-    case Unary::kSigmoid: return A(1) / (A(1) + exp(-x));
-    case Unary::kRelu: return x > A(0) || IsNan(x) ? x : A(0);
-    case Unary::kSoftrelu: return SoftRelu(x);
-    case Unary::kErf: return erf(x);
-    case Unary::kExpm1: return expm1(x);
-    case Unary::kLog1p: return log1p(x);
-    case Unary::kSoftsign: return x / (A(1) + (x < A(0) ? -x : x));
-    case Unary::kLogSigmoid: return -SoftRelu(-x);
-    case Unary::kMish: return x * tanh(SoftRelu(x));
+    case Unary::kIdentity:
+      return x;
+    case Unary::kNegative:
+      return -x;
+    case Unary::kAbs:
+      return x < A(0) ? -x : x;
+    case Unary::kSign:
+      return SignOf(x);
+    case Unary::kExp:
+      return exp(x);
+    case Unary::kLog:
+      return log(x);
+    case Unary::kSqrt:
+      return sqrt(x);
+    case Unary::kRsqrt:
+      return A(1) / sqrt(x);
+    case Unary::kSquare:
+      return x * x;
+    case Unary::kReciprocal:
+      return A(1) / x;
+    case Unary::kSin:
+      return sin(x);
+    case Unary::kCos:
+      return cos(x);
+    case Unary::kTanh:
+      return tanh(x);
+    case Unary::kSigmoid:
+      return A(1) / (A(1) + exp(-x));
+    case Unary::kRelu:
+      return x > A(0) || IsNan(x) ? x : A(0);
+    case Unary::kSoftrelu:
+      return SoftRelu(x);
+    case Unary::kErf:
+      return erf(x);
+    case Unary::kExpm1:
+      return expm1(x);
+    case Unary::kLog1p:
+      return log1p(x);
+    case Unary::kSoftsign:
+      return x / (A(1) + (x < A(0) ? -x : x));
+    case Unary::kLogSigmoid:
+      return -SoftRelu(-x);
+    case Unary::kMish:
+      return x * tanh(SoftRelu(x));
   }
   return x;
 }
@@ -60,15 +83,23 @@ __device__ A ApplyUnary(Unary op, A x) {
 template <typename A>
 __device__ A ApplyBinary(Binary op, A a, A b) {
   switch (op) {
-    case Binary::kAdd: return a + b;
-    case Binary::kSub: return a - b;
-    case Binary::kMul: return a * b;
-    case Binary::kDiv: return a / b;
+    case Binary::kAdd:
+      return a + b;
+    case Binary::kSub:
+      return a - b;
+    case Binary::kMul:
+      return a * b;
+    case Binary::kDiv:
+      return a / b;
     // NaN wins, as in the CPU kernels.
-    case Binary::kMax: return IsNan(a) || a > b ? a : b;
-    case Binary::kMin: return IsNan(a) || a < b ? a : b;
-    case Binary::kPower: return pow(a, b);
-    case Binary::kReluGrad: return a * SignOf(b);
+    case Binary::kMax:
+      return IsNan(a) || a > b ? a : b;
+    case Binary::kMin:
+      return IsNan(a) || a < b ? a : b;
+    case Binary::kPower:
+      return pow(a, b);
+    case Binary::kReluGrad:
+      return a * SignOf(b);
   }
   return a;
 }
@@ -114,7 +145,8 @@ __global__ void ScalarKernel(Binary op, bool reverse, int64_t n, const T* x,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const A v = Load(x, i);
-    Store<kReq>(y, i, reverse ? ApplyBinary(op, sv, v) : ApplyBinary(op, v, sv));
+    Store<kReq>(y, i,
+                reverse ? ApplyBinary(op, sv, v) : ApplyBinary(op, v, sv));
   }
 }
 
@@ -127,10 +159,18 @@ __global__ void ActGradKernel(ActGrad op, int64_t n, const T* dy, const T* y,
     const A g = Load(dy, i), o = Load(y, i);
     A d;
     switch (op) {
-      case ActGrad::kRelu: d = g * SignOf(o); break;
-      case ActGrad::kSigmoid: d = g * o * (A(1) - o); break;
-      case ActGrad::kTanh: d = g * (A(1) - o * o); break;
-      default: d = g * (A(1) - exp(-o)); break;
+      case ActGrad::kRelu:
+        d = g * SignOf(o);
+        break;
+      case ActGrad::kSigmoid:
+        d = g * o * (A(1) - o);
+        break;
+      case ActGrad::kTanh:
+        d = g * (A(1) - o * o);
+        break;
+      default:
+        d = g * (A(1) - exp(-o));
+        break;
     }
     Store<kReq>(dx, i, d);
   }
@@ -157,22 +197,6 @@ __global__ void SgdKernel(int64_t n, const T* w, const T* g, T* mom, T* out,
   }
 }
 
-template <typename A>
-__device__ A BlockMax(A v, A* shared) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      const A o = shared[threadIdx.x + s];
-      if (IsNan(o) || o > shared[threadIdx.x]) shared[threadIdx.x] = o;
-    }
-    __syncthreads();
-  }
-  const A r = shared[0];
-  __syncthreads();
-  return r;
-}
-
 template <int kReq, typename T>
 __global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
                            T* out, AdamParams p) {
@@ -193,149 +217,22 @@ __global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
   }
 }
 
-// One block per output element (inner == 1: contiguous reduced runs).
-template <int kReq, typename T>
-__global__ void ReduceRowsKernel(int64_t reduce, bool mean, const T* x, T* y) {
-  using A = typename Acc<T>::type;
-  __shared__ A shared[kThreads];
-  const T* row = x + blockIdx.x * reduce;
-  A s = 0;
-  for (int64_t j = threadIdx.x; j < reduce; j += kThreads) s += Load(row, j);
-  s = BlockSum(s, shared);
-  if (threadIdx.x == 0) {
-    Store<kReq>(y, blockIdx.x, mean ? s / static_cast<A>(reduce) : s);
-  }
-}
-
-// One thread per output element (strided reduced axis).
-template <int kReq, typename T>
-__global__ void ReduceStridedKernel(int64_t outer, int64_t reduce,
-                                    int64_t inner, bool mean, const T* x,
-                                    T* y) {
-  using A = typename Acc<T>::type;
-  const int64_t n = outer * inner;
+template <typename S, typename D>
+__global__ void CastKernel(int64_t n, const S* x, D* y) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t o = i / inner, k = i % inner;
-    const T* p = x + o * reduce * inner + k;
-    A s = 0;
-    for (int64_t j = 0; j < reduce; ++j) s += Load(p, j * inner);
-    Store<kReq>(y, i, mean ? s / static_cast<A>(reduce) : s);
-  }
-}
-
-// Softmax of one row per block (inner == 1).
-template <int kReq, typename T>
-__global__ void SoftmaxRowsKernel(bool log_out, int64_t len, double temp,
-                                  const T* x, T* y) {
-  using A = typename Acc<T>::type;
-  __shared__ A shared[kThreads];
-  const T* in = x + blockIdx.x * len;
-  T* out = y + blockIdx.x * len;
-  const A t = static_cast<A>(temp);
-  A m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-    const A v = Load(in, j) / t;
-    if (IsNan(v) || v > m) m = v;
-  }
-  m = BlockMax(m, shared);
-  A s = 0;
-  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-    s += exp(Load(in, j) / t - m);
-  }
-  s = BlockSum(s, shared);
-  const A log_s = log(s);
-  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-    const A v = Load(in, j) / t - m;
-    Store<kReq>(out, j, log_out ? v - log_s : exp(v) / s);
-  }
-}
-
-// Softmax along a strided axis: one thread per (outer, inner) pair.
-template <int kReq, typename T>
-__global__ void SoftmaxStridedKernel(bool log_out, int64_t outer, int64_t len,
-                                     int64_t inner, double temp, const T* x,
-                                     T* y) {
-  using A = typename Acc<T>::type;
-  const A t = static_cast<A>(temp);
-  const int64_t n = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t base = (i / inner) * len * inner + i % inner;
-    A m = -INFINITY;
-    for (int64_t j = 0; j < len; ++j) {
-      const A v = Load(x, base + j * inner) / t;
-      if (IsNan(v) || v > m) m = v;
-    }
-    A s = 0;
-    for (int64_t j = 0; j < len; ++j) s += exp(Load(x, base + j * inner) / t - m);
-    const A log_s = log(s);
-    for (int64_t j = 0; j < len; ++j) {
-      const A v = Load(x, base + j * inner) / t - m;
-      Store<kReq>(y, base + j * inner, log_out ? v - log_s : exp(v) / s);
-    }
-  }
-}
-
-// Gradient along the axis, one thread per (outer, inner) pair:
-// softmax: dx = y * (dy - sum(dy * y)) / t; log_softmax: dx = (dy -
-// e^y * sum(dy)) / t.
-template <int kReq, typename T>
-__global__ void SoftmaxGradKernel(bool log_out, int64_t outer, int64_t len,
-                                  int64_t inner, double temp, const T* dy,
-                                  const T* y, T* dx) {
-  using A = typename Acc<T>::type;
-  const A t = static_cast<A>(temp);
-  const int64_t n = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t base = (i / inner) * len * inner + i % inner;
-    A s = 0;
-    for (int64_t j = 0; j < len; ++j) {
-      const int64_t k = base + j * inner;
-      s += log_out ? Load(dy, k) : Load(dy, k) * Load(y, k);
-    }
-    for (int64_t j = 0; j < len; ++j) {
-      const int64_t k = base + j * inner;
-      const A g = Load(dy, k), o = Load(y, k);
-      Store<kReq>(dx, k, (log_out ? g - exp(o) * s : o * (g - s)) / t);
-    }
+    using A = typename Acc<S>::type;
+    y[i] = static_cast<D>(static_cast<A>(x[i]));
   }
 }
 
 template <typename T>
-__global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias,
-                              T* y) {
+__global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
   using A = typename Acc<T>::type;
   const int64_t n = rows * cols;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     y[i] = static_cast<T>(Load(y, i) + Load(bias, i % cols));
-  }
-}
-
-template <int kReq, typename T>
-__global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
-  using A = typename Acc<T>::type;
-  int64_t nr = 1;
-  for (int d = 0; d < gi.rdim; ++d) nr *= gi.rshape[d];
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    int64_t rest = i, base = 0;
-    for (int d = gi.ndim - 1; d >= 0; --d) {
-      base += (rest % gi.shape[d]) * gi.stride[d];
-      rest /= gi.shape[d];
-    }
-    A s = 0;
-    for (int64_t r = 0; r < nr; ++r) {
-      int64_t rr = r, off = base;
-      for (int d = gi.rdim - 1; d >= 0; --d) {
-        off += (rr % gi.rshape[d]) * gi.rstride[d];
-        rr /= gi.rshape[d];
-      }
-      s += Load(src, off);
-    }
-    Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
   }
 }
 
@@ -355,8 +252,8 @@ __global__ void RandomKernel(bool normal, int64_t n, double a, double b,
        i += int64_t{blockDim.x} * gridDim.x) {
     curandStatePhilox4_32_10_t st;
     curand_init(seed, static_cast<unsigned long long>(i), 0, &st);
-    const double u = normal ? curand_normal_double(&st)
-                            : curand_uniform_double(&st);
+    const double u =
+        normal ? curand_normal_double(&st) : curand_uniform_double(&st);
     // curand_uniform is in (0, 1]; 1 - u in [0, 1) as the CPU's [low, high).
     y[i] = static_cast<T>(normal ? a + b * u : a + (b - a) * (1.0 - u));
   }
@@ -375,17 +272,28 @@ __global__ void OneHotKernel(int64_t n, int64_t depth, const I* idx, double on,
 }
 
 struct UnaryLauncher {
-  Unary op; int64_t n; const void* x; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  Unary op;
+  int64_t n;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     UnaryKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         op, n, static_cast<const T*>(x), static_cast<T*>(y));
   }
 };
 
 struct BinaryLauncher {
-  Binary op; int64_t n; const void* a; const void* b; void* y;
-  const BroadcastIndex* bc; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  Binary op;
+  int64_t n;
+  const void* a;
+  const void* b;
+  void* y;
+  const BroadcastIndex* bc;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     if (bc == nullptr) {
       BinaryKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
           op, n, static_cast<const T*>(a), static_cast<const T*>(b),
@@ -399,18 +307,29 @@ struct BinaryLauncher {
 };
 
 struct ScalarLauncher {
-  Binary op; bool reverse; int64_t n; const void* x; double sc; void* y;
+  Binary op;
+  bool reverse;
+  int64_t n;
+  const void* x;
+  double sc;
+  void* y;
   cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  template <int R, typename T>
+  void operator()() const {
     ScalarKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         op, reverse, n, static_cast<const T*>(x), sc, static_cast<T*>(y));
   }
 };
 
 struct ActGradLauncher {
-  ActGrad op; int64_t n; const void* dy; const void* y; void* dx;
+  ActGrad op;
+  int64_t n;
+  const void* dy;
+  const void* y;
+  void* dx;
   cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  template <int R, typename T>
+  void operator()() const {
     ActGradKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         op, n, static_cast<const T*>(dy), static_cast<const T*>(y),
         static_cast<T*>(dx));
@@ -418,91 +337,67 @@ struct ActGradLauncher {
 };
 
 struct SgdLauncher {
-  int64_t n; const void* w; const void* g; void* mom; void* out;
-  SgdParams p; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  int64_t n;
+  const void* w;
+  const void* g;
+  void* mom;
+  void* out;
+  SgdParams p;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     SgdKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         n, static_cast<const T*>(w), static_cast<const T*>(g),
         static_cast<T*>(mom), static_cast<T*>(out), p);
   }
 };
 
-struct ReduceSumLauncher {
-  int64_t outer, reduce, inner; bool mean; const void* x; void* y;
-  cudaStream_t s;
-  template <int R, typename T> void operator()() const {
-    if (inner == 1 && outer <= 2147483647) {
-      ReduceRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
-          reduce, mean, static_cast<const T*>(x), static_cast<T*>(y));
-    } else {
-      ReduceStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
-          outer, reduce, inner, mean, static_cast<const T*>(x),
-          static_cast<T*>(y));
-    }
-  }
-};
-
-struct SoftmaxLauncher {
-  bool log_out; int64_t outer, len, inner; double t; const void* x; void* y;
-  cudaStream_t s;
-  template <int R, typename T> void operator()() const {
-    if (inner == 1 && outer <= 2147483647) {
-      SoftmaxRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
-          log_out, len, t, static_cast<const T*>(x), static_cast<T*>(y));
-    } else {
-      SoftmaxStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
-          log_out, outer, len, inner, t, static_cast<const T*>(x),
-          static_cast<T*>(y));
-    }
-  }
-};
-
-struct SoftmaxGradLauncher {
-  bool log_out; int64_t outer, len, inner; double t; const void* dy;
-  const void* y; void* dx; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
-    SoftmaxGradKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
-        log_out, outer, len, inner, t, static_cast<const T*>(dy),
-        static_cast<const T*>(y), static_cast<T*>(dx));
-  }
-};
-
 struct AddBiasLauncher {
-  int64_t rows, cols; const void* bias; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  int64_t rows, cols;
+  const void* bias;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     AddBiasKernel<T><<<Blocks(rows * cols), kThreads, 0, s>>>(
         rows, cols, static_cast<const T*>(bias), static_cast<T*>(y));
   }
 };
 
 struct AdamLauncher {
-  int64_t n; const void *w, *g; void *mean, *var, *out; AdamParams p;
+  int64_t n;
+  const void *w, *g;
+  void *mean, *var, *out;
+  AdamParams p;
   cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  template <int R, typename T>
+  void operator()() const {
     AdamKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         n, static_cast<const T*>(w), static_cast<const T*>(g),
         static_cast<T*>(mean), static_cast<T*>(var), static_cast<T*>(out), p);
   }
 };
 
-struct GatherSumLauncher {
-  int64_t n; GatherIndex gi; const void* src; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
-    GatherSumKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
-        n, gi, static_cast<const T*>(src), static_cast<T*>(y));
-  }
-};
-
 struct FillLauncher {
-  int64_t n; double value; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  int64_t n;
+  double value;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     FillKernel<T><<<Blocks(n), kThreads, 0, s>>>(n, value, static_cast<T*>(y));
   }
 };
 
 struct RandomLauncher {
-  bool normal; int64_t n; double a, b; uint64_t seed; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  bool normal;
+  int64_t n;
+  double a, b;
+  uint64_t seed;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     RandomKernel<T><<<Blocks(n), kThreads, 0, s>>>(normal, n, a, b, seed,
                                                    static_cast<T*>(y));
   }
@@ -510,8 +405,13 @@ struct RandomLauncher {
 
 template <typename I>
 struct OneHotLauncher {
-  int64_t n, depth; const void* idx; double on, off; void* y; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  int64_t n, depth;
+  const void* idx;
+  double on, off;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     OneHotKernel<T, I><<<Blocks(n * depth), kThreads, 0, s>>>(
         n, depth, static_cast<const I*>(idx), on, off, static_cast<T*>(y));
   }
@@ -536,7 +436,8 @@ cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
                          const void* x, double scalar, void* y, int req,
                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, ScalarLauncher{op, reverse, n, x, scalar, y, stream});
+  return Dispatch(dtype, req,
+                  ScalarLauncher{op, reverse, n, x, scalar, y, stream});
 }
 
 cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,
@@ -553,34 +454,72 @@ cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
   return Dispatch(dtype, req, SgdLauncher{n, w, g, mom, out, p, stream});
 }
 
-cudaError_t LaunchReduceSum(int dtype, int64_t outer, int64_t reduce,
-                            int64_t inner, bool mean, const void* x, void* y,
-                            int req, cudaStream_t stream) {
-  if (outer * inner == 0) return cudaSuccess;
-  return Dispatch(dtype, req, ReduceSumLauncher{outer, reduce, inner, mean, x, y, stream});
+namespace {
+
+template <typename S, typename D>
+cudaError_t CastTo(int64_t n, const void* x, void* y, cudaStream_t s) {
+  CastKernel<S, D><<<Blocks(n), kThreads, 0, s>>>(n, static_cast<const S*>(x),
+                                                  static_cast<D*>(y));
+  return cudaGetLastError();
 }
 
-cudaError_t LaunchSoftmax(bool log_out, int dtype, int64_t outer, int64_t len,
-                          int64_t inner, double temperature, const void* x,
-                          void* y, int req, cudaStream_t stream) {
-  if (outer * len * inner == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  SoftmaxLauncher{log_out, outer, len, inner, temperature, x, y, stream});
+template <typename S>
+cudaError_t CastFrom(int dst, int64_t n, const void* x, void* y,
+                     cudaStream_t s) {
+  switch (dst) {
+    case MX_DTYPE_FLOAT32:
+      return CastTo<S, float>(n, x, y, s);
+    case MX_DTYPE_FLOAT64:
+      return CastTo<S, double>(n, x, y, s);
+    case MX_DTYPE_FLOAT16:
+      return CastTo<S, __half>(n, x, y, s);
+    case MX_DTYPE_INT32:
+      return CastTo<S, int32_t>(n, x, y, s);
+    case MX_DTYPE_INT64:
+      return CastTo<S, int64_t>(n, x, y, s);
+    case MX_DTYPE_UINT8:
+      return CastTo<S, uint8_t>(n, x, y, s);
+    case MX_DTYPE_INT8:
+      return CastTo<S, int8_t>(n, x, y, s);
+    case MX_DTYPE_BOOL:
+      return CastTo<S, bool>(n, x, y, s);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
-cudaError_t LaunchSoftmaxGrad(bool log_out, int dtype, int64_t outer,
-                              int64_t len, int64_t inner, double temperature,
-                              const void* dy, const void* y, void* dx, int req,
-                              cudaStream_t stream) {
-  if (outer * len * inner == 0) return cudaSuccess;
-  return Dispatch(dtype, req, SoftmaxGradLauncher{log_out, outer, len, inner, temperature, dy,
-                                y, dx, stream});
+}  // namespace
+
+cudaError_t LaunchCast(int src, int dst, int64_t n, const void* x, void* y,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  switch (src) {
+    case MX_DTYPE_FLOAT32:
+      return CastFrom<float>(dst, n, x, y, stream);
+    case MX_DTYPE_FLOAT64:
+      return CastFrom<double>(dst, n, x, y, stream);
+    case MX_DTYPE_FLOAT16:
+      return CastFrom<__half>(dst, n, x, y, stream);
+    case MX_DTYPE_INT32:
+      return CastFrom<int32_t>(dst, n, x, y, stream);
+    case MX_DTYPE_INT64:
+      return CastFrom<int64_t>(dst, n, x, y, stream);
+    case MX_DTYPE_UINT8:
+      return CastFrom<uint8_t>(dst, n, x, y, stream);
+    case MX_DTYPE_INT8:
+      return CastFrom<int8_t>(dst, n, x, y, stream);
+    case MX_DTYPE_BOOL:
+      return CastFrom<bool>(dst, n, x, y, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
                           const void* bias, void* y, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_WRITE, AddBiasLauncher{rows, cols, bias, y, stream});
+  return Dispatch(dtype, MX_REQ_WRITE,
+                  AddBiasLauncher{rows, cols, bias, y, stream});
 }
 
 cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
@@ -588,13 +527,6 @@ cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
                        const AdamParams& p, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   return Dispatch(dtype, req, AdamLauncher{n, w, g, mean, var, out, p, stream});
-}
-
-cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
-                            const void* src, void* y, int req,
-                            cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, GatherSumLauncher{n, index, src, y, stream});
 }
 
 cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
@@ -616,17 +548,20 @@ cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
   if (n * depth == 0) return cudaSuccess;
   switch (index_dtype) {
     case MX_DTYPE_FLOAT32:
-      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<float>{
-                          n, depth, idx, on, off, y, stream});
+      return Dispatch(dtype, MX_REQ_WRITE,
+                      OneHotLauncher<float>{n, depth, idx, on, off, y, stream});
     case MX_DTYPE_FLOAT64:
-      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<double>{
-                          n, depth, idx, on, off, y, stream});
+      return Dispatch(
+          dtype, MX_REQ_WRITE,
+          OneHotLauncher<double>{n, depth, idx, on, off, y, stream});
     case MX_DTYPE_INT32:
-      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<int32_t>{
-                          n, depth, idx, on, off, y, stream});
+      return Dispatch(
+          dtype, MX_REQ_WRITE,
+          OneHotLauncher<int32_t>{n, depth, idx, on, off, y, stream});
     case MX_DTYPE_INT64:
-      return Dispatch(dtype, MX_REQ_WRITE, OneHotLauncher<int64_t>{
-                          n, depth, idx, on, off, y, stream});
+      return Dispatch(
+          dtype, MX_REQ_WRITE,
+          OneHotLauncher<int64_t>{n, depth, idx, on, off, y, stream});
     default:
       return cudaErrorInvalidValue;
   }

@@ -99,10 +99,17 @@ cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
                        void* mean, void* var, void* out, int req,
                        const AdamParams& p, cudaStream_t stream);
 
-// Sum (or mean) over the middle axis of x viewed as (outer, reduce, inner).
-cudaError_t LaunchReduceSum(int dtype, int64_t outer, int64_t reduce,
-                            int64_t inner, bool mean, const void* x, void* y,
-                            int req, cudaStream_t stream);
+// Sum, mean, max or min over the middle axis of x viewed as (outer,
+// reduce, inner); max/min propagate NaN.
+enum class Reduce : int { kSum, kMean, kMax, kMin };
+cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
+                         int64_t inner, const void* x, void* y, int req,
+                         cudaStream_t stream);
+
+// y = x converted to dst_dtype (float32/64/16, int32/64, uint8, int8,
+// bool); float to integer truncates as static_cast.
+cudaError_t LaunchCast(int src_dtype, int dst_dtype, int64_t n, const void* x,
+                       void* y, cudaStream_t stream);
 
 // softmax / log_softmax over the middle axis of (outer, len, inner), with
 // x divided by `temperature` first; and the gradient from (ograd, output).
@@ -110,20 +117,21 @@ cudaError_t LaunchSoftmax(bool log, int dtype, int64_t outer, int64_t len,
                           int64_t inner, double temperature, const void* x,
                           void* y, int req, cudaStream_t stream);
 cudaError_t LaunchSoftmaxGrad(bool log, int dtype, int64_t outer, int64_t len,
-                              int64_t inner, double temperature,
-                              const void* dy, const void* y, void* dx,
-                              int req, cudaStream_t stream);
+                              int64_t inner, double temperature, const void* dy,
+                              const void* y, void* dx, int req,
+                              cudaStream_t stream);
 
 // y[i, j] (+)= bias[j] for y of (rows, cols): FullyConnected's bias.
 cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
                           const void* bias, void* y, cudaStream_t stream);
 
-// y[o] = scale * sum over r of src[offset(o) + offset(r)]: output
+// y[o] = scale * sum over r of src[offset + offset(o) + offset(r)]: output
 // coordinates (shape, stride into src) and reduced coordinates (rshape,
 // rstride). With no reduced dims it copies with broadcasting (stride 0).
 struct GatherIndex {
   int ndim = 0, rdim = 0;
   double scale = 1;
+  int64_t offset = 0;  // Added to every source index (slices).
   int64_t shape[kMaxDims], stride[kMaxDims];
   int64_t rshape[kMaxDims], rstride[kMaxDims];
 };

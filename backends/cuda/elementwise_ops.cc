@@ -20,44 +20,17 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
-cudaStream_t StreamOf(const KernelContext& ctx) {
-  UseDevice(ctx.dev_id());
-  return static_cast<cudaStream_t>(ctx.stream());
-}
-
-void RequireFloat(const std::string& op, const Tensor& t) {
-  const int d = t.dtype();
-  if (d != MX_DTYPE_FLOAT32 && d != MX_DTYPE_FLOAT64 &&
-      d != MX_DTYPE_FLOAT16) {
-    throw Error(MX_STATUS_DTYPE_ERROR,
-                op + " on gpu: " + DTypeName(d) +
-                    " is not supported (float32, float64, float16)");
-  }
-}
-
-double ScalarAttr(const std::string& op, const Attrs& attrs,
-                  const std::string& key, double fallback) {
-  const auto text = attrs.Find(key);
-  if (!text || *text == "None") return fallback;
-  const auto v = mxplugin::ParseFloat(*text);
-  if (!v) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": " + key + "=" + std::string(*text) + " is not a number");
-  }
-  return *v;
-}
-
 void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
-  RegisterGpuKernel(plugin, op,
-                        [op, u](const KernelContext& ctx, const Attrs&,
-                                Tensors in, const int32_t* req, Tensors out) {
-                          RequireFloat(op, in[0]);
-                          CheckCuda(LaunchUnary(u, in[0].dtype(), in[0].size(),
-                                                in[0].data<void>(),
-                                                out[0].data<void>(), req[0],
-                                                StreamOf(ctx)),
-                                    op);
-                        });
+  RegisterGpuKernel(
+      plugin, op,
+      [op, u](const KernelContext& ctx, const Attrs&, Tensors in,
+              const int32_t* req, Tensors out) {
+        RequireFloat(op, in[0]);
+        CheckCuda(
+            LaunchUnary(u, in[0].dtype(), in[0].size(), in[0].data<void>(),
+                        out[0].data<void>(), req[0], StreamOf(ctx)),
+            op);
+      });
 }
 
 // The broadcast index of out = a op b (shapes right-aligned).
@@ -82,34 +55,37 @@ BroadcastIndex MakeBroadcast(const std::string& op, const Tensor& a,
 
 void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                     bool broadcast) {
-  RegisterGpuKernel(plugin, op,
+  RegisterGpuKernel(
+      plugin, op,
       [op, f, broadcast](const KernelContext& ctx, const Attrs&, Tensors in,
                          const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
-        const bool same = in[0].shape() == out[0].shape() &&
-                          in[1].shape() == out[0].shape();
+        const bool same =
+            in[0].shape() == out[0].shape() && in[1].shape() == out[0].shape();
         BroadcastIndex bc;
         if (!same) {
           if (!broadcast) {
-            throw Error(MX_STATUS_SHAPE_ERROR, op + ": operands differ in shape");
+            throw Error(MX_STATUS_SHAPE_ERROR,
+                        op + ": operands differ in shape");
           }
           bc = MakeBroadcast(op, in[0], in[1], out[0]);
         }
-        CheckCuda(LaunchBinary(f, in[0].dtype(), out[0].size(),
-                               in[0].data<void>(), in[1].data<void>(),
-                               out[0].data<void>(), req[0],
-                               same ? nullptr : &bc, StreamOf(ctx)),
-                  op);
+        CheckCuda(
+            LaunchBinary(f, in[0].dtype(), out[0].size(), in[0].data<void>(),
+                         in[1].data<void>(), out[0].data<void>(), req[0],
+                         same ? nullptr : &bc, StreamOf(ctx)),
+            op);
       });
 }
 
 void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                     bool reverse) {
-  RegisterGpuKernel(plugin, op,
-      [op, f, reverse](const KernelContext& ctx, const Attrs& attrs,
-                       Tensors in, const int32_t* req, Tensors out) {
+  RegisterGpuKernel(
+      plugin, op,
+      [op, f, reverse](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
-        const double s = ScalarAttr(op, attrs, "scalar", 0.0);
+        const double s = NumberAttr(op, attrs, "scalar", 0.0);
         CheckCuda(LaunchScalar(f, reverse, in[0].dtype(), in[0].size(),
                                in[0].data<void>(), s, out[0].data<void>(),
                                req[0], StreamOf(ctx)),
@@ -133,17 +109,17 @@ void Activation(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   auto it = ActivationTypes().find(act);
   if (it == ActivationTypes().end()) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
-                "Activation: act_type=\"" + act + "\" is not one of relu, "
-                "sigmoid, tanh, softrelu, softsign, log_sigmoid, mish");
+                "Activation: act_type=\"" + act +
+                    "\" is not one of relu, "
+                    "sigmoid, tanh, softrelu, softsign, log_sigmoid, mish");
   }
-  CheckCuda(LaunchUnary(it->second, in[0].dtype(), in[0].size(),
-                        in[0].data<void>(), out[0].data<void>(), req[0],
-                        StreamOf(ctx)),
-            "Activation");
+  CheckCuda(
+      LaunchUnary(it->second, in[0].dtype(), in[0].size(), in[0].data<void>(),
+                  out[0].data<void>(), req[0], StreamOf(ctx)),
+      "Activation");
 }
 
-std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
-                              int n);
+std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs, int n);
 
 // Dims of `in` that `axis`/`exclude` reduce, as (outer, reduce, inner);
 // the reduced dims must be consecutive (after dropping length-1 dims).
@@ -189,8 +165,8 @@ std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
     if (d < 0 || d >= n || reduced[d]) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
                   op + ": axis " + std::to_string(a) +
-                      " is out of range or repeated for " +
-                      std::to_string(n) + " dims");
+                      " is out of range or repeated for " + std::to_string(n) +
+                      " dims");
     }
     reduced[d] = true;
   }
@@ -267,9 +243,10 @@ void BroadcastReducedLike(const KernelContext& ctx, const Attrs& attrs,
 }
 
 void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
-                    bool mean) {
-  RegisterGpuKernel(plugin, op,
-      [op, mean](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                    Reduce kind) {
+  RegisterGpuKernel(
+      plugin, op,
+      [op, kind](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
         int64_t outer, reduce, inner;
@@ -278,9 +255,9 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
           throw Error(MX_STATUS_INVALID_ARGUMENT,
                       op + ": reduction over zero elements");
         }
-        CheckCuda(LaunchReduceSum(in[0].dtype(), outer, reduce, inner, mean,
-                                  in[0].data<void>(), out[0].data<void>(),
-                                  req[0], StreamOf(ctx)),
+        CheckCuda(LaunchReduce(kind, in[0].dtype(), outer, reduce, inner,
+                               in[0].data<void>(), out[0].data<void>(), req[0],
+                               StreamOf(ctx)),
                   op);
       });
 }
@@ -301,7 +278,7 @@ void SoftmaxExtents(const std::string& op, const Attrs& attrs, const Tensor& t,
   for (int d = 0; d < ax; ++d) *outer *= t.dim(d);
   for (int d = ax + 1; d < n; ++d) *inner *= t.dim(d);
   *len = t.dim(ax);
-  *temperature = ScalarAttr(op, attrs, "temperature", 1.0);
+  *temperature = NumberAttr(op, attrs, "temperature", 1.0);
   if (attrs.Find("use_length") && attrs.Get("use_length") != "False" &&
       attrs.Get("use_length") != "0") {
     Unsupported(op, "use_length");
@@ -337,114 +314,37 @@ void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             op);
 }
 
-// Ops whose output holds the input's bytes unchanged (row-major reshapes
-// and identities): one device-to-device copy, none when in place.
-void SameBytes(const KernelContext& ctx, const Attrs&, Tensors in,
-               const int32_t* req, Tensors out) {
+// clip: max(x, a_min) then min(., a_max); NaN stays NaN, as on the CPU.
+void Clip(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+          const int32_t* req, Tensors out) {
+  const std::string op = "clip";
   if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const double lo = NumberAttr(op, attrs, "a_min", 0.0);
+  const double hi = NumberAttr(op, attrs, "a_max", 0.0);
+  if (lo > hi) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": a_min=" + attrs.Get("a_min") +
+                    " is greater than a_max=" + attrs.Get("a_max"));
+  }
+  cudaStream_t s = StreamOf(ctx);
+  const int dt = in[0].dtype();
+  const int64_t n = in[0].size();
   if (req[0] == MX_REQ_ADD) {
-    RequireFloat("identity (add to)", in[0]);
-    CheckCuda(LaunchBinary(Binary::kAdd, in[0].dtype(), out[0].size(),
-                           out[0].data<void>(), in[0].data<void>(),
-                           out[0].data<void>(), MX_REQ_WRITE, nullptr,
-                           StreamOf(ctx)),
-              "identity");
+    void* tmp = Workspace(ctx.dev_id(), ByteSize(in[0]));
+    CheckCuda(LaunchScalar(Binary::kMax, false, dt, n, in[0].data<void>(), lo,
+                           tmp, MX_REQ_WRITE, s),
+              op);
+    CheckCuda(LaunchScalar(Binary::kMin, false, dt, n, tmp, hi,
+                           out[0].data<void>(), MX_REQ_ADD, s),
+              op);
     return;
   }
-  const size_t bytes = ByteSize(out[0]);
-  if (out[0].data<void>() == in[0].data<void>() || bytes == 0) return;
-  CheckCuda(cudaMemcpyAsync(out[0].data<void>(), in[0].data<void>(), bytes,
-                            cudaMemcpyDeviceToDevice, StreamOf(ctx)),
-            "reshape copy");
-}
-
-void ZerosLike(const KernelContext& ctx, const Attrs&, Tensors,
-               const int32_t* req, Tensors out) {
-  if (req[0] == MX_REQ_NULL || req[0] == MX_REQ_ADD) return;
-  const size_t bytes = ByteSize(out[0]);
-  if (bytes == 0) return;
-  CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, bytes, StreamOf(ctx)),
-            "zeros_like");
-}
-
-template <bool kMomentum>
-void SgdUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-               const int32_t* req, Tensors out) {
-  const std::string op = kMomentum ? "sgd_mom_update" : "sgd_update";
-  RequireFloat(op, in[0]);
-  SgdParams p;
-  p.lr = ScalarAttr(op, attrs, "lr", 0.0);
-  p.wd = ScalarAttr(op, attrs, "wd", 0.0);
-  p.rescale = ScalarAttr(op, attrs, "rescale_grad", 1.0);
-  p.clip = ScalarAttr(op, attrs, "clip_gradient", -1.0);
-  p.momentum = ScalarAttr(op, attrs, "momentum", 0.0);
-  CheckCuda(LaunchSgd(in[0].dtype(), in[0].size(), in[0].data<void>(),
-                      in[1].data<void>(),
-                      kMomentum ? in[2].data<void>() : nullptr,
-                      out[0].data<void>(), req[0], p, StreamOf(ctx)),
+  CheckCuda(LaunchScalar(Binary::kMax, false, dt, n, in[0].data<void>(), lo,
+                         out[0].data<void>(), MX_REQ_WRITE, s),
             op);
-}
-
-void Fill(const std::string& op, const KernelContext& ctx, Tensors out,
-          const int32_t* req, double value) {
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
-  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
-  CheckCuda(LaunchFill(out[0].dtype(), out[0].size(), value,
-                       out[0].data<void>(), StreamOf(ctx)),
-            op);
-}
-
-template <bool kNormal>
-void RandomOp(const KernelContext& ctx, const Attrs& attrs, Tensors,
-              const int32_t* req, Tensors out) {
-  const std::string op = kNormal ? "_random_normal" : "_random_uniform";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
-  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
-  const double a = ScalarAttr(op, attrs, kNormal ? "loc" : "low", 0.0);
-  const double b = ScalarAttr(op, attrs, kNormal ? "scale" : "high", 1.0);
-  CheckCuda(LaunchRandom(kNormal, out[0].dtype(), out[0].size(), a, b,
-                         ctx.RandomU64(), out[0].data<void>(), StreamOf(ctx)),
-            op);
-}
-
-void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-            const int32_t* req, Tensors out) {
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat("one_hot", out[0]);
-  if (req[0] == MX_REQ_ADD) Unsupported("one_hot", "adding to the output");
-  const int64_t n = in[0].size();
-  const int64_t depth = n == 0 ? 0 : out[0].size() / n;
-  const cudaError_t err = LaunchOneHot(
-      out[0].dtype(), in[0].dtype(), n, depth, in[0].data<void>(),
-      ScalarAttr("one_hot", attrs, "on_value", 1.0),
-      ScalarAttr("one_hot", attrs, "off_value", 0.0), out[0].data<void>(),
-      StreamOf(ctx));
-  if (err == cudaErrorInvalidValue) {
-    throw Error(MX_STATUS_DTYPE_ERROR,
-                std::string("one_hot on gpu: indices of ") +
-                    DTypeName(in[0].dtype()) + " are not supported");
-  }
-  CheckCuda(err, "one_hot");
-}
-
-void AdamUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                const int32_t* req, Tensors out) {
-  const std::string op = "adam_update";
-  RequireFloat(op, in[0]);
-  AdamParams p;
-  p.lr = ScalarAttr(op, attrs, "lr", 0.0);
-  p.wd = ScalarAttr(op, attrs, "wd", 0.0);
-  p.rescale = ScalarAttr(op, attrs, "rescale_grad", 1.0);
-  p.clip = ScalarAttr(op, attrs, "clip_gradient", -1.0);
-  p.beta1 = ScalarAttr(op, attrs, "beta1", 0.9);
-  p.beta2 = ScalarAttr(op, attrs, "beta2", 0.999);
-  p.epsilon = ScalarAttr(op, attrs, "epsilon", 1e-8);
-  CheckCuda(LaunchAdam(in[0].dtype(), in[0].size(), in[0].data<void>(),
-                       in[1].data<void>(), in[2].data<void>(),
-                       in[3].data<void>(), out[0].data<void>(), req[0], p,
-                       StreamOf(ctx)),
+  CheckCuda(LaunchScalar(Binary::kMin, false, dt, n, out[0].data<void>(), hi,
+                         out[0].data<void>(), MX_REQ_WRITE, s),
             op);
 }
 
@@ -459,9 +359,9 @@ void AddN(const KernelContext& ctx, const Attrs&, Tensors in,
   void* y = out[0].data<void>();
   cudaStream_t s = StreamOf(ctx);
   if (in.size() == 1) {
-    CheckCuda(LaunchUnary(Unary::kIdentity, dt, n, in[0].data<void>(), y,
-                          req[0], s),
-              op);
+    CheckCuda(
+        LaunchUnary(Unary::kIdentity, dt, n, in[0].data<void>(), y, req[0], s),
+        op);
     return;
   }
   // y (+)= in0 + in1, then y += in_i; an input may share y's memory only
@@ -476,94 +376,26 @@ void AddN(const KernelContext& ctx, const Attrs&, Tensors in,
   }
 }
 
-// Concat and its gradient _split_like: pieces along `dim` copied as 2-D
-// blocks (rows: the dims before `dim`; a row: the piece's extent along
-// `dim` times the dims after it).
-struct JoinGeometry {
-  int64_t outer = 1, inner = 1, total = 0;
-};
-
-JoinGeometry JoinOf(const std::string& op, const Attrs& attrs,
-                    const Tensor& whole) {
-  const int n = whole.ndim();
-  const auto dim = mxplugin::ParseInt(attrs.Get("dim", "1"));
-  if (!dim || *dim < -n || *dim >= n) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": dim=" + attrs.Get("dim", "1") + " for " +
-                    std::to_string(n) + " dims");
-  }
-  const int ax = static_cast<int>(*dim < 0 ? *dim + n : *dim);
-  JoinGeometry g;
-  for (int d = 0; d < ax; ++d) g.outer *= whole.dim(d);
-  for (int d = ax + 1; d < n; ++d) g.inner *= whole.dim(d);
-  g.total = whole.dim(ax);
-  return g;
-}
-
-// Copies each piece to or from its columns of the whole.
-void JoinCopy(const std::string& op, const KernelContext& ctx,
-              const JoinGeometry& g, const Tensor& whole,
-              const std::vector<Tensor>& pieces, bool to_whole,
-              const std::vector<bool>& skip = {}) {
-  const size_t es = DTypeSize(whole.dtype());
-  const size_t row = static_cast<size_t>(g.total * g.inner) * es;
-  size_t offset = 0;
-  char* base = static_cast<char*>(whole.data<void>());
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const Tensor& p = pieces[i];
-    const int64_t cols = g.outer == 0 ? 0 : p.size() / g.outer;
-    const size_t width = static_cast<size_t>(cols) * es;
-    if (width > 0 && g.outer > 0 && !(i < skip.size() && skip[i])) {
-      char* w = base + offset;
-      char* q = static_cast<char*>(p.data<void>());
-      CheckCuda(to_whole ? cudaMemcpy2DAsync(w, row, q, width, width,
-                                             g.outer, cudaMemcpyDeviceToDevice,
-                                             StreamOf(ctx))
-                         : cudaMemcpy2DAsync(q, width, w, row, width,
-                                             g.outer, cudaMemcpyDeviceToDevice,
-                                             StreamOf(ctx)),
-                op);
-    }
-    offset += width;
-  }
-}
-
-void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-            const int32_t* req, Tensors out) {
-  if (req[0] == MX_REQ_NULL) return;
-  if (req[0] == MX_REQ_ADD) Unsupported("Concat", "adding to the output");
-  std::vector<Tensor> pieces;
-  for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
-  JoinCopy("Concat", ctx, JoinOf("Concat", attrs, out[0]), out[0], pieces,
-           true);
-}
-
-// (data, like_1..like_n) -> n pieces of data shaped like the others.
-void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-               const int32_t* req, Tensors out) {
-  std::vector<Tensor> pieces;
-  std::vector<bool> skip;
-  for (int i = 0; i < out.size(); ++i) {
-    if (req[i] == MX_REQ_ADD) Unsupported("_split_like", "adding to outputs");
-    pieces.push_back(out[i]);
-    skip.push_back(req[i] == MX_REQ_NULL);
-  }
-  JoinCopy("_split_like", ctx, JoinOf("_split_like", attrs, in[0]), in[0],
-           pieces, false, skip);
-}
-
 }  // namespace
 
 void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   const std::pair<const char*, Unary> unary[] = {
-      {"negative", Unary::kNegative}, {"abs", Unary::kAbs},
-      {"sign", Unary::kSign},         {"exp", Unary::kExp},
-      {"log", Unary::kLog},           {"sqrt", Unary::kSqrt},
-      {"rsqrt", Unary::kRsqrt},       {"square", Unary::kSquare},
-      {"reciprocal", Unary::kReciprocal}, {"sin", Unary::kSin},
-      {"cos", Unary::kCos},           {"tanh", Unary::kTanh},
-      {"sigmoid", Unary::kSigmoid},   {"relu", Unary::kRelu},
-      {"erf", Unary::kErf},           {"expm1", Unary::kExpm1},
+      {"negative", Unary::kNegative},
+      {"abs", Unary::kAbs},
+      {"sign", Unary::kSign},
+      {"exp", Unary::kExp},
+      {"log", Unary::kLog},
+      {"sqrt", Unary::kSqrt},
+      {"rsqrt", Unary::kRsqrt},
+      {"square", Unary::kSquare},
+      {"reciprocal", Unary::kReciprocal},
+      {"sin", Unary::kSin},
+      {"cos", Unary::kCos},
+      {"tanh", Unary::kTanh},
+      {"sigmoid", Unary::kSigmoid},
+      {"relu", Unary::kRelu},
+      {"erf", Unary::kErf},
+      {"expm1", Unary::kExpm1},
       {"log1p", Unary::kLog1p}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
 
@@ -591,51 +423,18 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterScalar(plugin, "_minimum_scalar", Binary::kMin, false);
 
   RegisterGpuKernel(plugin, "Activation", Activation);
-  RegisterReduce(plugin, "sum", false);
-  RegisterReduce(plugin, "mean", true);
+  RegisterReduce(plugin, "sum", Reduce::kSum);
+  RegisterReduce(plugin, "mean", Reduce::kMean);
+  RegisterReduce(plugin, "max", Reduce::kMax);
+  RegisterReduce(plugin, "min", Reduce::kMin);
   RegisterGpuKernel(plugin, "_reduce_sum_like", ReduceSumLike);
-  RegisterGpuKernel(plugin, "_broadcast_reduced_like",
-                        BroadcastReducedLike);
+  RegisterGpuKernel(plugin, "_broadcast_reduced_like", BroadcastReducedLike);
   RegisterGpuKernel(plugin, "softmax", Softmax<false>);
   RegisterGpuKernel(plugin, "log_softmax", Softmax<true>);
-  RegisterGpuKernel(plugin, "_backward_softmax",
-                        SoftmaxBackward<false>);
-  RegisterGpuKernel(plugin, "_backward_log_softmax",
-                        SoftmaxBackward<true>);
-  for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
-                         "BlockGrad", "_copy"}) {
-    RegisterGpuKernel(plugin, op, SameBytes);
-  }
-  RegisterGpuKernel(plugin, "zeros_like", ZerosLike);
-  RegisterGpuKernel(plugin, "_zeros",
-                        [](const KernelContext& ctx, const Attrs&, Tensors,
-                           const int32_t* req, Tensors out) {
-                          Fill("_zeros", ctx, out, req, 0.0);
-                        });
-  RegisterGpuKernel(plugin, "_ones",
-                        [](const KernelContext& ctx, const Attrs&, Tensors,
-                           const int32_t* req, Tensors out) {
-                          Fill("_ones", ctx, out, req, 1.0);
-                        });
-  RegisterGpuKernel(plugin, "ones_like",
-                        [](const KernelContext& ctx, const Attrs&, Tensors,
-                           const int32_t* req, Tensors out) {
-                          Fill("ones_like", ctx, out, req, 1.0);
-                        });
+  RegisterGpuKernel(plugin, "_backward_softmax", SoftmaxBackward<false>);
+  RegisterGpuKernel(plugin, "_backward_log_softmax", SoftmaxBackward<true>);
   RegisterGpuKernel(plugin, "add_n", AddN);
-  RegisterGpuKernel(plugin, "Concat", Concat);
-  RegisterGpuKernel(plugin, "_split_like", SplitLike);
-  RegisterGpuKernel(plugin, "_full",
-      [](const KernelContext& ctx, const Attrs& attrs, Tensors,
-         const int32_t* req, Tensors out) {
-        Fill("_full", ctx, out, req, ScalarAttr("_full", attrs, "value", 0.0));
-      });
-  RegisterGpuKernel(plugin, "_random_uniform", RandomOp<false>);
-  RegisterGpuKernel(plugin, "_random_normal", RandomOp<true>);
-  RegisterGpuKernel(plugin, "one_hot", OneHot);
-  RegisterGpuKernel(plugin, "sgd_update", SgdUpdate<false>);
-  RegisterGpuKernel(plugin, "adam_update", AdamUpdate);
-  RegisterGpuKernel(plugin, "sgd_mom_update", SgdUpdate<true>);
+  RegisterGpuKernel(plugin, "clip", Clip);
 }
 
 }  // namespace mx_cuda

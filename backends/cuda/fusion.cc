@@ -42,29 +42,51 @@ std::string Expr(const Instr& i) {
   const std::string b = "r" + std::to_string(i.b);
   const std::string s = Literal(i.scalar);
   switch (i.code) {
-    case Code::kNegative: return "-" + a;
-    case Code::kAbs: return "(" + a + " < T(0) ? -" + a + " : " + a + ")";
-    case Code::kExp: return "exp(" + a + ")";
-    case Code::kLog: return "log(" + a + ")";
-    case Code::kSqrt: return "sqrt(" + a + ")";
-    case Code::kSquare: return a + " * " + a;
-    case Code::kReciprocal: return "T(1) / " + a;
-    case Code::kSin: return "sin(" + a + ")";
-    case Code::kCos: return "cos(" + a + ")";
-    case Code::kTanh: return "tanh(" + a + ")";
-    case Code::kSigmoid: return "T(1) / (T(1) + exp(-" + a + "))";
+    case Code::kNegative:
+      return "-" + a;
+    case Code::kAbs:
+      return "(" + a + " < T(0) ? -" + a + " : " + a + ")";
+    case Code::kExp:
+      return "exp(" + a + ")";
+    case Code::kLog:
+      return "log(" + a + ")";
+    case Code::kSqrt:
+      return "sqrt(" + a + ")";
+    case Code::kSquare:
+      return a + " * " + a;
+    case Code::kReciprocal:
+      return "T(1) / " + a;
+    case Code::kSin:
+      return "sin(" + a + ")";
+    case Code::kCos:
+      return "cos(" + a + ")";
+    case Code::kTanh:
+      return "tanh(" + a + ")";
+    case Code::kSigmoid:
+      return "T(1) / (T(1) + exp(-" + a + "))";
     case Code::kRelu:
-      return "((" + a + " > T(0) || " + a + " != " + a + ") ? " + a + " : T(0))";
-    case Code::kAdd: return a + " + " + b;
-    case Code::kSub: return a + " - " + b;
-    case Code::kMul: return a + " * " + b;
-    case Code::kDiv: return a + " / " + b;
-    case Code::kPlusScalar: return a + " + " + s;
-    case Code::kMinusScalar: return a + " - " + s;
-    case Code::kRMinusScalar: return s + " - " + a;
-    case Code::kMulScalar: return a + " * " + s;
-    case Code::kDivScalar: return a + " / " + s;
-    case Code::kRDivScalar: return s + " / " + a;
+      return "((" + a + " > T(0) || " + a + " != " + a + ") ? " + a +
+             " : T(0))";
+    case Code::kAdd:
+      return a + " + " + b;
+    case Code::kSub:
+      return a + " - " + b;
+    case Code::kMul:
+      return a + " * " + b;
+    case Code::kDiv:
+      return a + " / " + b;
+    case Code::kPlusScalar:
+      return a + " + " + s;
+    case Code::kMinusScalar:
+      return a + " - " + s;
+    case Code::kRMinusScalar:
+      return s + " - " + a;
+    case Code::kMulScalar:
+      return a + " * " + s;
+    case Code::kDivScalar:
+      return a + " / " + s;
+    case Code::kRDivScalar:
+      return s + " / " + a;
   }
   return a;
 }
@@ -94,7 +116,8 @@ std::string Source(const Program& p, const char* type,
             std::to_string(p.outputs[k]) + ";\n";
   }
   return std::string("typedef ") + type + " T;\n" +
-         "extern \"C\" __global__ void mx_fused(" + params + "long long n) {\n" +
+         "extern \"C\" __global__ void mx_fused(" + params +
+         "long long n) {\n" +
          "  for (long long i = blockIdx.x * (long long)blockDim.x + "
          "threadIdx.x; i < n;\n       i += (long long)blockDim.x * gridDim.x) "
          "{\n" +
@@ -116,8 +139,8 @@ cudaKernel_t Build(const std::string& source, int major, int minor) {
              "nvrtcCreateProgram");
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(
       &prog, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
-  const std::string arch = "--gpu-architecture=sm_" + std::to_string(major) +
-                           std::to_string(minor);
+  const std::string arch =
+      "--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor);
   const char* options[] = {arch.c_str(), "--std=c++17"};
   const nvrtcResult compiled = nvrtcCompileProgram(prog, 2, options);
   if (compiled != NVRTC_SUCCESS) {
@@ -126,8 +149,10 @@ cudaKernel_t Build(const std::string& source, int major, int minor) {
     std::string log(size, '\0');
     nvrtcGetProgramLog(prog, log.data());
     throw Error(MX_STATUS_RUNTIME_ERROR,
-                std::string(kOp) + ": NVRTC could not compile the fused "
-                "kernel for " + arch + ": " + log + "\nsource:\n" + source);
+                std::string(kOp) +
+                    ": NVRTC could not compile the fused "
+                    "kernel for " +
+                    arch + ": " + log + "\nsource:\n" + source);
   }
   size_t size = 0;
   CheckNvrtc(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
@@ -157,12 +182,12 @@ KernelCache& Cache() {
 cudaKernel_t KernelFor(const Program& p, int dtype, int dev_id,
                        const std::vector<int32_t>& req) {
   int major = 0, minor = 0;
-  CheckCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                   dev_id),
-            kOp);
-  CheckCuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
-                                   dev_id),
-            kOp);
+  CheckCuda(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev_id),
+      kOp);
+  CheckCuda(
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev_id),
+      kOp);
   const std::string source =
       Source(p, dtype == MX_DTYPE_FLOAT64 ? "double" : "float", req);
   const std::string key =
@@ -205,11 +230,11 @@ void FusedKernel(const mxplugin::KernelContext& ctx,
   const int threads = 256;
   const long long blocks =
       std::min<long long>((n + threads - 1) / threads, 65535LL * 16);
-  CheckCuda(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
-                             dim3(static_cast<unsigned>(blocks)),
-                             dim3(threads), args.data(), 0,
-                             static_cast<cudaStream_t>(ctx.stream())),
-            std::string(kOp) + ": launch");
+  CheckCuda(
+      cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                       dim3(static_cast<unsigned>(blocks)), dim3(threads),
+                       args.data(), 0, static_cast<cudaStream_t>(ctx.stream())),
+      std::string(kOp) + ": launch");
 }
 
 class FusableSelector : public mxplugin::PredicateSelector {

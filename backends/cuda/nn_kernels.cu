@@ -110,8 +110,8 @@ __device__ __forceinline__ void AtomicAdd(T* p, typename Acc<T>::type v) {
 
 // Scatter from each window (dx zeroed or holding what to add to).
 template <typename T>
-__global__ void PoolBackwardKernel(PoolType type, bool include_pad,
-                                   PoolShape g, const T* og, const T* x,
+__global__ void PoolBackwardKernel(PoolType type, bool include_pad, PoolShape g,
+                                   const T* og, const T* x,
                                    const int32_t* argmax, T* dx, int* bad) {
   using A = typename Acc<T>::type;
   const int64_t vin = g.in[0] * g.in[1] * g.in[2];
@@ -258,8 +258,8 @@ __global__ void BatchNormFinishKernel(BatchNormArgs a, int splits,
   Put(var_out, c, req_var, var);
   if (a.batch_stats) {
     const double m = a.momentum;
-    moving_mean[c] =
-        static_cast<P>(static_cast<double>(moving_mean[c]) * m + mean * (1 - m));
+    moving_mean[c] = static_cast<P>(static_cast<double>(moving_mean[c]) * m +
+                                    mean * (1 - m));
     moving_var[c] =
         static_cast<P>(static_cast<double>(moving_var[c]) * m + var * (1 - m));
   }
@@ -274,7 +274,8 @@ __global__ void ChannelAffineKernel(BatchNormArgs a, const T* x,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t c = (i / a.inner) % a.channels;
-    const double v = static_cast<double>(Load(x, i)) * coef[2 * c] + coef[2 * c + 1];
+    const double v =
+        static_cast<double>(Load(x, i)) * coef[2 * c] + coef[2 * c + 1];
     Store<kReq>(y, i, static_cast<A>(v));
   }
 }
@@ -347,9 +348,15 @@ __global__ void DropoutMaskKernel(int64_t n, double p, uint64_t seed, T* mask) {
 }
 
 struct PoolForwardLauncher {
-  PoolType type; bool include_pad; PoolShape g; const void* x; void* y;
-  int32_t* argmax; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  PoolType type;
+  bool include_pad;
+  PoolShape g;
+  const void* x;
+  void* y;
+  int32_t* argmax;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     const int64_t n = g.planes * g.out[0] * g.out[1] * g.out[2];
     PoolForwardKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
         type, include_pad, g, static_cast<const T*>(x), static_cast<T*>(y),
@@ -358,9 +365,17 @@ struct PoolForwardLauncher {
 };
 
 struct PoolBackwardLauncher {
-  PoolType type; bool include_pad; PoolShape g; const void* og; const void* x;
-  const int32_t* argmax; void* dx; int* bad; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  PoolType type;
+  bool include_pad;
+  PoolShape g;
+  const void* og;
+  const void* x;
+  const int32_t* argmax;
+  void* dx;
+  int* bad;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     const int64_t n = g.planes * g.out[0] * g.out[1] * g.out[2];
     PoolBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(
         type, include_pad, g, static_cast<const T*>(og),
@@ -394,23 +409,30 @@ int ChannelBlocks(const BatchNormArgs& a) {
 }
 
 struct BatchNormForwardLauncher {
-  BatchNormArgs a; const void *x, *gamma, *beta; void *mm, *mv, *y;
-  int req_y; void* mean; int req_mean; void* var; int req_var; void* scratch;
+  BatchNormArgs a;
+  const void *x, *gamma, *beta;
+  void *mm, *mv, *y;
+  int req_y;
+  void* mean;
+  int req_mean;
+  void* var;
+  int req_var;
+  void* scratch;
   cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  template <int R, typename T>
+  void operator()() const {
     using P = typename ParamOf<T>::type;
     const BatchNormScratch w(a, scratch);
     const int splits = Splits(a);
     if (a.batch_stats) {
       ChannelPartialsKernel<T, false>
-          <<<dim3(static_cast<unsigned>(a.channels), splits), kThreads, 0,
-             s>>>(a, static_cast<const T*>(x), nullptr, nullptr, w.partial);
+          <<<dim3(static_cast<unsigned>(a.channels), splits), kThreads, 0, s>>>(
+              a, static_cast<const T*>(x), nullptr, nullptr, w.partial);
     }
     BatchNormFinishKernel<P><<<ChannelBlocks(a), kThreads, 0, s>>>(
         a, splits, w.partial, static_cast<const P*>(gamma),
         static_cast<const P*>(beta), static_cast<P*>(mm), static_cast<P*>(mv),
-        static_cast<P*>(mean), req_mean, static_cast<P*>(var), req_var,
-        w.coef);
+        static_cast<P*>(mean), req_mean, static_cast<P*>(var), req_var, w.coef);
     if (req_y == MX_REQ_NULL) return;
     const int64_t n = a.outer * a.channels * a.inner;
     if (req_y == MX_REQ_ADD) {
@@ -424,10 +446,18 @@ struct BatchNormForwardLauncher {
 };
 
 struct BatchNormBackwardLauncher {
-  BatchNormArgs a; const void *og, *x, *gamma, *mean, *var; void* dx;
-  int req_dx; void* dgamma; int req_dgamma; void* dbeta; int req_dbeta;
-  void* scratch; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
+  BatchNormArgs a;
+  const void *og, *x, *gamma, *mean, *var;
+  void* dx;
+  int req_dx;
+  void* dgamma;
+  int req_dgamma;
+  void* dbeta;
+  int req_dbeta;
+  void* scratch;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
     using P = typename ParamOf<T>::type;
     const BatchNormScratch w(a, scratch);
     const int splits = Splits(a);
@@ -439,8 +469,8 @@ struct BatchNormBackwardLauncher {
             w.partial);
     BatchNormGradFinishKernel<P><<<ChannelBlocks(a), kThreads, 0, s>>>(
         a, splits, w.partial, w.stats, static_cast<const P*>(gamma),
-        static_cast<P*>(dgamma), req_dgamma, static_cast<P*>(dbeta),
-        req_dbeta, w.coef);
+        static_cast<P*>(dgamma), req_dgamma, static_cast<P*>(dbeta), req_dbeta,
+        w.coef);
     if (req_dx == MX_REQ_NULL) return;
     const int64_t n = a.outer * a.channels * a.inner;
     if (req_dx == MX_REQ_ADD) {
@@ -456,10 +486,15 @@ struct BatchNormBackwardLauncher {
 };
 
 struct DropoutMaskLauncher {
-  int64_t n; double p; uint64_t seed; void* mask; cudaStream_t s;
-  template <int R, typename T> void operator()() const {
-    DropoutMaskKernel<T><<<Blocks(n), kThreads, 0, s>>>(n, p, seed,
-                                                        static_cast<T*>(mask));
+  int64_t n;
+  double p;
+  uint64_t seed;
+  void* mask;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    DropoutMaskKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(n, p, seed, static_cast<T*>(mask));
   }
 };
 
@@ -472,24 +507,23 @@ cudaError_t LaunchPoolForward(PoolType type, bool count_include_pad, int dtype,
     return cudaSuccess;
   }
   // req NULL with an argmax wanted: y is not written.
-  return Dispatch(dtype, req == MX_REQ_NULL ? MX_REQ_WRITE : req,
-                  PoolForwardLauncher{type, count_include_pad, shape, x,
-                                      req == MX_REQ_NULL ? nullptr : y, argmax,
-                                      stream});
+  return Dispatch(
+      dtype, req == MX_REQ_NULL ? MX_REQ_WRITE : req,
+      PoolForwardLauncher{type, count_include_pad, shape, x,
+                          req == MX_REQ_NULL ? nullptr : y, argmax, stream});
 }
 
-cudaError_t LaunchPoolBackward(PoolType type, bool count_include_pad,
-                               int dtype, const PoolShape& shape,
-                               const void* og, const void* x,
-                               const int32_t* argmax, void* dx, int req,
-                               int* bad_argmax, cudaStream_t stream) {
+cudaError_t LaunchPoolBackward(PoolType type, bool count_include_pad, int dtype,
+                               const PoolShape& shape, const void* og,
+                               const void* x, const int32_t* argmax, void* dx,
+                               int req, int* bad_argmax, cudaStream_t stream) {
   if (req == MX_REQ_NULL) return cudaSuccess;
   if (req != MX_REQ_ADD) {
     const int64_t n = shape.planes * shape.in[0] * shape.in[1] * shape.in[2];
-    const size_t bytes = static_cast<size_t>(n) *
-                         (dtype == MX_DTYPE_FLOAT64   ? 8
-                          : dtype == MX_DTYPE_FLOAT16 ? 2
-                                                      : 4);
+    const size_t bytes =
+        static_cast<size_t>(n) * (dtype == MX_DTYPE_FLOAT64   ? 8
+                                  : dtype == MX_DTYPE_FLOAT16 ? 2
+                                                              : 4);
     const cudaError_t err = cudaMemsetAsync(dx, 0, bytes, stream);
     if (err != cudaSuccess) return err;
   }
@@ -511,9 +545,8 @@ cudaError_t LaunchBatchNormForward(int dtype, const BatchNormArgs& a,
   if (a.channels == 0) return cudaSuccess;
   return Dispatch(dtype, MX_REQ_WRITE,
                   BatchNormForwardLauncher{a, x, gamma, beta, moving_mean,
-                                           moving_var, y, req_y, mean,
-                                           req_mean, var, req_var, scratch,
-                                           stream});
+                                           moving_var, y, req_y, mean, req_mean,
+                                           var, req_var, scratch, stream});
 }
 
 cudaError_t LaunchBatchNormBackward(int dtype, const BatchNormArgs& a,
@@ -524,10 +557,10 @@ cudaError_t LaunchBatchNormBackward(int dtype, const BatchNormArgs& a,
                                     int req_dbeta, void* scratch,
                                     cudaStream_t stream) {
   if (a.channels == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_WRITE,
-                  BatchNormBackwardLauncher{a, og, x, gamma, mean, var, dx,
-                                            req_dx, dgamma, req_dgamma, dbeta,
-                                            req_dbeta, scratch, stream});
+  return Dispatch(
+      dtype, MX_REQ_WRITE,
+      BatchNormBackwardLauncher{a, og, x, gamma, mean, var, dx, req_dx, dgamma,
+                                req_dgamma, dbeta, req_dbeta, scratch, stream});
 }
 
 size_t BatchNormScratchBytes(const BatchNormArgs& a) {

@@ -30,17 +30,16 @@ cudaError_t LaunchPoolForward(PoolType type, bool count_include_pad, int dtype,
 // maximum (recomputed from x, or taken from argmax when not null), avg
 // spreads it over the window's count, sum copies it. `bad_argmax` (device
 // int, zeroed by the caller) is set to 1 when an argmax is out of range.
-cudaError_t LaunchPoolBackward(PoolType type, bool count_include_pad,
-                               int dtype, const PoolShape& shape,
-                               const void* og, const void* x,
-                               const int32_t* argmax, void* dx, int req,
-                               int* bad_argmax, cudaStream_t stream);
+cudaError_t LaunchPoolBackward(PoolType type, bool count_include_pad, int dtype,
+                               const PoolShape& shape, const void* og,
+                               const void* x, const int32_t* argmax, void* dx,
+                               int req, int* bad_argmax, cudaStream_t stream);
 
 // BatchNorm on (outer, channels, inner) data, in three launches that each
 // fill the GPU (per-channel partial sums, a per-channel finish, an
-// elementwise pass); sums in double, variance as E[x^2] - mean^2. batch_stats: normalize with
-// the batch's mean and (biased) variance, write them to mean/var and
-// update the moving statistics; otherwise use the moving ones.
+// elementwise pass); sums in double, variance as E[x^2] - mean^2. batch_stats:
+// normalize with the batch's mean and (biased) variance, write them to mean/var
+// and update the moving statistics; otherwise use the moving ones.
 struct BatchNormArgs {
   int64_t outer = 0, channels = 0, inner = 0;
   double eps = 1e-3, momentum = 0.9;

@@ -18,33 +18,6 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
-cudaStream_t StreamOf(const KernelContext& ctx) {
-  UseDevice(ctx.dev_id());
-  return static_cast<cudaStream_t>(ctx.stream());
-}
-
-bool Flag(const std::string& op, const Attrs& attrs, const char* key,
-          const char* fallback) {
-  const auto v = mxplugin::ParseBool(attrs.Get(key, fallback));
-  if (!v) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": " + key + "=" + attrs.Get(key) + " is not a bool");
-  }
-  return *v;
-}
-
-double Number(const std::string& op, const Attrs& attrs, const char* key,
-              double fallback) {
-  const auto text = attrs.Find(key);
-  if (!text) return fallback;
-  const auto v = mxplugin::ParseFloat(*text);
-  if (!v) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": " + key + "=" + std::string(*text) + " is not a number");
-  }
-  return *v;
-}
-
 struct PoolAttrs {
   PoolType type = PoolType::kMax;
   bool include_pad = true;
@@ -69,8 +42,8 @@ PoolAttrs ParsePool(const std::string& op, const Attrs& attrs,
   if (convention != "valid" && convention != "full") {
     Unsupported(op, "pooling_convention=" + convention);
   }
-  a.include_pad = Flag(op, attrs, "count_include_pad", "True");
-  const bool global = Flag(op, attrs, "global_pool", "False");
+  a.include_pad = FlagAttr(op, attrs, "count_include_pad", "True");
+  const bool global = FlagAttr(op, attrs, "global_pool", "False");
   const int rank = data.ndim() - 2;
   if (rank < 1 || rank > 3 || output.ndim() != data.ndim()) {
     Unsupported(op, "data of rank " + std::to_string(data.ndim()));
@@ -119,9 +92,9 @@ void PoolingForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
       out[0].data<void>(), req[0],
       want_argmax ? out[1].data<int32_t>() : nullptr, StreamOf(ctx));
   if (err == cudaErrorInvalidValue) {
-    throw Error(MX_STATUS_DTYPE_ERROR, op + " on gpu: " +
-                                           DTypeName(in[0].dtype()) +
-                                           " is not supported");
+    throw Error(
+        MX_STATUS_DTYPE_ERROR,
+        op + " on gpu: " + DTypeName(in[0].dtype()) + " is not supported");
   }
   CheckCuda(err, op);
 }
@@ -129,12 +102,11 @@ void PoolingForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 // (out_grad, [argmax,] data) -> data_grad.
 void PoolingBackward(const std::string& op, const KernelContext& ctx,
                      const Attrs& attrs, const Tensor& og,
-                     const int32_t* argmax, const Tensor& data,
-                     int32_t req, const Tensor& dx) {
+                     const int32_t* argmax, const Tensor& data, int32_t req,
+                     const Tensor& dx) {
   const PoolAttrs a = ParsePool(op, attrs, data, og);
   if (argmax != nullptr && a.type != PoolType::kMax) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": pool_type must be max");
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": pool_type must be max");
   }
   int* bad = static_cast<int*>(Workspace(ctx.dev_id(), sizeof(int)));
   cudaStream_t s = StreamOf(ctx);
@@ -143,16 +115,16 @@ void PoolingBackward(const std::string& op, const KernelContext& ctx,
       a.type, a.include_pad, data.dtype(), a.shape, og.data<void>(),
       data.data<void>(), argmax, dx.data<void>(), req, bad, s);
   if (err == cudaErrorInvalidValue) {
-    throw Error(MX_STATUS_DTYPE_ERROR, op + " on gpu: " +
-                                           DTypeName(data.dtype()) +
-                                           " is not supported");
+    throw Error(
+        MX_STATUS_DTYPE_ERROR,
+        op + " on gpu: " + DTypeName(data.dtype()) + " is not supported");
   }
   CheckCuda(err, op);
   if (argmax != nullptr) {
     int host_bad = 0;
-    CheckCuda(cudaMemcpyAsync(&host_bad, bad, sizeof(int),
-                              cudaMemcpyDeviceToHost, s),
-              op);
+    CheckCuda(
+        cudaMemcpyAsync(&host_bad, bad, sizeof(int), cudaMemcpyDeviceToHost, s),
+        op);
     CheckCuda(cudaStreamSynchronize(s), op);
     if (host_bad != 0) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
@@ -165,10 +137,10 @@ void PoolingBackward(const std::string& op, const KernelContext& ctx,
 BatchNormArgs ParseBatchNorm(const std::string& op, const KernelContext& ctx,
                              const Attrs& attrs, const Tensor& data) {
   BatchNormArgs a;
-  a.eps = Number(op, attrs, "eps", 1e-3);
-  a.momentum = Number(op, attrs, "momentum", 0.9);
-  a.fix_gamma = Flag(op, attrs, "fix_gamma", "True");
-  const bool global = Flag(op, attrs, "use_global_stats", "False");
+  a.eps = NumberAttr(op, attrs, "eps", 1e-3);
+  a.momentum = NumberAttr(op, attrs, "momentum", 0.9);
+  a.fix_gamma = FlagAttr(op, attrs, "fix_gamma", "True");
+  const bool global = FlagAttr(op, attrs, "use_global_stats", "False");
   const auto axis = mxplugin::ParseInt(attrs.Get("axis", "1"));
   const int n = data.ndim();
   if (!axis || *axis < -n || *axis >= n) {
@@ -185,44 +157,36 @@ BatchNormArgs ParseBatchNorm(const std::string& op, const KernelContext& ctx,
   return a;
 }
 
-void CheckLaunch(const std::string& op, cudaError_t err, int dtype) {
-  if (err == cudaErrorInvalidValue) {
-    throw Error(MX_STATUS_DTYPE_ERROR,
-                op + " on gpu: " + DTypeName(dtype) + " is not supported");
-  }
-  CheckCuda(err, op);
-}
-
 // (data, gamma, beta, moving_mean, moving_var) -> (output, mean, var).
 void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                       const int32_t* req, Tensors out) {
   const std::string op = "BatchNorm";
   const BatchNormArgs a = ParseBatchNorm(op, ctx, attrs, in[0]);
-  CheckLaunch(op,
-              LaunchBatchNormForward(
-                  in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
-                  in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
-                  out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-                  out[2].data<void>(), req[2],
-                  Workspace(ctx.dev_id(), BatchNormScratchBytes(a)),
-                  StreamOf(ctx)),
-              in[0].dtype());
+  CheckLaunch(
+      op,
+      LaunchBatchNormForward(
+          in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
+          in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
+          out[0].data<void>(), req[0], out[1].data<void>(), req[1],
+          out[2].data<void>(), req[2],
+          Workspace(ctx.dev_id(), BatchNormScratchBytes(a)), StreamOf(ctx)),
+      in[0].dtype());
 }
 
 // (out_grad, data, gamma, mean, var) -> (data_grad, gamma_grad, beta_grad).
-void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs,
-                       Tensors in, const int32_t* req, Tensors out) {
+void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
   const std::string op = "_backward_BatchNorm";
   const BatchNormArgs a = ParseBatchNorm(op, ctx, attrs, in[1]);
-  CheckLaunch(op,
-              LaunchBatchNormBackward(
-                  in[1].dtype(), a, in[0].data<void>(), in[1].data<void>(),
-                  in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
-                  out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-                  out[2].data<void>(), req[2],
-                  Workspace(ctx.dev_id(), BatchNormScratchBytes(a)),
-                  StreamOf(ctx)),
-              in[1].dtype());
+  CheckLaunch(
+      op,
+      LaunchBatchNormBackward(
+          in[1].dtype(), a, in[0].data<void>(), in[1].data<void>(),
+          in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
+          out[0].data<void>(), req[0], out[1].data<void>(), req[1],
+          out[2].data<void>(), req[2],
+          Workspace(ctx.dev_id(), BatchNormScratchBytes(a)), StreamOf(ctx)),
+      in[1].dtype());
 }
 
 // data -> (output, mask): the mask is 1 outside training (and mode
@@ -230,7 +194,7 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs,
 void Dropout(const KernelContext& ctx, const Attrs& attrs, Tensors in,
              const int32_t* req, Tensors out) {
   const std::string op = "Dropout";
-  const double p = Number(op, attrs, "p", 0.5);
+  const double p = NumberAttr(op, attrs, "p", 0.5);
   const std::string mode = attrs.Get("mode", "training");
   const bool active = (ctx.is_train() || mode == "always") && p > 0;
   cudaStream_t s = StreamOf(ctx);
@@ -243,8 +207,7 @@ void Dropout(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                                   mask.data<void>(), s),
                 dt);
   } else {
-    CheckLaunch(op, LaunchFill(dt, mask.size(), 1.0, mask.data<void>(), s),
-                dt);
+    CheckLaunch(op, LaunchFill(dt, mask.size(), 1.0, mask.data<void>(), s), dt);
   }
   if (req[0] == MX_REQ_NULL) return;
   BroadcastIndex bc;
@@ -274,12 +237,13 @@ void Dropout(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 void RegisterNnOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "Pooling", PoolingForward);
   RegisterGpuKernel(plugin, "_backward_Pooling",
-      [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-         const int32_t* req, Tensors out) {
-        PoolingBackward("_backward_Pooling", ctx, attrs, in[0], nullptr,
-                        in[1], req[0], out[0]);
-      });
-  RegisterGpuKernel(plugin, "_backward_Pooling_max",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      PoolingBackward("_backward_Pooling", ctx, attrs, in[0],
+                                      nullptr, in[1], req[0], out[0]);
+                    });
+  RegisterGpuKernel(
+      plugin, "_backward_Pooling_max",
       [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
          const int32_t* req, Tensors out) {
         if (in[1].dtype() != MX_DTYPE_INT32) {
@@ -290,8 +254,7 @@ void RegisterNnOps(mxplugin::Plugin& plugin) {
                         in[1].data<int32_t>(), in[2], req[0], out[0]);
       });
   RegisterGpuKernel(plugin, "BatchNorm", BatchNormForward);
-  RegisterGpuKernel(plugin, "_backward_BatchNorm",
-                        BatchNormBackward);
+  RegisterGpuKernel(plugin, "_backward_BatchNorm", BatchNormBackward);
   RegisterGpuKernel(plugin, "Dropout", Dropout);
 }
 

@@ -11,13 +11,13 @@
 #include <typeinfo>
 
 #include "autograd/autograd.h"
-#include "testing/op_test_util.h"
+#include "backends/plugin_api/mx_plugin.h"
 #include "base/error.h"
 #include "graph/node.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
 #include "imperative/nd.h"
-#include "backends/plugin_api/mx_plugin.h"
+#include "testing/op_test_util.h"
 #include "tests/plugin_conformance/conformance.h"
 
 namespace mx {
@@ -97,8 +97,8 @@ std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype) {
                   static_cast<int>(i)) != c.int32_inputs.end();
     if (integers) {
       // Integers in [lo, hi): the floor of uniform values, then int32.
-      NDArray f = testing::RandomArray(shapes[i], DType::kFloat64,
-                                       range.first, range.second, seed);
+      NDArray f = testing::RandomArray(shapes[i], DType::kFloat64, range.first,
+                                       range.second, seed);
       std::vector<double> vals = testing::ToDouble(f);
       for (double& x : vals) x = std::floor(x);
       in.push_back(nd::cast(testing::ArrayOf(shapes[i], vals), DType::kInt32));
@@ -217,11 +217,13 @@ bool DeviceHasUnits(int dev_type) {
     static std::set<int> reported;
     std::lock_guard<std::mutex> lock(mu);
     if (reported.insert(dev_type).second) {
-      std::printf("device type %d (%s) has no units on this machine: its "
-                  "kernel and device checks are skipped\n",
-                  dev_type, Context{static_cast<Context::DeviceType>(dev_type), 0}
-                                .ToString()
-                                .c_str());
+      std::printf(
+          "device type %d (%s) has no units on this machine: its "
+          "kernel and device checks are skipped\n",
+          dev_type,
+          Context{static_cast<Context::DeviceType>(dev_type), 0}
+              .ToString()
+              .c_str());
     }
   }
   return n > 0;

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <random>
 
-#include "testing/op_test_util.h"
 #include "backends/plugin_api/mx_plugin.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "testing/op_test_util.h"
 #include "tests/plugin_conformance/conformance.h"
 
 namespace mx {

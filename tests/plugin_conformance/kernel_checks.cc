@@ -6,10 +6,10 @@
 #include <sstream>
 #include <thread>
 
-#include "testing/op_test_util.h"
 #include "base/error.h"
 #include "graph/node.h"
 #include "gtest/gtest.h"
+#include "testing/op_test_util.h"
 #include "tests/plugin_conformance/conformance.h"
 
 namespace mx {
@@ -156,11 +156,11 @@ TEST(Concurrency, KernelsCalledFromSeveralThreadsAgree) {
                   << Describe(c, a, v, dt, dev) << ": " << got.error;
               if (got.outcome != Outcome::kOk) continue;
               for (size_t o = 0; o < ref.outputs.size(); ++o) {
-                EXPECT_TRUE(c.random_values
-                                ? SameSizeAndFinite(got.outputs[o],
-                                                    ref.outputs[o])
-                                : AllClose(got.outputs[o], ref.outputs[o],
-                                           Rtol(dt), Atol(dt)))
+                EXPECT_TRUE(
+                    c.random_values
+                        ? SameSizeAndFinite(got.outputs[o], ref.outputs[o])
+                        : AllClose(got.outputs[o], ref.outputs[o], Rtol(dt),
+                                   Atol(dt)))
                     << Describe(c, a, v, dt, dev) << " output " << o;
               }
             }

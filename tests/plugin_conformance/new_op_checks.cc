@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "autograd/autograd.h"
-#include "testing/grad_check.h"
-#include "testing/op_test_util.h"
 #include "base/error.h"
 #include "graph/node.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
 #include "tests/plugin_conformance/conformance.h"
 
 namespace mx {

@@ -75,11 +75,12 @@ void AddDeviceCases(std::vector<OpCase>* t) {
                          "zeros_like", "ones_like"}) {
     t->push_back(Unary(op));
   }
-  for (const char* op : {"rsqrt", "reciprocal"}) t->push_back(Unary(op, 0.5, 2));
+  for (const char* op : {"rsqrt", "reciprocal"})
+    t->push_back(Unary(op, 0.5, 2));
   t->push_back(Unary("log1p", -0.5, 1));
   t->push_back(Binary("_backward_relu"));
-  for (const char* op : {"broadcast_div", "broadcast_maximum",
-                         "broadcast_minimum"}) {
+  for (const char* op :
+       {"broadcast_div", "broadcast_maximum", "broadcast_minimum"}) {
     t->push_back(Shaped(
         op, {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}}, {{}}));
   }
@@ -98,8 +99,8 @@ void AddDeviceCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("Reshape", {{{2, 3, 4}}, {{6, 4}}},
                       {{{"shape", "(4, -1)"}}, {{"shape", "(0, 2, -1)"}}}));
   t->push_back(Shaped("Flatten", {{{2, 3, 4}}, {{5, 2}}, {{3}}}, {{}}));
-  t->push_back(Shaped("reshape_like", {{{2, 6}, {3, 4}}, {{12}, {2, 2, 3}}},
-                      {{}}));
+  t->push_back(
+      Shaped("reshape_like", {{{2, 6}, {3, 4}}, {{12}, {2, 2, 3}}}, {{}}));
   t->push_back(Shaped("expand_dims", {{{2, 3}}, {{4}}},
                       {{{"axis", "1"}}, {{"axis", "-1"}}}));
   t->push_back(Shaped("_split_like", {{{4, 6}, {4, 2}, {4, 4}}},
@@ -109,32 +110,36 @@ void AddDeviceCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("_reduce_sum_like",
                       {{{3, 4}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{5}, {5}}},
                       {{}}));
-  t->push_back(Shaped(
-      "_broadcast_reduced_like", {{{3, 1}, {3, 4}}},
-      {{{"axis", "1"}, {"keepdims", "True"}},
-       {{"axis", "1"}, {"keepdims", "True"}, {"normalize", "True"}}}));
+  t->push_back(
+      Shaped("_broadcast_reduced_like", {{{3, 1}, {3, 4}}},
+             {{{"axis", "1"}, {"keepdims", "True"}},
+              {{"axis", "1"}, {"keepdims", "True"}, {"normalize", "True"}}}));
   t->push_back(Shaped("_broadcast_reduced_like", {{{4}, {3, 4}}},
                       {{{"axis", "0"}}, {{"axis", "0"}, {"normalize", "1"}}}));
   for (const char* op : {"_zeros", "_ones"}) {
-    t->push_back(Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(5,)"}}}));
+    t->push_back(
+        Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(5,)"}}}));
   }
   t->push_back(Shaped("_full", {{}},
                       {{{"shape", "(3, 4)"}, {"value", "2.5"}},
                        {{"shape", "(2,)"}, {"value", "-1"}}}));
   for (const char* op : {"_random_uniform", "_random_normal"}) {
-    OpCase r = Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(1000,)"}}});
+    OpCase r =
+        Shaped(op, {{}}, {{{"shape", "(3, 4)"}}, {{"shape", "(1000,)"}}});
     r.random_values = true;
     t->push_back(r);
   }
-  OpCase one_hot = Shaped("one_hot", {{{6}}, {{2, 3}}},
-                          {{{"depth", "5"}},
-                           {{"depth", "4"}, {"on_value", "2"},
-                            {"off_value", "-1"}}});
+  OpCase one_hot =
+      Shaped("one_hot", {{{6}}, {{2, 3}}},
+             {{{"depth", "5"}},
+              {{"depth", "4"}, {"on_value", "2"}, {"off_value", "-1"}}});
   one_hot.lo = 0;
   one_hot.hi = 4;
   one_hot.int32_inputs = {0};
   t->push_back(one_hot);
-  const AttrDict clip = {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"},
+  const AttrDict clip = {{"lr", "0.1"},
+                         {"wd", "0.01"},
+                         {"rescale_grad", "0.5"},
                          {"clip_gradient", "0.2"}};
   t->push_back(Shaped("sgd_update", {{{3, 4}, {3, 4}}, {{7}, {7}}},
                       {{{"lr", "0.1"}}, clip}));
@@ -149,13 +154,50 @@ void AddDeviceCases(std::vector<OpCase>* t) {
   adam.ranges = {{-1, 1}, {-1, 1}, {-0.1, 0.1}, {0.01, 0.1}};
   t->push_back(adam);
   // (out_grad, argmax, data): argmax positions inside each 7x9 plane.
-  OpCase pool_max = Shaped(
-      "_backward_Pooling_max", {{{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 7, 9}}},
-      {{{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
-        {"pool_type", "max"}}});
+  OpCase pool_max = Shaped("_backward_Pooling_max",
+                           {{{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 7, 9}}},
+                           {{{"kernel", "(3,3)"},
+                             {"stride", "(2,2)"},
+                             {"pad", "(1,1)"},
+                             {"pool_type", "max"}}});
   pool_max.ranges = {{-1, 1}, {0, 63}, {-1, 1}};
   pool_max.int32_inputs = {1};
   t->push_back(pool_max);
+  for (const char* op : {"max", "min"}) {
+    t->push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}},
+                        {{},
+                         {{"axis", "1"}},
+                         {{"axis", "0"}, {"keepdims", "True"}},
+                         {{"axis", "-1"}, {"keepdims", "True"}}}));
+  }
+  t->push_back(Shaped("clip", {{{7}}, {{3, 4}}},
+                      {{{"a_min", "-0.5"}, {"a_max", "0.25"}},
+                       {{"a_min", "0"}, {"a_max", "0"}}}));
+  t->push_back(Shaped("broadcast_to", {{{1, 4}}}, {{{"shape", "(3, 4)"}}}));
+  t->push_back(Shaped("broadcast_to", {{{3, 1, 2}}},
+                      {{{"shape", "(3, 5, 2)"}}, {{"shape", "(0, 4, 0)"}}}));
+  t->push_back(
+      Shaped("broadcast_like", {{{1, 4}, {3, 4}}, {{2, 1}, {2, 5}}}, {{}}));
+  t->push_back(Shaped("broadcast_axis", {{{3, 1, 2}}},
+                      {{{"axis", "1"}, {"size", "3"}}}));
+  t->push_back(
+      Shaped("broadcast_axis", {{{1, 4}}}, {{{"axis", "0"}, {"size", "2"}}}));
+  t->push_back(
+      Shaped("transpose", {{{2, 3}}, {{2, 3, 4}}, {{2, 3, 4, 5}}}, {{}}));
+  t->push_back(Shaped("transpose", {{{2, 3}}}, {{{"axes", "(1, 0)"}}}));
+  t->push_back(Shaped("transpose", {{{2, 3, 4}}},
+                      {{{"axes", "(2, 0, 1)"}}, {{"axes", "(1, 2, 0)"}}}));
+  t->push_back(Shaped("slice_axis", {{{5, 6}}, {{4, 3, 2}}},
+                      {{{"axis", "0"}, {"begin", "1"}, {"end", "3"}},
+                       {{"axis", "1"}, {"begin", "-2"}, {"end", "None"}}}));
+  t->push_back(Shaped(
+      "slice", {{{5, 6}}, {{6, 7}}},
+      {{{"begin", "(1, 0)"}, {"end", "(4, 5)"}},
+       {{"begin", "(None, 1)"}, {"end", "(None, -1)"}, {"step", "(2, 2)"}},
+       {{"begin", "(4, None)"}, {"end", "(0, None)"}, {"step", "(-1, -2)"}}}));
+  t->push_back(Shaped(
+      "Cast", {{{3, 4}}, {{7}}},
+      {{{"dtype", "float16"}}, {{"dtype", "int32"}}, {{"dtype", "float64"}}}));
   t->push_back(Shaped("Dropout", {{{4, 5}}, {{2, 3, 4}}},
                       {{{"p", "0.5"}}, {{"p", "0.3"}, {"axes", "(1,)"}}}));
 }

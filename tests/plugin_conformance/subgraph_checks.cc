@@ -5,12 +5,12 @@
 #include <random>
 #include <set>
 
-#include "testing/op_test_util.h"
 #include "graph/node.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "subgraph/partition_graph.h"
 #include "subgraph/subgraph_property.h"
+#include "testing/op_test_util.h"
 #include "testing/subgraph_test_util.h"
 #include "tests/plugin_conformance/conformance.h"
 

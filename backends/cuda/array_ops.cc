@@ -1,0 +1,421 @@
+// GPU kernels for shape and layout ops (reshapes, broadcast_to/_like/_axis,
+// transpose, slice, slice_axis: strided gathers), joins (Concat and its
+// gradient), Cast, fills, random numbers, one_hot and the optimizer
+// updates.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+// Ops whose output holds the input's bytes unchanged (row-major reshapes
+// and identities): one device-to-device copy, none when in place.
+void SameBytes(const KernelContext& ctx, const Attrs&, Tensors in,
+               const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) {
+    RequireFloat("identity (add to)", in[0]);
+    CheckCuda(
+        LaunchBinary(Binary::kAdd, in[0].dtype(), out[0].size(),
+                     out[0].data<void>(), in[0].data<void>(),
+                     out[0].data<void>(), MX_REQ_WRITE, nullptr, StreamOf(ctx)),
+        "identity");
+    return;
+  }
+  const size_t bytes = ByteSize(out[0]);
+  if (out[0].data<void>() == in[0].data<void>() || bytes == 0) return;
+  CheckCuda(cudaMemcpyAsync(out[0].data<void>(), in[0].data<void>(), bytes,
+                            cudaMemcpyDeviceToDevice, StreamOf(ctx)),
+            "reshape copy");
+}
+
+void ZerosLike(const KernelContext& ctx, const Attrs&, Tensors,
+               const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL || req[0] == MX_REQ_ADD) return;
+  const size_t bytes = ByteSize(out[0]);
+  if (bytes == 0) return;
+  CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, bytes, StreamOf(ctx)),
+            "zeros_like");
+}
+
+template <bool kMomentum>
+void SgdUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = kMomentum ? "sgd_mom_update" : "sgd_update";
+  RequireFloat(op, in[0]);
+  SgdParams p;
+  p.lr = NumberAttr(op, attrs, "lr", 0.0);
+  p.wd = NumberAttr(op, attrs, "wd", 0.0);
+  p.rescale = NumberAttr(op, attrs, "rescale_grad", 1.0);
+  p.clip = NumberAttr(op, attrs, "clip_gradient", -1.0);
+  p.momentum = NumberAttr(op, attrs, "momentum", 0.0);
+  CheckCuda(
+      LaunchSgd(in[0].dtype(), in[0].size(), in[0].data<void>(),
+                in[1].data<void>(), kMomentum ? in[2].data<void>() : nullptr,
+                out[0].data<void>(), req[0], p, StreamOf(ctx)),
+      op);
+}
+
+void Fill(const std::string& op, const KernelContext& ctx, Tensors out,
+          const int32_t* req, double value) {
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
+  CheckCuda(LaunchFill(out[0].dtype(), out[0].size(), value,
+                       out[0].data<void>(), StreamOf(ctx)),
+            op);
+}
+
+template <bool kNormal>
+void RandomOp(const KernelContext& ctx, const Attrs& attrs, Tensors,
+              const int32_t* req, Tensors out) {
+  const std::string op = kNormal ? "_random_normal" : "_random_uniform";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
+  const double a = NumberAttr(op, attrs, kNormal ? "loc" : "low", 0.0);
+  const double b = NumberAttr(op, attrs, kNormal ? "scale" : "high", 1.0);
+  CheckCuda(LaunchRandom(kNormal, out[0].dtype(), out[0].size(), a, b,
+                         ctx.RandomU64(), out[0].data<void>(), StreamOf(ctx)),
+            op);
+}
+
+void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat("one_hot", out[0]);
+  if (req[0] == MX_REQ_ADD) Unsupported("one_hot", "adding to the output");
+  const int64_t n = in[0].size();
+  const int64_t depth = n == 0 ? 0 : out[0].size() / n;
+  const cudaError_t err =
+      LaunchOneHot(out[0].dtype(), in[0].dtype(), n, depth, in[0].data<void>(),
+                   NumberAttr("one_hot", attrs, "on_value", 1.0),
+                   NumberAttr("one_hot", attrs, "off_value", 0.0),
+                   out[0].data<void>(), StreamOf(ctx));
+  if (err == cudaErrorInvalidValue) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                std::string("one_hot on gpu: indices of ") +
+                    DTypeName(in[0].dtype()) + " are not supported");
+  }
+  CheckCuda(err, "one_hot");
+}
+
+void AdamUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  const std::string op = "adam_update";
+  RequireFloat(op, in[0]);
+  AdamParams p;
+  p.lr = NumberAttr(op, attrs, "lr", 0.0);
+  p.wd = NumberAttr(op, attrs, "wd", 0.0);
+  p.rescale = NumberAttr(op, attrs, "rescale_grad", 1.0);
+  p.clip = NumberAttr(op, attrs, "clip_gradient", -1.0);
+  p.beta1 = NumberAttr(op, attrs, "beta1", 0.9);
+  p.beta2 = NumberAttr(op, attrs, "beta2", 0.999);
+  p.epsilon = NumberAttr(op, attrs, "epsilon", 1e-8);
+  CheckCuda(
+      LaunchAdam(in[0].dtype(), in[0].size(), in[0].data<void>(),
+                 in[1].data<void>(), in[2].data<void>(), in[3].data<void>(),
+                 out[0].data<void>(), req[0], p, StreamOf(ctx)),
+      op);
+}
+
+// Concat and its gradient _split_like: pieces along `dim` copied as 2-D
+// blocks (rows: the dims before `dim`; a row: the piece's extent along
+// `dim` times the dims after it).
+struct JoinGeometry {
+  int64_t outer = 1, inner = 1, total = 0;
+};
+
+JoinGeometry JoinOf(const std::string& op, const Attrs& attrs,
+                    const Tensor& whole) {
+  const int n = whole.ndim();
+  const auto dim = mxplugin::ParseInt(attrs.Get("dim", "1"));
+  if (!dim || *dim < -n || *dim >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": dim=" + attrs.Get("dim", "1") + " for " +
+                    std::to_string(n) + " dims");
+  }
+  const int ax = static_cast<int>(*dim < 0 ? *dim + n : *dim);
+  JoinGeometry g;
+  for (int d = 0; d < ax; ++d) g.outer *= whole.dim(d);
+  for (int d = ax + 1; d < n; ++d) g.inner *= whole.dim(d);
+  g.total = whole.dim(ax);
+  return g;
+}
+
+// Copies each piece to or from its columns of the whole.
+void JoinCopy(const std::string& op, const KernelContext& ctx,
+              const JoinGeometry& g, const Tensor& whole,
+              const std::vector<Tensor>& pieces, bool to_whole,
+              const std::vector<bool>& skip = {}) {
+  const size_t es = DTypeSize(whole.dtype());
+  const size_t row = static_cast<size_t>(g.total * g.inner) * es;
+  size_t offset = 0;
+  char* base = static_cast<char*>(whole.data<void>());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Tensor& p = pieces[i];
+    const int64_t cols = g.outer == 0 ? 0 : p.size() / g.outer;
+    const size_t width = static_cast<size_t>(cols) * es;
+    if (width > 0 && g.outer > 0 && !(i < skip.size() && skip[i])) {
+      char* w = base + offset;
+      char* q = static_cast<char*>(p.data<void>());
+      CheckCuda(
+          to_whole ? cudaMemcpy2DAsync(w, row, q, width, width, g.outer,
+                                       cudaMemcpyDeviceToDevice, StreamOf(ctx))
+                   : cudaMemcpy2DAsync(q, width, w, row, width, g.outer,
+                                       cudaMemcpyDeviceToDevice, StreamOf(ctx)),
+          op);
+    }
+    offset += width;
+  }
+}
+
+void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) Unsupported("Concat", "adding to the output");
+  std::vector<Tensor> pieces;
+  for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
+  JoinCopy("Concat", ctx, JoinOf("Concat", attrs, out[0]), out[0], pieces,
+           true);
+}
+
+// (data, like_1..like_n) -> n pieces of data shaped like the others.
+void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  std::vector<Tensor> pieces;
+  std::vector<bool> skip;
+  for (int i = 0; i < out.size(); ++i) {
+    if (req[i] == MX_REQ_ADD) Unsupported("_split_like", "adding to outputs");
+    pieces.push_back(out[i]);
+    skip.push_back(req[i] == MX_REQ_NULL);
+  }
+  JoinCopy("_split_like", ctx, JoinOf("_split_like", attrs, in[0]), in[0],
+           pieces, false, skip);
+}
+
+// Row-major element strides of a shape.
+std::vector<int64_t> StridesOf(const Tensor& t) {
+  std::vector<int64_t> s(t.ndim(), 1);
+  for (int d = t.ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * t.dim(d + 1);
+  return s;
+}
+
+void Gather(const std::string& op, const KernelContext& ctx,
+            const GatherIndex& gi, const Tensor& src, const Tensor& out,
+            int32_t req) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, src);
+  CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
+                            out.data<void>(), req, StreamOf(ctx)),
+            op);
+}
+
+// broadcast_to, broadcast_like, broadcast_axis: input 0 broadcast to the
+// output's shape (right-aligned; stride 0 where the input has 1).
+void BroadcastTo(const std::string& op, const KernelContext& ctx, Tensors in,
+                 const int32_t* req, Tensors out) {
+  const Tensor x = in[0], y = out[0];
+  const int n = y.ndim();
+  if (n > kMaxDims || x.ndim() > n) Unsupported(op, "these ranks");
+  GatherIndex gi;
+  gi.ndim = n;
+  const std::vector<int64_t> xs = StridesOf(x);
+  for (int d = 0; d < n; ++d) {
+    const int dx = d - (n - x.ndim());
+    gi.shape[d] = y.dim(d);
+    gi.stride[d] = dx < 0 || x.dim(dx) == 1 ? 0 : xs[dx];
+  }
+  Gather(op, ctx, gi, x, y, req[0]);
+}
+
+void Transpose(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = "transpose";
+  const int n = in[0].ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto axes = mxplugin::ParseTuple(attrs.Get("axes", "()"));
+  if (!axes || (!axes->empty() && static_cast<int>(axes->size()) != n)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axes=" + attrs.Get("axes") +
+                                                " for " + std::to_string(n) +
+                                                " dims");
+  }
+  const std::vector<int64_t> xs = StridesOf(in[0]);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    int64_t a = axes->empty() ? n - 1 - d : (*axes)[d];
+    if (a < 0) a += n;
+    if (a < 0 || a >= n) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axis out of range");
+    }
+    gi.shape[d] = out[0].dim(d);
+    gi.stride[d] = xs[a];
+  }
+  Gather(op, ctx, gi, in[0], out[0], req[0]);
+}
+
+// NumPy's rules, as the CPU's slice: the first index of an axis.
+int64_t SliceBegin(int64_t n, std::optional<int64_t> b, int64_t step) {
+  auto wrap = [n](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v += n;
+    return std::clamp(v, lo, hi);
+  };
+  if (step > 0) return b ? wrap(*b, 0, n) : 0;
+  return b ? wrap(*b, -1, n - 1) : n - 1;
+}
+
+// One optional integer per axis from "(0, None, -2)".
+std::vector<std::optional<int64_t>> OptionalInts(const std::string& op,
+                                                 const std::string& text) {
+  std::vector<std::optional<int64_t>> v;
+  std::string body = text;
+  body.erase(std::remove_if(body.begin(), body.end(),
+                            [](char c) {
+                              return c == '(' || c == ')' || c == '[' ||
+                                     c == ']' || c == ' ';
+                            }),
+             body.end());
+  size_t start = 0;
+  while (start <= body.size() && !body.empty()) {
+    const size_t comma = body.find(',', start);
+    const std::string item = body.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty() && comma == std::string::npos) break;
+    if (item == "None") {
+      v.push_back(std::nullopt);
+    } else {
+      const auto i = mxplugin::ParseInt(item);
+      if (!i) {
+        throw Error(MX_STATUS_INVALID_ARGUMENT,
+                    op + ": cannot read \"" + text + "\"");
+      }
+      v.push_back(*i);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
+}
+
+void Slice(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+           const int32_t* req, Tensors out) {
+  const std::string op = "slice";
+  const Tensor x = in[0];
+  const int n = x.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto begin = OptionalInts(op, attrs.Get("begin", "()"));
+  const auto step = OptionalInts(op, attrs.Get("step", "()"));
+  const std::vector<int64_t> xs = StridesOf(x);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    int64_t s = 1;
+    if (d < static_cast<int>(step.size()) && step[d]) s = *step[d];
+    if (s == 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": step 0");
+    const std::optional<int64_t> b =
+        d < static_cast<int>(begin.size()) ? begin[d] : std::nullopt;
+    const int64_t first = SliceBegin(x.dim(d), b, s);
+    gi.shape[d] = out[0].dim(d);
+    gi.stride[d] = xs[d] * s;
+    if (out[0].dim(d) > 0) gi.offset += first * xs[d];
+  }
+  Gather(op, ctx, gi, x, out[0], req[0]);
+}
+
+void SliceAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = "slice_axis";
+  const Tensor x = in[0];
+  const int n = x.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto axis = mxplugin::ParseInt(attrs.Get("axis", ""));
+  const auto begin = mxplugin::ParseInt(attrs.Get("begin", ""));
+  if (!axis || !begin || *axis < -n || *axis >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read axis/begin");
+  }
+  const int ax = static_cast<int>(*axis < 0 ? *axis + n : *axis);
+  const std::vector<int64_t> xs = StridesOf(x);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    gi.shape[d] = out[0].dim(d);
+    gi.stride[d] = xs[d];
+  }
+  if (out[0].size() > 0) gi.offset = SliceBegin(x.dim(ax), *begin, 1) * xs[ax];
+  Gather(op, ctx, gi, x, out[0], req[0]);
+}
+
+void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
+          const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) Unsupported("Cast", "adding to the output");
+  CheckLaunch(
+      "Cast",
+      LaunchCast(in[0].dtype(), out[0].dtype(), in[0].size(),
+                 in[0].data<void>(), out[0].data<void>(), StreamOf(ctx)),
+      in[0].dtype());
+}
+
+}  // namespace
+
+void RegisterArrayOps(mxplugin::Plugin& plugin) {
+  for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
+                         "BlockGrad", "_copy"}) {
+    RegisterGpuKernel(plugin, op, SameBytes);
+  }
+  RegisterGpuKernel(plugin, "zeros_like", ZerosLike);
+  RegisterGpuKernel(
+      plugin, "_zeros",
+      [](const KernelContext& ctx, const Attrs&, Tensors, const int32_t* req,
+         Tensors out) { Fill("_zeros", ctx, out, req, 0.0); });
+  RegisterGpuKernel(
+      plugin, "_ones",
+      [](const KernelContext& ctx, const Attrs&, Tensors, const int32_t* req,
+         Tensors out) { Fill("_ones", ctx, out, req, 1.0); });
+  RegisterGpuKernel(
+      plugin, "ones_like",
+      [](const KernelContext& ctx, const Attrs&, Tensors, const int32_t* req,
+         Tensors out) { Fill("ones_like", ctx, out, req, 1.0); });
+  RegisterGpuKernel(plugin, "Concat", Concat);
+  RegisterGpuKernel(plugin, "_split_like", SplitLike);
+  RegisterGpuKernel(plugin, "_full",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors,
+                       const int32_t* req, Tensors out) {
+                      Fill("_full", ctx, out, req,
+                           NumberAttr("_full", attrs, "value", 0.0));
+                    });
+  RegisterGpuKernel(plugin, "_random_uniform", RandomOp<false>);
+  RegisterGpuKernel(plugin, "_random_normal", RandomOp<true>);
+  RegisterGpuKernel(plugin, "one_hot", OneHot);
+  RegisterGpuKernel(plugin, "sgd_update", SgdUpdate<false>);
+  RegisterGpuKernel(plugin, "adam_update", AdamUpdate);
+  RegisterGpuKernel(plugin, "sgd_mom_update", SgdUpdate<true>);
+  for (const char* op : {"broadcast_to", "broadcast_like", "broadcast_axis"}) {
+    const std::string name = op;
+    RegisterGpuKernel(plugin, op,
+                      [name](const KernelContext& ctx, const Attrs&, Tensors in,
+                             const int32_t* req, Tensors out) {
+                        BroadcastTo(name, ctx, in, req, out);
+                      });
+  }
+  RegisterGpuKernel(plugin, "transpose", Transpose);
+  RegisterGpuKernel(plugin, "slice", Slice);
+  RegisterGpuKernel(plugin, "slice_axis", SliceAxis);
+  RegisterGpuKernel(plugin, "Cast", Cast);
+}
+
+}  // namespace mx_cuda

@@ -1,0 +1,308 @@
+// Reductions (sum, mean, max, min), softmax / log_softmax and their
+// gradient, and the strided gather-sum behind broadcasts, transposes,
+// slices and the reduce/broadcast gradients. Declared in elementwise.h.
+#include <cmath>
+
+#include "backends/cuda/elementwise.h"
+#include "backends/cuda/kernel_util.cuh"
+
+namespace mx_cuda {
+namespace {
+
+using namespace kernel;  // NOLINT: the shared kernel helpers.
+
+template <typename A>
+__device__ A BlockMax(A v, A* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      const A o = shared[threadIdx.x + s];
+      if (IsNan(o) || o > shared[threadIdx.x]) shared[threadIdx.x] = o;
+    }
+    __syncthreads();
+  }
+  const A r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+template <typename A>
+__device__ __forceinline__ A ReduceInit(Reduce op) {
+  return op == Reduce::kMax   ? A(-INFINITY)
+         : op == Reduce::kMin ? A(INFINITY)
+                              : A(0);
+}
+
+template <typename A>
+__device__ __forceinline__ A ReduceStep(Reduce op, A acc, A v) {
+  switch (op) {
+    case Reduce::kMax:
+      return IsNan(acc) || acc > v ? acc : v;
+    case Reduce::kMin:
+      return IsNan(acc) || acc < v ? acc : v;
+    default:
+      return acc + v;
+  }
+}
+
+template <typename A>
+__device__ A BlockReduce(Reduce op, A v, A* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      shared[threadIdx.x] =
+          ReduceStep(op, shared[threadIdx.x], shared[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  const A r = shared[0];
+  __syncthreads();
+  return r;
+}
+
+// One block per output element (inner == 1: contiguous reduced runs).
+template <int kReq, typename T>
+__global__ void ReduceRowsKernel(Reduce op, int64_t reduce, const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A shared[kThreads];
+  const T* row = x + blockIdx.x * reduce;
+  A acc = ReduceInit<A>(op);
+  for (int64_t j = threadIdx.x; j < reduce; j += kThreads) {
+    acc = ReduceStep(op, acc, Load(row, j));
+  }
+  acc = BlockReduce(op, acc, shared);
+  if (threadIdx.x == 0) {
+    Store<kReq>(y, blockIdx.x,
+                op == Reduce::kMean ? acc / static_cast<A>(reduce) : acc);
+  }
+}
+
+// One thread per output element (strided reduced axis).
+template <int kReq, typename T>
+__global__ void ReduceStridedKernel(Reduce op, int64_t outer, int64_t reduce,
+                                    int64_t inner, const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t o = i / inner, k = i % inner;
+    const T* p = x + o * reduce * inner + k;
+    A acc = ReduceInit<A>(op);
+    for (int64_t j = 0; j < reduce; ++j)
+      acc = ReduceStep(op, acc, Load(p, j * inner));
+    Store<kReq>(y, i, op == Reduce::kMean ? acc / static_cast<A>(reduce) : acc);
+  }
+}
+
+// Softmax of one row per block (inner == 1).
+template <int kReq, typename T>
+__global__ void SoftmaxRowsKernel(bool log_out, int64_t len, double temp,
+                                  const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A shared[kThreads];
+  const T* in = x + blockIdx.x * len;
+  T* out = y + blockIdx.x * len;
+  const A t = static_cast<A>(temp);
+  A m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    const A v = Load(in, j) / t;
+    if (IsNan(v) || v > m) m = v;
+  }
+  m = BlockMax(m, shared);
+  A s = 0;
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    s += exp(Load(in, j) / t - m);
+  }
+  s = BlockSum(s, shared);
+  const A log_s = log(s);
+  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+    const A v = Load(in, j) / t - m;
+    Store<kReq>(out, j, log_out ? v - log_s : exp(v) / s);
+  }
+}
+
+// Softmax along a strided axis: one thread per (outer, inner) pair.
+template <int kReq, typename T>
+__global__ void SoftmaxStridedKernel(bool log_out, int64_t outer, int64_t len,
+                                     int64_t inner, double temp, const T* x,
+                                     T* y) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A m = -INFINITY;
+    for (int64_t j = 0; j < len; ++j) {
+      const A v = Load(x, base + j * inner) / t;
+      if (IsNan(v) || v > m) m = v;
+    }
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j)
+      s += exp(Load(x, base + j * inner) / t - m);
+    const A log_s = log(s);
+    for (int64_t j = 0; j < len; ++j) {
+      const A v = Load(x, base + j * inner) / t - m;
+      Store<kReq>(y, base + j * inner, log_out ? v - log_s : exp(v) / s);
+    }
+  }
+}
+
+// Gradient along the axis, one thread per (outer, inner) pair:
+// softmax: dx = y * (dy - sum(dy * y)) / t; log_softmax: dx = (dy -
+// e^y * sum(dy)) / t.
+template <int kReq, typename T>
+__global__ void SoftmaxGradKernel(bool log_out, int64_t outer, int64_t len,
+                                  int64_t inner, double temp, const T* dy,
+                                  const T* y, T* dx) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      s += log_out ? Load(dy, k) : Load(dy, k) * Load(y, k);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      const A g = Load(dy, k), o = Load(y, k);
+      Store<kReq>(dx, k, (log_out ? g - exp(o) * s : o * (g - s)) / t);
+    }
+  }
+}
+
+template <int kReq, typename T>
+__global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
+  using A = typename Acc<T>::type;
+  int64_t nr = 1;
+  for (int d = 0; d < gi.rdim; ++d) nr *= gi.rshape[d];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, base = gi.offset;
+    for (int d = gi.ndim - 1; d >= 0; --d) {
+      base += (rest % gi.shape[d]) * gi.stride[d];
+      rest /= gi.shape[d];
+    }
+    A s = 0;
+    for (int64_t r = 0; r < nr; ++r) {
+      int64_t rr = r, off = base;
+      for (int d = gi.rdim - 1; d >= 0; --d) {
+        off += (rr % gi.rshape[d]) * gi.rstride[d];
+        rr /= gi.rshape[d];
+      }
+      s += Load(src, off);
+    }
+    Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
+  }
+}
+
+struct ReduceLauncher {
+  Reduce op;
+  int64_t outer, reduce, inner;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    if (inner == 1 && outer <= 2147483647) {
+      ReduceRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
+          op, reduce, static_cast<const T*>(x), static_cast<T*>(y));
+    } else {
+      ReduceStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+          op, outer, reduce, inner, static_cast<const T*>(x),
+          static_cast<T*>(y));
+    }
+  }
+};
+
+struct SoftmaxLauncher {
+  bool log_out;
+  int64_t outer, len, inner;
+  double t;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    if (inner == 1 && outer <= 2147483647) {
+      SoftmaxRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
+          log_out, len, t, static_cast<const T*>(x), static_cast<T*>(y));
+    } else {
+      SoftmaxStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+          log_out, outer, len, inner, t, static_cast<const T*>(x),
+          static_cast<T*>(y));
+    }
+  }
+};
+
+struct SoftmaxGradLauncher {
+  bool log_out;
+  int64_t outer, len, inner;
+  double t;
+  const void* dy;
+  const void* y;
+  void* dx;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    SoftmaxGradKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+        log_out, outer, len, inner, t, static_cast<const T*>(dy),
+        static_cast<const T*>(y), static_cast<T*>(dx));
+  }
+};
+
+struct GatherSumLauncher {
+  int64_t n;
+  GatherIndex gi;
+  const void* src;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    GatherSumKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, gi, static_cast<const T*>(src), static_cast<T*>(y));
+  }
+};
+
+}  // namespace
+
+cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
+                         int64_t inner, const void* x, void* y, int req,
+                         cudaStream_t stream) {
+  if (outer * inner == 0) return cudaSuccess;
+  return Dispatch(dtype, req,
+                  ReduceLauncher{op, outer, reduce, inner, x, y, stream});
+}
+
+cudaError_t LaunchSoftmax(bool log_out, int dtype, int64_t outer, int64_t len,
+                          int64_t inner, double temperature, const void* x,
+                          void* y, int req, cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      SoftmaxLauncher{log_out, outer, len, inner, temperature, x, y, stream});
+}
+
+cudaError_t LaunchSoftmaxGrad(bool log_out, int dtype, int64_t outer,
+                              int64_t len, int64_t inner, double temperature,
+                              const void* dy, const void* y, void* dx, int req,
+                              cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(dtype, req,
+                  SoftmaxGradLauncher{log_out, outer, len, inner, temperature,
+                                      dy, y, dx, stream});
+}
+
+cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
+                            const void* src, void* y, int req,
+                            cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, GatherSumLauncher{n, index, src, y, stream});
+}
+
+}  // namespace mx_cuda
