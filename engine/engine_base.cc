@@ -229,6 +229,22 @@ void EngineBase::Throttle() {
   throttled_.fetch_sub(1);
 }
 
+namespace {
+
+// A device reports an asynchronous failure of its work (a kernel fault)
+// when the stream is synchronized: the error names the operation whose
+// work it was, as a failing CPU kernel's does.
+void SynchronizeDeviceWork(const Opr& opr, const RunContext& rctx) {
+  try {
+    SynchronizeStream(rctx.ctx, rctx.stream);
+  } catch (const Error& e) {
+    throw RuntimeError(absl::StrCat("operation \"", opr.name, "\" on ",
+                                    rctx.ctx.ToString(), ": ", e.what()));
+  }
+}
+
+}  // namespace
+
 void EngineBase::Execute(OprBlock* block) {
   RunningOp running;
   Opr* opr = block->opr;
@@ -248,7 +264,7 @@ void EngineBase::Execute(OprBlock* block) {
     }
     if (opr->sync_fn) {
       opr->sync_fn(block->rctx);
-      SynchronizeStream(block->rctx.ctx, block->rctx.stream);
+      SynchronizeDeviceWork(*opr, block->rctx);
       Complete(block, nullptr);
     } else {
       opr->fn(block->rctx, CallbackOnComplete(this, block));

@@ -243,6 +243,36 @@ TEST_P(EngineTest, WaitForVarSeesEveryEarlierWrite) {
   EXPECT_EQ(a.version(), 200u);
 }
 
+// A device that reports a fault when its stream is synchronized (as CUDA
+// reports an illegal address): the error reaches the wait and names the
+// operation whose work faulted.
+TEST_P(EngineTest, DeviceFaultAtSynchronizeNamesTheOperation) {
+  const int type = Context::kFirstPluginDevice + 40;
+  static int stream_token = 0;
+  DeviceStreamOps ops;
+  ops.create = [](int) -> void* { return &stream_token; };
+  ops.destroy = [](int, void*) {};
+  ops.synchronize = [](int, void*) {
+    throw RuntimeError("fakedev: an illegal memory access was encountered");
+  };
+  RegisterDeviceStreams(type, ops);
+  const Context dev{static_cast<Context::DeviceType>(type), 0};
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync([](RunContext) {}, dev, {}, {a}, FnProperty::kNormal, 0,
+                    "faulting_kernel");
+  try {
+    engine_->WaitForVar(a);
+    ADD_FAILURE() << "the fault did not reach the wait";
+  } catch (const RuntimeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("\"faulting_kernel\""), std::string::npos) << what;
+    EXPECT_NE(what.find("illegal memory access"), std::string::npos) << what;
+  }
+  engine_->DeleteVariable(nullptr, kCPU, a);
+  engine_->WaitForAll();
+  UnregisterDeviceStreams(type);
+}
+
 TEST_P(EngineTest, ConcurrentPushersOnSharedReadVars) {
   // Four threads each own a chain of writes and all read one shared var.
   VarHandle shared = engine_->NewVariable();
