@@ -15,6 +15,19 @@ struct UpdateScope {
   imperative::RecordingScope no_record{false};
 };
 
+}  // namespace
+
+void Optimizer::UpdateMany(const std::vector<int>& indices,
+                           const std::vector<NDArray>& weights,
+                           const std::vector<NDArray>& grads,
+                           double rescale_grad) {
+  for (size_t k = 0; k < weights.size(); ++k) {
+    Update(indices[k], weights[k], grads[k], rescale_grad);
+  }
+}
+
+namespace {
+
 class SGD : public Optimizer {
  public:
   explicit SGD(const SGDOptions& o) : o_(o) {}
@@ -31,10 +44,51 @@ class SGD : public Optimizer {
     nd::sgd_mom_update(weight, grad, mom, o_.learning_rate, o_.momentum, o_.wd,
                        rescale_grad, o_.clip_gradient);
   }
+  // With momentum: _multi_sgd_mom_update over runs of up to
+  // kMultiUpdateMax consecutive parameters with one context and dtype.
+  void UpdateMany(const std::vector<int>& indices,
+                  const std::vector<NDArray>& weights,
+                  const std::vector<NDArray>& grads,
+                  double rescale_grad) override {
+    if (o_.momentum == 0) {
+      Optimizer::UpdateMany(indices, weights, grads, rescale_grad);
+      return;
+    }
+    UpdateScope scope;
+    AttrDict attrs = {{"lr", nd::Attr(o_.learning_rate)},
+                      {"momentum", nd::Attr(o_.momentum)},
+                      {"wd", nd::Attr(o_.wd)},
+                      {"rescale_grad", nd::Attr(rescale_grad)},
+                      {"clip_gradient", nd::Attr(o_.clip_gradient)}};
+    size_t begin = 0;
+    while (begin < weights.size()) {
+      size_t end = begin + 1;
+      while (end < weights.size() && end - begin < kMultiUpdateMax &&
+             weights[end].ctx() == weights[begin].ctx() &&
+             weights[end].dtype() == weights[begin].dtype()) {
+        ++end;
+      }
+      std::vector<NDArray> in, out;
+      for (size_t k = begin; k < end; ++k) {
+        NDArray& mom = momentum_[indices[k]];
+        if (mom.is_none()) mom = nd::zeros_like(weights[k]);
+        in.insert(in.end(), {weights[k], grads[k], mom});
+        out.push_back(weights[k]);
+      }
+      attrs["num_weights"] = nd::Attr(static_cast<int>(end - begin));
+      imperative::Invoke(
+          MakeAttrs(OpRegistry::Get()->Lookup("_multi_sgd_mom_update"), attrs),
+          in, &out);
+      begin = end;
+    }
+  }
   double learning_rate() const override { return o_.learning_rate; }
   void set_learning_rate(double lr) override { o_.learning_rate = lr; }
 
  private:
+  // Parameters per _multi_sgd_mom_update (a GPU kernel takes their
+  // pointers as launch arguments).
+  static constexpr size_t kMultiUpdateMax = 24;
   SGDOptions o_;
   std::map<int, NDArray> momentum_;
 };

@@ -29,6 +29,14 @@ class Optimizer {
   // (asynchronously); the gradient is multiplied by `rescale_grad` first.
   virtual void Update(int index, const NDArray& weight, const NDArray& grad,
                       double rescale_grad) = 0;
+  // One step for several parameters (indices[k], weights[k], grads[k]);
+  // the same as Update on each (what the default does). Optimizers with a
+  // multi-parameter op (SGD with momentum) update them in a few ops, which
+  // a GPU runs as a few launches instead of one per parameter.
+  virtual void UpdateMany(const std::vector<int>& indices,
+                          const std::vector<NDArray>& weights,
+                          const std::vector<NDArray>& grads,
+                          double rescale_grad);
   virtual double learning_rate() const = 0;
   virtual void set_learning_rate(double lr) = 0;
 };

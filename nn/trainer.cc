@@ -1,5 +1,7 @@
 #include "nn/trainer.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 
@@ -18,6 +20,8 @@ void Trainer::Step(int batch_size) {
     throw InvalidArgument(absl::StrCat(
         "Trainer::Step: batch_size must be positive, got ", batch_size));
   }
+  std::vector<int> indices;
+  std::vector<NDArray> weights, grads;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& [name, param] = params_[i];
     if (param->grad_req() == GradReq::kNull) continue;
@@ -26,10 +30,11 @@ void Trainer::Step(int batch_size) {
           "Trainer::Step: parameter \"", name,
           "\" is not initialized (run a forward pass or Initialize first)"));
     }
-    const NDArray weight = param->data();
-    optimizer_->Update(static_cast<int>(i), weight, param->grad(),
-                       1.0 / batch_size);
+    indices.push_back(static_cast<int>(i));
+    weights.push_back(param->data());
+    grads.push_back(param->grad());
   }
+  optimizer_->UpdateMany(indices, weights, grads, 1.0 / batch_size);
 }
 
 }  // namespace nn

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nn/nn_test_util.h"
 
@@ -59,6 +60,43 @@ TEST(Trainer, SGDMomentumKeepsVelocity) {
       w[i] += mom[i];
     }
     EXPECT_TRUE(AllClose(f.w(), w)) << "step " << step;
+  }
+}
+
+// Several parameters with momentum go through _multi_sgd_mom_update in
+// runs (split where the dtype changes); the weights equal per-parameter
+// sgd_mom_update steps.
+TEST(Trainer, SGDMomentumOverManyParametersEqualsOneUpdateEach) {
+  ParameterList params;
+  std::vector<NDArray> ref_w, ref_m, grads;
+  for (int k = 0; k < 30; ++k) {
+    const DType dtype = k == 7 ? DType::kFloat64 : DType::kFloat32;
+    Parameter::Options options;
+    options.dtype = dtype;
+    auto p = std::make_shared<Parameter>(absl::StrCat("p", k), TShape{k + 1},
+                                         options);
+    p->SetData(RandomArray({k + 1}, dtype, -1, 1, k));
+    params.push_back({absl::StrCat("p", k), p});
+    ref_w.push_back(p->data().Copy(Context::CPU()));
+    ref_m.push_back(nd::zeros({k + 1}, Context::CPU(), dtype));
+  }
+  SGDOptions o;
+  o.learning_rate = 0.1;
+  o.momentum = 0.9;
+  o.wd = 0.01;
+  Trainer trainer(params, MakeSGD(o));
+  for (int step = 0; step < 3; ++step) {
+    for (int k = 0; k < 30; ++k) {
+      const auto& p = params[k].second;
+      CopyFromTo(RandomArray({k + 1}, p->data().dtype(), -1, 1, 100 * step + k),
+                 p->grad());
+      nd::sgd_mom_update(ref_w[k], p->grad(), ref_m[k], 0.1, 0.9, 0.01, 0.25);
+    }
+    trainer.Step(4);
+  }
+  for (int k = 0; k < 30; ++k) {
+    EXPECT_EQ(ToDouble(params[k].second->data()), ToDouble(ref_w[k]))
+        << "parameter " << k;
   }
 }
 

@@ -1,4 +1,5 @@
-// Optimizer update ops: sgd_update, sgd_mom_update, adam_update.
+// Optimizer update ops: sgd_update, sgd_mom_update, adam_update, and
+// _multi_sgd_mom_update (many parameters in one op).
 //
 // Each returns the new weight as its output; the front end passes `weight`
 // itself as the output, which the in-place option (input 0, output 0)
@@ -153,31 +154,108 @@ void SGDCompute(const OpContext&, const NodeAttrs& attrs,
   });
 }
 
-void SGDMomCompute(const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-  const SGDMomParam& p = attrs.get<SGDMomParam>();
-  MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
+// One momentum step of (weight, grad, mom) into `y`.
+void SGDMomOne(const SGDMomParam& p, const TBlob& weight, const TBlob& grad,
+               const TBlob& momentum_state, OpReqType r, const TBlob& out) {
+  MX_FLOAT_DTYPE_SWITCH(weight.dtype, T, {
     using A = AccType<T>;
-    const T* w = in[0].data<T>();
-    const T* g = in[1].data<T>();
-    T* mom = in[2].data<T>();
-    T* y = out[0].data<T>();
+    const T* w = weight.data<T>();
+    const T* g = grad.data<T>();
+    T* mom = momentum_state.data<T>();
+    T* y = out.data<T>();
     const GradPrep<A> prep(p);
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
             momentum = static_cast<A>(p.momentum);
-    const OpReqType r = req[0];
-    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+    UpdateLoop(weight.Size(), prep, [&](auto gradient, int64_t b, int64_t e) {
       AssignRange(y, r, b, e, [&](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         const A m = momentum * static_cast<A>(mom[i]) -
-                    lr * (grad(static_cast<A>(g[i])) + wd * wi);
+                    lr * (gradient(static_cast<A>(g[i])) + wd * wi);
         mom[i] = static_cast<T>(m);
         return wi + m;
       });
     });
   });
+}
+
+void SGDMomCompute(const OpContext&, const NodeAttrs& attrs,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+  SGDMomOne(attrs.get<SGDMomParam>(), in[0], in[1], in[2], req[0], out[0]);
+}
+
+// ---- _multi_sgd_mom_update: one op for many parameters. ----
+
+struct MultiSGDMomParam {
+  double lr = 0;
+  double momentum = 0;
+  double wd = 0;
+  double rescale_grad = 1;
+  double clip_gradient = -1;
+  bool lazy_update = true;
+  int num_weights = 0;
+  SGDMomParam One() const {
+    SGDMomParam p;
+    p.lr = lr;
+    p.momentum = momentum;
+    p.wd = wd;
+    p.rescale_grad = rescale_grad;
+    p.clip_gradient = clip_gradient;
+    return p;
+  }
+  static void Declare(ParamSchema<MultiSGDMomParam>* s) {
+    DeclareCommon(s);
+    s->Field("momentum", &MultiSGDMomParam::momentum)
+        .Describe("momentum factor");
+    s->Field("num_weights", &MultiSGDMomParam::num_weights)
+        .Required()
+        .AtMost(kMaxOpArity / 3)
+        .Describe("parameters updated; inputs are (weight, grad, mom) each");
+  }
+};
+
+int NumWeights(const NodeAttrs& attrs) {
+  return std::max(0, attrs.get<MultiSGDMomParam>().num_weights);
+}
+
+// Each (weight, grad, mom, output) group shares one shape.
+void MultiSGDMomShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+  if (NumWeights(attrs) < 1) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel(attrs), ": num_weights must be at least 1"));
+  }
+  for (int k = 0; k < NumWeights(attrs); ++k) {
+    std::vector<TShape> group_in((*in).begin() + 3 * k,
+                                 (*in).begin() + 3 * k + 3);
+    std::vector<TShape> group_out{(*out)[k]};
+    SameShape(attrs, &group_in, &group_out);
+    std::copy(group_in.begin(), group_in.end(), (*in).begin() + 3 * k);
+    (*out)[k] = group_out[0];
+  }
+}
+
+void MultiSGDMomType(const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+  for (int k = 0; k < NumWeights(attrs); ++k) {
+    std::vector<DType> group_in((*in).begin() + 3 * k,
+                                (*in).begin() + 3 * k + 3);
+    std::vector<DType> group_out{(*out)[k]};
+    UpdateType(attrs, &group_in, &group_out);
+    std::copy(group_in.begin(), group_in.end(), (*in).begin() + 3 * k);
+    (*out)[k] = group_out[0];
+  }
+}
+
+void MultiSGDMomCompute(const OpContext&, const NodeAttrs& attrs,
+                        const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req,
+                        const std::vector<TBlob>& out) {
+  const SGDMomParam p = attrs.get<MultiSGDMomParam>().One();
+  for (int k = 0; k < NumWeights(attrs); ++k) {
+    SGDMomOne(p, in[3 * k], in[3 * k + 1], in[3 * k + 2], req[k], out[k]);
+  }
 }
 
 void AdamCompute(const OpContext&, const NodeAttrs& attrs,
@@ -219,6 +297,30 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
       "sgd_mom_update", {"weight", "grad", "mom"}, {2}, SGDMomCompute,
       "SGD with momentum: mom = momentum * mom - lr * (g + wd * weight); "
       "weight + mom. Updates mom in place.");
+  OpRegistry::Get()
+      ->Register("_multi_sgd_mom_update")
+      .Describe(
+          "sgd_mom_update of num_weights parameters in one op (as MXNet's "
+          "multi_sgd_mom_update, with one lr and wd): inputs (weight, grad, "
+          "mom) per parameter, outputs the new weights; moms are updated in "
+          "place. Lets a device backend update every parameter in one "
+          "launch.")
+      .SetNumInputs([](const NodeAttrs& a) { return 3 * NumWeights(a); })
+      .SetNumOutputs(NumWeights)
+      .SetParams<MultiSGDMomParam>()
+      .SetInferShape(MultiSGDMomShape)
+      .SetInferType(MultiSGDMomType)
+      .SetMutateInputs([](const NodeAttrs& a) {
+        std::vector<int> moms;
+        for (int k = 0; k < NumWeights(a); ++k) moms.push_back(3 * k + 2);
+        return moms;
+      })
+      .SetInplaceOption([](const NodeAttrs& a) {
+        std::vector<std::pair<int, int>> pairs;
+        for (int k = 0; k < NumWeights(a); ++k) pairs.push_back({3 * k, k});
+        return pairs;
+      })
+      .SetCompute(Context::kCPU, MultiSGDMomCompute);
   RegisterUpdate<AdamParam>(
       "adam_update", {"weight", "grad", "mean", "var"}, {2, 3}, AdamCompute,
       "Adam step without bias correction: g = clip(rescale_grad * grad) + "

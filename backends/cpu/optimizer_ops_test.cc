@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/imperative.h"
 #include "imperative/nd.h"
 #include "testing/op_test_util.h"
 
@@ -132,6 +133,53 @@ TEST(SgdMomUpdate, MatchesReferenceOverSteps) {
       EXPECT_TRUE(AllClose(ToDouble(mom), mr, Tol(dtype), Tol(dtype)));
     }
   }
+}
+
+// Many parameters in one op: exactly what sgd_mom_update does on each,
+// including parameters of different shapes and a mixed write request.
+TEST(MultiSgdMomUpdate, EqualsOneUpdatePerParameter) {
+  const std::vector<TShape> shapes = {{3, 4}, {7}, {2, 3, 5}};
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    std::vector<NDArray> w, g, mom, w_ref, mom_ref;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      w.push_back(RandomArray(shapes[k], dtype, -1, 1, 10 + k));
+      g.push_back(RandomArray(shapes[k], dtype, -2, 2, 20 + k));
+      mom.push_back(RandomArray(shapes[k], dtype, -0.1, 0.1, 30 + k));
+      w_ref.push_back(w.back().Copy(Context::CPU()));
+      mom_ref.push_back(mom.back().Copy(Context::CPU()));
+    }
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      nd::sgd_mom_update(w_ref[k], g[k], mom_ref[k], 0.1, 0.9, 0.01, 0.5, 0.3);
+    }
+    std::vector<NDArray> in;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      in.insert(in.end(), {w[k], g[k], mom[k]});
+    }
+    std::vector<NDArray> out = w;
+    imperative::Invoke(
+        MakeAttrs(OpRegistry::Get()->Lookup("_multi_sgd_mom_update"),
+                  {{"lr", "0.1"},
+                   {"momentum", "0.9"},
+                   {"wd", "0.01"},
+                   {"rescale_grad", "0.5"},
+                   {"clip_gradient", "0.3"},
+                   {"num_weights", "3"}}),
+        in, &out);
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      EXPECT_EQ(ToDouble(w[k]), ToDouble(w_ref[k])) << "weight " << k;
+      EXPECT_EQ(ToDouble(mom[k]), ToDouble(mom_ref[k])) << "mom " << k;
+    }
+  }
+  // A group whose shapes disagree is a ShapeError; num_weights 0 is an
+  // InvalidArgument.
+  EXPECT_THROW(
+      nd::CallMulti("_multi_sgd_mom_update",
+                    {RandomArray({3}), RandomArray({4}), RandomArray({3})},
+                    {{"lr", "0.1"}, {"num_weights", "1"}}),
+      ShapeError);
+  EXPECT_THROW(nd::CallMulti("_multi_sgd_mom_update", {},
+                             {{"lr", "0.1"}, {"num_weights", "0"}}),
+               InvalidArgument);
 }
 
 TEST(AdamUpdate, MatchesReferenceOverSteps) {

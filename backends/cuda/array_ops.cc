@@ -207,6 +207,41 @@ void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
            pieces, false, skip);
 }
 
+// _multi_sgd_mom_update: inputs (weight, grad, mom) per parameter, outputs
+// the new weights; one launch per kMultiUpdateMax parameters.
+void MultiSgdMomUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+  const std::string op = "_multi_sgd_mom_update";
+  SgdParams p;
+  p.lr = NumberAttr(op, attrs, "lr", 0.0);
+  p.wd = NumberAttr(op, attrs, "wd", 0.0);
+  p.rescale = NumberAttr(op, attrs, "rescale_grad", 1.0);
+  p.clip = NumberAttr(op, attrs, "clip_gradient", -1.0);
+  p.momentum = NumberAttr(op, attrs, "momentum", 0.0);
+  const int dtype = in[0].dtype();
+  RequireFloat(op, in[0]);
+  MultiSgdTable table;
+  auto flush = [&] {
+    CheckCuda(LaunchMultiSgdMom(dtype, table, p, StreamOf(ctx)), op);
+    table.count = 0;
+  };
+  for (int k = 0; k < out.size(); ++k) {
+    if (in[3 * k].dtype() != dtype) {
+      throw Error(MX_STATUS_DTYPE_ERROR,
+                  op + " on gpu: every parameter must have one dtype");
+    }
+    const int t = table.count++;
+    table.w[t] = in[3 * k].data<void>();
+    table.g[t] = in[3 * k + 1].data<void>();
+    table.mom[t] = in[3 * k + 2].data<void>();
+    table.out[t] = out[k].data<void>();
+    table.n[t] = out[k].size();
+    table.req[t] = req[k];
+    if (table.count == kMultiUpdateMax) flush();
+  }
+  if (table.count > 0) flush();
+}
+
 // Row-major element strides of a shape.
 std::vector<int64_t> StridesOf(const Tensor& t) {
   std::vector<int64_t> s(t.ndim(), 1);
@@ -413,6 +448,7 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
                       });
   }
   RegisterGpuKernel(plugin, "transpose", Transpose);
+  RegisterGpuKernel(plugin, "_multi_sgd_mom_update", MultiSgdMomUpdate);
   RegisterGpuKernel(plugin, "slice", Slice);
   RegisterGpuKernel(plugin, "slice_axis", SliceAxis);
   RegisterGpuKernel(plugin, "Cast", Cast);

@@ -197,6 +197,33 @@ __global__ void SgdKernel(int64_t n, const T* w, const T* g, T* mom, T* out,
   }
 }
 
+template <typename T>
+__global__ void MultiSgdMomKernel(MultiSgdTable t, SgdParams p) {
+  using A = typename Acc<T>::type;
+  const int k = blockIdx.y;
+  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
+          momentum = p.momentum;
+  const T* w = static_cast<const T*>(t.w[k]);
+  const T* g = static_cast<const T*>(t.g[k]);
+  T* mom = static_cast<T*>(t.mom[k]);
+  T* out = static_cast<T*>(t.out[k]);
+  const int req = t.req[k];
+  if (req == MX_REQ_NULL) return;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < t.n[k];
+       i += int64_t{blockDim.x} * gridDim.x) {
+    A gi = Load(g, i) * rescale;
+    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    const A wi = Load(w, i);
+    const A m = momentum * Load(mom, i) - lr * (gi + wd * wi);
+    mom[i] = static_cast<T>(m);
+    if (req == MX_REQ_ADD) {
+      out[i] = static_cast<T>(Load(out, i) + wi + m);
+    } else {
+      out[i] = static_cast<T>(wi + m);
+    }
+  }
+}
+
 template <int kReq, typename T>
 __global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
                            T* out, AdamParams p) {
@@ -364,6 +391,20 @@ struct AddBiasLauncher {
   }
 };
 
+struct MultiSgdLauncher {
+  MultiSgdTable t;
+  SgdParams p;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    int64_t longest = 0;
+    for (int k = 0; k < t.count; ++k)
+      longest = t.n[k] > longest ? t.n[k] : longest;
+    const int blocks = Blocks(longest) < 1024 ? Blocks(longest) : 1024;
+    MultiSgdMomKernel<T><<<dim3(blocks, t.count), kThreads, 0, s>>>(t, p);
+  }
+};
+
 struct AdamLauncher {
   int64_t n;
   const void *w, *g;
@@ -520,6 +561,12 @@ cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
   if (rows * cols == 0) return cudaSuccess;
   return Dispatch(dtype, MX_REQ_WRITE,
                   AddBiasLauncher{rows, cols, bias, y, stream});
+}
+
+cudaError_t LaunchMultiSgdMom(int dtype, const MultiSgdTable& table,
+                              const SgdParams& p, cudaStream_t stream) {
+  if (table.count == 0) return cudaSuccess;
+  return Dispatch(dtype, MX_REQ_WRITE, MultiSgdLauncher{table, p, stream});
 }
 
 cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,

@@ -90,6 +90,20 @@ cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
                       void* mom, void* out, int req, const SgdParams& p,
                       cudaStream_t stream);
 
+// Many sgd_mom_updates in one launch (blockIdx.y picks the parameter).
+constexpr int kMultiUpdateMax = 24;
+struct MultiSgdTable {
+  int count = 0;
+  const void* w[kMultiUpdateMax];
+  const void* g[kMultiUpdateMax];
+  void* mom[kMultiUpdateMax];
+  void* out[kMultiUpdateMax];
+  int64_t n[kMultiUpdateMax];
+  int req[kMultiUpdateMax];
+};
+cudaError_t LaunchMultiSgdMom(int dtype, const MultiSgdTable& table,
+                              const SgdParams& p, cudaStream_t stream);
+
 // MXNet's adam_update: mean and var updated in place.
 struct AdamParams {
   double lr = 0, wd = 0, rescale = 1, clip = -1, beta1 = 0.9, beta2 = 0.999,

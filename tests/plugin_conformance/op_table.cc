@@ -148,6 +148,15 @@ void AddDeviceCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("sgd_mom_update",
                       {{{3, 4}, {3, 4}, {3, 4}}, {{7}, {7}, {7}}},
                       {{{"lr", "0.1"}, {"momentum", "0.9"}}, mom}));
+  t->push_back(
+      Shaped("_multi_sgd_mom_update", {{{3, 4}, {3, 4}, {3, 4}, {7}, {7}, {7}}},
+             {{{"lr", "0.1"}, {"momentum", "0.9"}, {"num_weights", "2"}},
+              {{"lr", "0.05"},
+               {"momentum", "0.5"},
+               {"wd", "0.01"},
+               {"rescale_grad", "0.5"},
+               {"clip_gradient", "0.2"},
+               {"num_weights", "2"}}}));
   OpCase adam = Shaped("adam_update",
                        {{{3, 4}, {3, 4}, {3, 4}, {3, 4}}, {{7}, {7}, {7}, {7}}},
                        {{{"lr", "0.01"}}, clip});
