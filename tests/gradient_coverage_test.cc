@@ -25,6 +25,7 @@ constexpr const char* kNonDifferentiable[] = {
     // differentiate through them.
     "sgd_update",
     "sgd_mom_update",
+    "_multi_sgd_mom_update",
     "adam_update",
     // The backward of a recorded CachedOp call or autograd::Function call:
     // first order only; differentiating through it again is a clear

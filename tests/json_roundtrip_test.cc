@@ -35,6 +35,8 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"sgd_update", {{"lr", "0.1"}}},
       {"sgd_mom_update", {{"lr", "0.1"}, {"momentum", "0.9"}}},
       {"adam_update", {{"lr", "0.01"}}},
+      {"_multi_sgd_mom_update",
+       {{"lr", "0.1"}, {"momentum", "0.9"}, {"num_weights", "2"}}},
       {"broadcast_to", {{"shape", "(2,3)"}}},
       {"_backward_slice", {{"begin", "(None,1)"}, {"end", "(2,None)"}}},
       {"_backward_slice_axis",

@@ -306,6 +306,15 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
           "place. Lets a device backend update every parameter in one "
           "launch.")
       .SetNumInputs([](const NodeAttrs& a) { return 3 * NumWeights(a); })
+      .SetInputNames([](const NodeAttrs& a) {
+        std::vector<std::string> names;
+        for (int k = 0; k < NumWeights(a); ++k) {
+          for (const char* what : {"weight", "grad", "mom"}) {
+            names.push_back(absl::StrCat(what, k));
+          }
+        }
+        return names;
+      })
       .SetNumOutputs(NumWeights)
       .SetParams<MultiSGDMomParam>()
       .SetInferShape(MultiSGDMomShape)
