@@ -2,7 +2,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/nd.h"
 #include "testing/cpu_reference.h"
 #include "testing/grad_check.h"
 #include "testing/op_test_util.h"
@@ -138,6 +140,33 @@ TEST(PoolingGradient, OneAndThreeD) {
                               {Distinct({2, 1, 2, 2, 3})}))
         << type;
   }
+}
+
+// A direct call whose out_grad, data and weight are not one convolution is
+// a ShapeError (the kernel would read past the arrays). The shapes are an
+// op_attrs_fuzzer finding.
+TEST(ConvGradient, BackwardWithMismatchedShapesIsAShapeError) {
+  const AttrDict attrs = {
+      {"kernel", "(3,3)"}, {"num_filter", "2"}, {"pad", "(1,1)"}};
+  EXPECT_THROW(nd::CallMulti("_backward_Convolution",
+                             {RandomArray({1, 1, 4, 4}),
+                              RandomArray({2, 1, 3, 3}), RandomArray({2})},
+                             attrs),
+               ShapeError);
+  // out_grad of the wrong spatial size for a valid (data, weight).
+  EXPECT_THROW(
+      nd::CallMulti("_backward_Convolution",
+                    {RandomArray({1, 2, 3, 3}), RandomArray({1, 1, 4, 4}),
+                     RandomArray({2, 1, 3, 3})},
+                    attrs),
+      ShapeError);
+  // The matching call works.
+  EXPECT_EQ(nd::CallMulti("_backward_Convolution",
+                          {RandomArray({1, 2, 4, 4}), RandomArray({1, 1, 4, 4}),
+                           RandomArray({2, 1, 3, 3})},
+                          attrs)
+                .size(),
+            3u);
 }
 
 TEST(PoolingGradient, BackwardAddsTo) {

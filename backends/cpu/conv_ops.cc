@@ -197,7 +197,8 @@ void ConvolutionImpl(const OpContext& ctx, const ConvolutionParam& p,
             }
           }
           if constexpr (kHalf) {
-            for (int64_t i = 0; i < fg * plane; ++i) Assign(yg + i, req, dst[i]);
+            for (int64_t i = 0; i < fg * plane; ++i)
+              Assign(yg + i, req, dst[i]);
           }
         }
       }
@@ -286,14 +287,13 @@ void ConvolutionBackwardImpl(const OpContext& ctx, const ConvolutionParam& p,
             const A* og_g = og + (img * f + grp * fg) * plane;
             if (want_dw) {
               Im2Col(x + (img * c + grp * cg) * vol, cg, sin, w, sout, col);
-              Gemm(og_g, col, dw_slot + grp * fg * k, fg, k, plane, false,
-                   true, true);
+              Gemm(og_g, col, dw_slot + grp * fg * k, fg, k, plane, false, true,
+                   true);
             }
             if (want_dx) {
-              Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true,
-                   false, false);
-              Col2ImAdd(col, cg, sin, w, sout,
-                        dx + (img * c + grp * cg) * vol);
+              Gemm(weight + grp * fg * k, og_g, col, k, plane, fg, true, false,
+                   false);
+              Col2ImAdd(col, cg, sin, w, sout, dx + (img * c + grp * cg) * vol);
             }
           }
         }
@@ -347,6 +347,13 @@ MX_REGISTER_OP(_backward_Convolution)
         AssignShape(attrs, out, 2,
                     TShape{attrs.get<ConvolutionParam>().num_filter}, true);
       }
+      // The data and weight must be a valid convolution, and out_grad its
+      // output's shape: the kernel trusts all three (a direct call with
+      // mismatched shapes read past the arrays, found by op_attrs_fuzzer).
+      std::vector<TShape> fwd_in{(*in)[1], (*in)[2]}, fwd_out(1);
+      if (out->size() > 2) fwd_in.push_back((*out)[2]);
+      ConvolutionShape(attrs, &fwd_in, &fwd_out);
+      AssignShape(attrs, in, 0, fwd_out[0], false);
     })
     .SetInferType(SameFloatType)
     .SetResourceRequest([](const NodeAttrs&) {
