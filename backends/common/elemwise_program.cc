@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 namespace mx_elemwise {
 namespace {
@@ -368,6 +369,49 @@ Program FromAttrs(const std::string& op, const mxplugin::Attrs& attrs) {
   Validate(op, p);
   MarkUsed(&p);
   return p;
+}
+
+namespace {
+
+// Chains and trees of fusable ops; a single op gains nothing from fusion.
+class FusableSelector : public mxplugin::PredicateSelector {
+ public:
+  FusableSelector()
+      : PredicateSelector([](const mxplugin::NodeView& n) {
+          return !n.is_variable() && !n.has_control_deps() &&
+                 IsFusable(std::string(n.op()));
+        }) {}
+  std::vector<bool> Filter(
+      const std::vector<mxplugin::NodeView>& candidates) override {
+    return std::vector<bool>(candidates.size(), candidates.size() > 1);
+  }
+};
+
+class ProgramFusion : public mxplugin::Property {
+ public:
+  ProgramFusion(std::string name, std::string op)
+      : name_(std::move(name)), op_(std::move(op)) {}
+  std::string name() const override { return name_; }
+  bool inference_only() const override { return true; }
+  std::unique_ptr<mxplugin::Selector> CreateSelector() override {
+    return std::make_unique<FusableSelector>();
+  }
+  mxplugin::SubgraphNode CreateNode(const MxGraphView& graph, int) override {
+    mxplugin::SubgraphNode node;
+    node.op = op_;
+    node.attrs = ToAttrs(Compile(graph));
+    return node;
+  }
+
+ private:
+  std::string name_, op_;
+};
+
+}  // namespace
+
+std::shared_ptr<mxplugin::Property> FusionProperty(const std::string& name,
+                                                   const std::string& op) {
+  return std::make_shared<ProgramFusion>(name, op);
 }
 
 mxplugin::OpDef ProgramOpDef(const std::string& name,

@@ -8,6 +8,7 @@
 #ifndef MXCORE_BACKENDS_COMMON_ELEMWISE_PROGRAM_H_
 #define MXCORE_BACKENDS_COMMON_ELEMWISE_PROGRAM_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,13 @@ Program FromAttrs(const std::string& op, const mxplugin::Attrs& attrs);
 // their own device kernels.
 mxplugin::OpDef ProgramOpDef(const std::string& name,
                              const std::string& description);
+
+// The subgraph property `name` of a fusing backend: connected chains and
+// trees of two or more fusable ops (no control dependencies) become one
+// node of op `op` (registered with ProgramOpDef) running their program.
+// Inference only: the fused op has no gradient.
+std::shared_ptr<mxplugin::Property> FusionProperty(const std::string& name,
+                                                   const std::string& op);
 
 }  // namespace mx_elemwise
 

@@ -249,16 +249,6 @@ std::vector<int64_t> StridesOf(const Tensor& t) {
   return s;
 }
 
-void Gather(const std::string& op, const KernelContext& ctx,
-            const GatherIndex& gi, const Tensor& src, const Tensor& out,
-            int32_t req) {
-  if (req == MX_REQ_NULL) return;
-  RequireFloat(op, src);
-  CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
-                            out.data<void>(), req, StreamOf(ctx)),
-            op);
-}
-
 // broadcast_to, broadcast_like, broadcast_axis: input 0 broadcast to the
 // output's shape (right-aligned; stride 0 where the input has 1).
 void BroadcastTo(const std::string& op, const KernelContext& ctx, Tensors in,
@@ -274,7 +264,7 @@ void BroadcastTo(const std::string& op, const KernelContext& ctx, Tensors in,
     gi.shape[d] = y.dim(d);
     gi.stride[d] = dx < 0 || x.dim(dx) == 1 ? 0 : xs[dx];
   }
-  Gather(op, ctx, gi, x, y, req[0]);
+  RunGather(op, ctx, gi, x, y, req[0]);
 }
 
 void Transpose(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -300,7 +290,7 @@ void Transpose(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     gi.shape[d] = out[0].dim(d);
     gi.stride[d] = xs[a];
   }
-  Gather(op, ctx, gi, in[0], out[0], req[0]);
+  RunGather(op, ctx, gi, in[0], out[0], req[0]);
 }
 
 // NumPy's rules, as the CPU's slice: the first index of an axis.
@@ -368,7 +358,7 @@ void Slice(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     gi.stride[d] = xs[d] * s;
     if (out[0].dim(d) > 0) gi.offset += first * xs[d];
   }
-  Gather(op, ctx, gi, x, out[0], req[0]);
+  RunGather(op, ctx, gi, x, out[0], req[0]);
 }
 
 void SliceAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -391,7 +381,7 @@ void SliceAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     gi.stride[d] = xs[d];
   }
   if (out[0].size() > 0) gi.offset = SliceBegin(x.dim(ax), *begin, 1) * xs[ax];
-  Gather(op, ctx, gi, x, out[0], req[0]);
+  RunGather(op, ctx, gi, x, out[0], req[0]);
 }
 
 void Cast(const KernelContext& ctx, const Attrs&, Tensors in,

@@ -180,6 +180,16 @@ void CheckLaunch(const std::string& op, cudaError_t err, int dtype) {
   CheckCuda(err, op);
 }
 
+void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
+               const GatherIndex& gi, const mxplugin::Tensor& src,
+               const mxplugin::Tensor& out, int32_t req) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, src);
+  CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
+                            out.data<void>(), req, StreamOf(ctx)),
+            op);
+}
+
 void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <string>
 
+#include "backends/cuda/elementwise.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 namespace mx_cuda {
@@ -60,6 +61,13 @@ bool FlagAttr(const std::string& op, const mxplugin::Attrs& attrs,
 // Throws for a launch status: cudaErrorInvalidValue (a dtype the launcher
 // lacks) as DTypeError naming op and dtype, anything else as CheckCuda.
 void CheckLaunch(const std::string& op, cudaError_t err, int dtype);
+
+// Runs the strided gather-sum `gi` (elementwise.h) from src into out for
+// kernel `op` (float dtypes; nothing for MX_REQ_NULL): broadcasts,
+// transposes, slices and the reduce/broadcast gradients.
+void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
+               const GatherIndex& gi, const mxplugin::Tensor& src,
+               const mxplugin::Tensor& out, int32_t req);
 
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);

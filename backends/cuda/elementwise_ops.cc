@@ -174,16 +174,6 @@ std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
   return reduced;
 }
 
-void RunGather(const std::string& op, const KernelContext& ctx,
-               const GatherIndex& gi, const Tensor& src, const Tensor& out,
-               int32_t req) {
-  if (req == MX_REQ_NULL) return;
-  RequireFloat(op, src);
-  CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
-                            out.data<void>(), req, StreamOf(ctx)),
-            op);
-}
-
 // (g, x) -> g summed over the axes along which it was broadcast to reach
 // its shape from x's.
 void ReduceSumLike(const KernelContext& ctx, const Attrs&, Tensors in,

@@ -237,35 +237,6 @@ void FusedKernel(const mxplugin::KernelContext& ctx,
       std::string(kOp) + ": launch");
 }
 
-class FusableSelector : public mxplugin::PredicateSelector {
- public:
-  FusableSelector()
-      : PredicateSelector([](const mxplugin::NodeView& n) {
-          return !n.is_variable() && !n.has_control_deps() &&
-                 mx_elemwise::IsFusable(std::string(n.op()));
-        }) {}
-  // A single op gains nothing from fusion.
-  std::vector<bool> Filter(
-      const std::vector<mxplugin::NodeView>& candidates) override {
-    return std::vector<bool>(candidates.size(), candidates.size() > 1);
-  }
-};
-
-class CudaFusionProperty : public mxplugin::Property {
- public:
-  std::string name() const override { return "cuda"; }
-  bool inference_only() const override { return true; }
-  std::unique_ptr<mxplugin::Selector> CreateSelector() override {
-    return std::make_unique<FusableSelector>();
-  }
-  mxplugin::SubgraphNode CreateNode(const MxGraphView& graph, int) override {
-    mxplugin::SubgraphNode node;
-    node.op = kOp;
-    node.attrs = mx_elemwise::ToAttrs(mx_elemwise::Compile(graph));
-    return node;
-  }
-};
-
 }  // namespace
 
 void RegisterFusion(mxplugin::Plugin& plugin) {
@@ -277,7 +248,7 @@ void RegisterFusion(mxplugin::Plugin& plugin) {
           "interpreter on the CPU); float32 and float64.")
           .Kernel(MX_DEVICE_GPU, FusedKernel));
   plugin.RegisterSubgraphProperty("cuda",
-                                  std::make_shared<CudaFusionProperty>());
+                                  mx_elemwise::FusionProperty("cuda", kOp));
 }
 
 int64_t FusedKernelCompiles() {
