@@ -207,6 +207,72 @@ void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
            pieces, false, skip);
 }
 
+// stack: input i is block i along a new axis of the output: the output
+// viewed as (dims before the axis, num_args, the input's dims from it).
+void Stack(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+           const int32_t* req, Tensors out) {
+  const std::string op = "stack";
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
+  const int nd = in[0].ndim();
+  const auto axis = mxplugin::ParseInt(attrs.Get("axis", "0"));
+  if (!axis || *axis < -nd - 1 || *axis > nd) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis", "0") + " for inputs of " +
+                    std::to_string(nd) + " dims");
+  }
+  const int ax = static_cast<int>(*axis < 0 ? *axis + nd + 1 : *axis);
+  JoinGeometry g;
+  for (int d = 0; d < ax; ++d) g.outer *= in[0].dim(d);
+  for (int d = ax; d < nd; ++d) g.inner *= in[0].dim(d);
+  g.total = in.size();
+  std::vector<Tensor> pieces;
+  for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
+  JoinCopy(op, ctx, g, out[0], pieces, true);
+}
+
+// SliceChannel (split): num_outputs equal pieces along `axis` (squeezed or
+// not, the bytes are the same).
+void SliceChannel(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "SliceChannel";
+  const int n = in[0].ndim();
+  const auto axis = mxplugin::ParseInt(attrs.Get("axis", "1"));
+  if (!axis || *axis < -n || *axis >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis", "1") + " for " +
+                    std::to_string(n) + " dims");
+  }
+  const int ax = static_cast<int>(*axis < 0 ? *axis + n : *axis);
+  JoinGeometry g;
+  for (int d = 0; d < ax; ++d) g.outer *= in[0].dim(d);
+  for (int d = ax + 1; d < n; ++d) g.inner *= in[0].dim(d);
+  g.total = in[0].dim(ax);
+  std::vector<Tensor> pieces;
+  std::vector<bool> skip;
+  for (int i = 0; i < out.size(); ++i) {
+    if (req[i] == MX_REQ_ADD) Unsupported(op, "adding to outputs");
+    pieces.push_back(out[i]);
+    skip.push_back(req[i] == MX_REQ_NULL);
+  }
+  JoinCopy(op, ctx, g, in[0], pieces, false, skip);
+}
+
+// shape_array: the input's shape as int64, copied from the host (pageable
+// memory: the copy has read it when cudaMemcpyAsync returns).
+void ShapeArray(const KernelContext& ctx, const Attrs&, Tensors in,
+                const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  if (req[0] == MX_REQ_ADD) Unsupported("shape_array", "adding to the output");
+  std::vector<int64_t> dims(in[0].ndim());
+  for (int d = 0; d < in[0].ndim(); ++d) dims[d] = in[0].dim(d);
+  if (dims.empty()) return;
+  CheckCuda(cudaMemcpyAsync(out[0].data<void>(), dims.data(),
+                            dims.size() * sizeof(int64_t),
+                            cudaMemcpyHostToDevice, StreamOf(ctx)),
+            "shape_array");
+}
+
 // _multi_sgd_mom_update: inputs (weight, grad, mom) per parameter, outputs
 // the new weights; one launch per kMultiUpdateMax parameters.
 void MultiSgdMomUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -240,13 +306,6 @@ void MultiSgdMomUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     if (table.count == kMultiUpdateMax) flush();
   }
   if (table.count > 0) flush();
-}
-
-// Row-major element strides of a shape.
-std::vector<int64_t> StridesOf(const Tensor& t) {
-  std::vector<int64_t> s(t.ndim(), 1);
-  for (int d = t.ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * t.dim(d + 1);
-  return s;
 }
 
 // broadcast_to, broadcast_like, broadcast_axis: input 0 broadcast to the
@@ -293,97 +352,6 @@ void Transpose(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   RunGather(op, ctx, gi, in[0], out[0], req[0]);
 }
 
-// NumPy's rules, as the CPU's slice: the first index of an axis.
-int64_t SliceBegin(int64_t n, std::optional<int64_t> b, int64_t step) {
-  auto wrap = [n](int64_t v, int64_t lo, int64_t hi) {
-    if (v < 0) v += n;
-    return std::clamp(v, lo, hi);
-  };
-  if (step > 0) return b ? wrap(*b, 0, n) : 0;
-  return b ? wrap(*b, -1, n - 1) : n - 1;
-}
-
-// One optional integer per axis from "(0, None, -2)".
-std::vector<std::optional<int64_t>> OptionalInts(const std::string& op,
-                                                 const std::string& text) {
-  std::vector<std::optional<int64_t>> v;
-  std::string body = text;
-  body.erase(std::remove_if(body.begin(), body.end(),
-                            [](char c) {
-                              return c == '(' || c == ')' || c == '[' ||
-                                     c == ']' || c == ' ';
-                            }),
-             body.end());
-  size_t start = 0;
-  while (start <= body.size() && !body.empty()) {
-    const size_t comma = body.find(',', start);
-    const std::string item = body.substr(
-        start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty() && comma == std::string::npos) break;
-    if (item == "None") {
-      v.push_back(std::nullopt);
-    } else {
-      const auto i = mxplugin::ParseInt(item);
-      if (!i) {
-        throw Error(MX_STATUS_INVALID_ARGUMENT,
-                    op + ": cannot read \"" + text + "\"");
-      }
-      v.push_back(*i);
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return v;
-}
-
-void Slice(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-           const int32_t* req, Tensors out) {
-  const std::string op = "slice";
-  const Tensor x = in[0];
-  const int n = x.ndim();
-  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
-  const auto begin = OptionalInts(op, attrs.Get("begin", "()"));
-  const auto step = OptionalInts(op, attrs.Get("step", "()"));
-  const std::vector<int64_t> xs = StridesOf(x);
-  GatherIndex gi;
-  gi.ndim = n;
-  for (int d = 0; d < n; ++d) {
-    int64_t s = 1;
-    if (d < static_cast<int>(step.size()) && step[d]) s = *step[d];
-    if (s == 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": step 0");
-    const std::optional<int64_t> b =
-        d < static_cast<int>(begin.size()) ? begin[d] : std::nullopt;
-    const int64_t first = SliceBegin(x.dim(d), b, s);
-    gi.shape[d] = out[0].dim(d);
-    gi.stride[d] = xs[d] * s;
-    if (out[0].dim(d) > 0) gi.offset += first * xs[d];
-  }
-  RunGather(op, ctx, gi, x, out[0], req[0]);
-}
-
-void SliceAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-               const int32_t* req, Tensors out) {
-  const std::string op = "slice_axis";
-  const Tensor x = in[0];
-  const int n = x.ndim();
-  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
-  const auto axis = mxplugin::ParseInt(attrs.Get("axis", ""));
-  const auto begin = mxplugin::ParseInt(attrs.Get("begin", ""));
-  if (!axis || !begin || *axis < -n || *axis >= n) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read axis/begin");
-  }
-  const int ax = static_cast<int>(*axis < 0 ? *axis + n : *axis);
-  const std::vector<int64_t> xs = StridesOf(x);
-  GatherIndex gi;
-  gi.ndim = n;
-  for (int d = 0; d < n; ++d) {
-    gi.shape[d] = out[0].dim(d);
-    gi.stride[d] = xs[d];
-  }
-  if (out[0].size() > 0) gi.offset = SliceBegin(x.dim(ax), *begin, 1) * xs[ax];
-  RunGather(op, ctx, gi, x, out[0], req[0]);
-}
-
 void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
           const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
@@ -399,7 +367,7 @@ void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
 
 void RegisterArrayOps(mxplugin::Plugin& plugin) {
   for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
-                         "BlockGrad", "_copy"}) {
+                         "BlockGrad", "_copy", "squeeze"}) {
     RegisterGpuKernel(plugin, op, SameBytes);
   }
   RegisterGpuKernel(plugin, "zeros_like", ZerosLike);
@@ -417,6 +385,9 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
          Tensors out) { Fill("ones_like", ctx, out, req, 1.0); });
   RegisterGpuKernel(plugin, "Concat", Concat);
   RegisterGpuKernel(plugin, "_split_like", SplitLike);
+  RegisterGpuKernel(plugin, "stack", Stack);
+  RegisterGpuKernel(plugin, "SliceChannel", SliceChannel);
+  RegisterGpuKernel(plugin, "shape_array", ShapeArray);
   RegisterGpuKernel(plugin, "_full",
                     [](const KernelContext& ctx, const Attrs& attrs, Tensors,
                        const int32_t* req, Tensors out) {
@@ -439,9 +410,8 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
   }
   RegisterGpuKernel(plugin, "transpose", Transpose);
   RegisterGpuKernel(plugin, "_multi_sgd_mom_update", MultiSgdMomUpdate);
-  RegisterGpuKernel(plugin, "slice", Slice);
-  RegisterGpuKernel(plugin, "slice_axis", SliceAxis);
   RegisterGpuKernel(plugin, "Cast", Cast);
+  RegisterGpuKernel(plugin, "_cast_like", Cast);
 }
 
 }  // namespace mx_cuda

@@ -35,7 +35,8 @@ TEST(CudaCoverage, PrintsTheGap) {
   }
   std::sort(missing.begin(), missing.end());
   std::cout << covered.size() << " with GPU kernels, " << missing.size()
-            << " without:\n" << absl::StrJoin(missing, " ") << "\n";
+            << " without:\n"
+            << absl::StrJoin(missing, " ") << "\n";
 }
 
 }  // namespace

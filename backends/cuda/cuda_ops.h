@@ -12,6 +12,9 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin);
 // Reshapes, broadcast_to/like/axis, transpose, slices, Concat, Cast,
 // fills, random numbers, one_hot, optimizer updates.
 void RegisterArrayOps(mxplugin::Plugin& plugin);
+// slice, slice_axis, slice_like, reverse, tile, repeat, Pad and their
+// gradients (strided gathers and scatters).
+void RegisterLayoutOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).

@@ -190,6 +190,12 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
             op);
 }
 
+std::vector<int64_t> StridesOf(const mxplugin::Tensor& t) {
+  std::vector<int64_t> s(t.ndim(), 1);
+  for (int d = t.ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * t.dim(d + 1);
+  return s;
+}
+
 void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
 }

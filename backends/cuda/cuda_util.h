@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/elementwise.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
@@ -68,6 +69,9 @@ void CheckLaunch(const std::string& op, cudaError_t err, int dtype);
 void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
                const GatherIndex& gi, const mxplugin::Tensor& src,
                const mxplugin::Tensor& out, int32_t req);
+
+// Row-major element strides of t's shape.
+std::vector<int64_t> StridesOf(const mxplugin::Tensor& t);
 
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);

@@ -76,6 +76,36 @@ __device__ A ApplyUnary(Unary op, A x) {
       return -SoftRelu(-x);
     case Unary::kMish:
       return x * tanh(SoftRelu(x));
+    case Unary::kTan:
+      return tan(x);
+    case Unary::kSinh:
+      return sinh(x);
+    case Unary::kCosh:
+      return cosh(x);
+    case Unary::kArcsin:
+      return asin(x);
+    case Unary::kArccos:
+      return acos(x);
+    case Unary::kArctan:
+      return atan(x);
+    case Unary::kArcsinh:
+      return asinh(x);
+    case Unary::kArccosh:
+      return acosh(x);
+    case Unary::kArctanh:
+      return atanh(x);
+    case Unary::kLog2:
+      return log2(x);
+    case Unary::kLog10:
+      return log10(x);
+    case Unary::kCbrt:
+      return cbrt(x);
+    case Unary::kRcbrt:
+      return A(1) / cbrt(x);
+    case Unary::kDegrees:
+      return x * static_cast<A>(180 / 3.14159265358979323846);
+    case Unary::kRadians:
+      return x * static_cast<A>(3.14159265358979323846 / 180);
   }
   return x;
 }
@@ -100,8 +130,35 @@ __device__ A ApplyBinary(Binary op, A a, A b) {
       return pow(a, b);
     case Binary::kReluGrad:
       return a * SignOf(b);
+    case Binary::kEq:
+      return a == b ? A(1) : A(0);
+    case Binary::kNe:
+      return a != b ? A(1) : A(0);
+    case Binary::kGt:
+      return a > b ? A(1) : A(0);
+    case Binary::kGe:
+      return a >= b ? A(1) : A(0);
+    case Binary::kLt:
+      return a < b ? A(1) : A(0);
+    case Binary::kLe:
+      return a <= b ? A(1) : A(0);
   }
   return a;
+}
+
+// Offsets into a and b of output element i under a broadcast index.
+__device__ __forceinline__ void BroadcastOffsets(const BroadcastIndex& bc,
+                                                 int64_t i, int64_t* ia,
+                                                 int64_t* ib) {
+  int64_t rest = i;
+  *ia = 0;
+  *ib = 0;
+  for (int d = bc.ndim - 1; d >= 0; --d) {
+    const int64_t k = rest % bc.shape[d];
+    rest /= bc.shape[d];
+    *ia += k * bc.a_stride[d];
+    *ib += k * bc.b_stride[d];
+  }
 }
 
 template <int kReq, typename T>
@@ -126,13 +183,8 @@ __global__ void BroadcastKernel(Binary op, int64_t n, const T* a, const T* b,
                                 T* y, BroadcastIndex bc) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int d = bc.ndim - 1; d >= 0; --d) {
-      const int64_t k = rest % bc.shape[d];
-      rest /= bc.shape[d];
-      ia += k * bc.a_stride[d];
-      ib += k * bc.b_stride[d];
-    }
+    int64_t ia, ib;
+    BroadcastOffsets(bc, i, &ia, &ib);
     Store<kReq>(y, i, ApplyBinary(op, Load(a, ia), Load(b, ib)));
   }
 }
@@ -147,6 +199,25 @@ __global__ void ScalarKernel(Binary op, bool reverse, int64_t n, const T* x,
     const A v = Load(x, i);
     Store<kReq>(y, i,
                 reverse ? ApplyBinary(op, sv, v) : ApplyBinary(op, v, sv));
+  }
+}
+
+// bc.ndim 0: a and b (or the scalar, b null) index like y.
+template <bool kOr, typename T>
+__global__ void CompareKernel(Binary op, int64_t n, const T* a, const T* b,
+                              double s, bool reverse, BroadcastIndex bc,
+                              bool* y) {
+  using A = typename Acc<T>::type;
+  const A sv = static_cast<A>(s);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t ia = i, ib = i;
+    if (bc.ndim > 0) BroadcastOffsets(bc, i, &ia, &ib);
+    const A va = Load(a, ia);
+    const A vb = b == nullptr ? sv : Load(b, ib);
+    const bool v = (reverse ? ApplyBinary(op, vb, va)
+                            : ApplyBinary(op, va, vb)) != A(0);
+    y[i] = kOr ? (y[i] || v) : v;
   }
 }
 
@@ -297,6 +368,23 @@ __global__ void OneHotKernel(int64_t n, int64_t depth, const I* idx, double on,
     y[i] = static_cast<T>(k == col ? on : off);
   }
 }
+
+struct CompareLauncher {
+  Binary op;
+  int64_t n;
+  const void *a, *b;
+  double s;
+  bool reverse;
+  BroadcastIndex bc;
+  bool* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    CompareKernel<R == MX_REQ_ADD, T><<<Blocks(n), kThreads, 0, st>>>(
+        op, n, static_cast<const T*>(a), static_cast<const T*>(b), s, reverse,
+        bc, y);
+  }
+};
 
 struct UnaryLauncher {
   Unary op;
@@ -479,6 +567,19 @@ cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
   if (n == 0) return cudaSuccess;
   return Dispatch(dtype, req,
                   ScalarLauncher{op, reverse, n, x, scalar, y, stream});
+}
+
+cudaError_t LaunchCompare(Binary op, int dtype, int64_t n, const void* a,
+                          const void* b, double s, bool reverse,
+                          const BroadcastIndex* bc, void* y, int req,
+                          cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  BroadcastIndex index;
+  index.ndim = 0;
+  if (bc != nullptr) index = *bc;
+  return Dispatch(dtype, req,
+                  CompareLauncher{op, n, a, b, s, reverse, index,
+                                  static_cast<bool*>(y), stream});
 }
 
 cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,

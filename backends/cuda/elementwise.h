@@ -38,6 +38,21 @@ enum class Unary : int {
   kSoftsign,
   kLogSigmoid,
   kMish,
+  kTan,
+  kSinh,
+  kCosh,
+  kArcsin,
+  kArccos,
+  kArctan,
+  kArcsinh,
+  kArccosh,
+  kArctanh,
+  kLog2,
+  kLog10,
+  kCbrt,
+  kRcbrt,
+  kDegrees,
+  kRadians,
 };
 
 enum class Binary : int {
@@ -49,6 +64,14 @@ enum class Binary : int {
   kMin,
   kPower,
   kReluGrad,  // a * sign(b): relu's gradient from (ograd, output).
+  // Comparisons as 1 or 0 in the operands' dtype (MXNet's legacy
+  // broadcast_equal, _greater_scalar, ...); LaunchCompare writes bool.
+  kEq,
+  kNe,
+  kGt,
+  kGe,
+  kLt,
+  kLe,
 };
 
 constexpr int kMaxDims = 8;
@@ -74,6 +97,14 @@ cudaError_t LaunchBinary(Binary op, int dtype, int64_t n, const void* a,
 cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
                          const void* x, double s, void* y, int req,
                          cudaStream_t stream);
+
+// Comparison op (kEq ... kLe) to a bool array (NumPy-style _npi_equal,
+// ...): y = a op b (`bc` as LaunchBinary), or with `b` null y = x op s (s op
+// x when `reverse`). MX_REQ_ADD ors into y, as the CPU's bool add does.
+cudaError_t LaunchCompare(Binary op, int dtype, int64_t n, const void* a,
+                          const void* b, double s, bool reverse,
+                          const BroadcastIndex* bc, void* y, int req,
+                          cudaStream_t stream);
 
 // Activation gradients from (ograd, output y): relu, sigmoid, tanh,
 // softrelu (d/dx log(1+e^x) = 1 - e^-y).
@@ -152,6 +183,31 @@ struct GatherIndex {
 cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
                             const void* src, void* y, int req,
                             cudaStream_t stream);
+
+// The inverse of a plain gather (no reduced dims, distinct targets):
+// y[offset + offset(i)] (+)= src[i] for src of n elements indexed by
+// (shape, stride into y). Elements of y not hit are left as they are.
+cudaError_t LaunchScatter(int dtype, int64_t n, const GatherIndex& index,
+                          const void* src, void* y, int req,
+                          cudaStream_t stream);
+
+// MXNet's Pad: output (out_shape) reads input (in_shape, in_stride) at
+// position - before, past the borders the constant, the edge element or
+// the mirror image about the edge element.
+enum class PadMode : int { kConstant, kEdge, kReflect };
+struct PadIndex {
+  int ndim = 0;
+  PadMode mode = PadMode::kConstant;
+  int64_t out_shape[kMaxDims], in_shape[kMaxDims], in_stride[kMaxDims];
+  int64_t before[kMaxDims];
+};
+cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index,
+                      double value, const void* x, void* y, int req,
+                      cudaStream_t stream);
+// dx += the gradient of Pad from dy (n elements of out_shape); the caller
+// zeroes dx first unless adding to it.
+cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,
+                          const void* dy, void* dx, cudaStream_t stream);
 
 // y[i] = value (float dtypes).
 cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,

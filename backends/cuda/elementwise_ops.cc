@@ -93,6 +93,32 @@ void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
       });
 }
 
+// NumPy-style comparisons to bool: binary with broadcasting, or scalar.
+void RegisterCompare(mxplugin::Plugin& plugin, const std::string& op, Binary f,
+                     bool scalar) {
+  RegisterGpuKernel(
+      plugin, op,
+      [op, f, scalar](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                      const int32_t* req, Tensors out) {
+        RequireFloat(op, in[0]);
+        double s = 0;
+        BroadcastIndex bc;
+        const BroadcastIndex* index = nullptr;
+        if (scalar) {
+          s = NumberAttr(op, attrs, "scalar", 0.0);
+        } else if (in[0].shape() != out[0].shape() ||
+                   in[1].shape() != out[0].shape()) {
+          bc = MakeBroadcast(op, in[0], in[1], out[0]);
+          index = &bc;
+        }
+        CheckCuda(
+            LaunchCompare(f, in[0].dtype(), out[0].size(), in[0].data<void>(),
+                          scalar ? nullptr : in[1].data<void>(), s, false,
+                          index, out[0].data<void>(), req[0], StreamOf(ctx)),
+            op);
+      });
+}
+
 const std::map<std::string, Unary>& ActivationTypes() {
   static const auto* m = new std::map<std::string, Unary>{
       {"relu", Unary::kRelu},         {"sigmoid", Unary::kSigmoid},
@@ -386,7 +412,22 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
       {"relu", Unary::kRelu},
       {"erf", Unary::kErf},
       {"expm1", Unary::kExpm1},
-      {"log1p", Unary::kLog1p}};
+      {"log1p", Unary::kLog1p},
+      {"tan", Unary::kTan},
+      {"sinh", Unary::kSinh},
+      {"cosh", Unary::kCosh},
+      {"arcsin", Unary::kArcsin},
+      {"arccos", Unary::kArccos},
+      {"arctan", Unary::kArctan},
+      {"arcsinh", Unary::kArcsinh},
+      {"arccosh", Unary::kArccosh},
+      {"arctanh", Unary::kArctanh},
+      {"log2", Unary::kLog2},
+      {"log10", Unary::kLog10},
+      {"cbrt", Unary::kCbrt},
+      {"rcbrt", Unary::kRcbrt},
+      {"degrees", Unary::kDegrees},
+      {"radians", Unary::kRadians}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
 
   RegisterBinary(plugin, "elemwise_add", Binary::kAdd, false);
@@ -411,6 +452,23 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterScalar(plugin, "_power_scalar", Binary::kPower, false);
   RegisterScalar(plugin, "_maximum_scalar", Binary::kMax, false);
   RegisterScalar(plugin, "_minimum_scalar", Binary::kMin, false);
+  RegisterScalar(plugin, "_rpower_scalar", Binary::kPower, true);
+
+  // Comparisons: MXNet's legacy names as 1/0 in the operands' dtype, the
+  // NumPy-style names as bool.
+  const std::pair<const char*, Binary> compare[] = {
+      {"equal", Binary::kEq},   {"not_equal", Binary::kNe},
+      {"greater", Binary::kGt}, {"greater_equal", Binary::kGe},
+      {"lesser", Binary::kLt},  {"lesser_equal", Binary::kLe}};
+  for (const auto& [name, f] : compare) {
+    const std::string n = name;
+    const std::string npi =
+        n.rfind("lesser", 0) == 0 ? "less" + n.substr(6) : n;
+    RegisterBinary(plugin, "broadcast_" + n, f, true);
+    RegisterScalar(plugin, "_" + n + "_scalar", f, false);
+    RegisterCompare(plugin, "_npi_" + npi, f, false);
+    RegisterCompare(plugin, "_npi_" + npi + "_scalar", f, true);
+  }
 
   RegisterGpuKernel(plugin, "Activation", Activation);
   RegisterReduce(plugin, "sum", Reduce::kSum);

@@ -201,6 +201,62 @@ __global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
   }
 }
 
+// The inverse of a gather without reduction: src element i goes to
+// y[offset + sum of its coordinates times stride]; every target distinct.
+template <int kReq, typename T>
+__global__ void ScatterKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t rest = i, off = gi.offset;
+    for (int d = gi.ndim - 1; d >= 0; --d) {
+      off += (rest % gi.shape[d]) * gi.stride[d];
+      rest /= gi.shape[d];
+    }
+    Store<kReq>(y, off, Load(src, i));
+  }
+}
+
+// The input offset output element i of Pad reads; -1 for the constant.
+__device__ int64_t PadSource(const PadIndex& p, int64_t i) {
+  int64_t rest = i, src = 0;
+  for (int d = p.ndim - 1; d >= 0; --d) {
+    const int64_t o = rest % p.out_shape[d];
+    rest /= p.out_shape[d];
+    const int64_t n = p.in_shape[d];
+    int64_t k = o - p.before[d];
+    if (k < 0 || k >= n) {
+      if (p.mode == PadMode::kConstant) return -1;
+      k = p.mode == PadMode::kEdge ? (k < 0 ? 0 : n - 1)
+                                   : (k < 0 ? -k : 2 * (n - 1) - k);
+    }
+    src += k * p.in_stride[d];
+  }
+  return src;
+}
+
+template <int kReq, typename T>
+__global__ void PadKernel(int64_t n, PadIndex p, double value, const T* x,
+                          T* y) {
+  using A = typename Acc<T>::type;
+  const A fill = static_cast<A>(value);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t s = PadSource(p, i);
+    Store<kReq>(y, i, s < 0 ? fill : Load(x, s));
+  }
+}
+
+// Pad's gradient: each output gradient element adds into the input element
+// it was read from (edge and reflect read some elements several times).
+template <typename T>
+__global__ void PadGradKernel(int64_t n, PadIndex p, const T* dy, T* dx) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t s = PadSource(p, i);
+    if (s >= 0) atomicAdd(dx + s, dy[i]);
+  }
+}
+
 struct ReduceLauncher {
   Reduce op;
   int64_t outer, reduce, inner;
@@ -269,7 +325,68 @@ struct GatherSumLauncher {
   }
 };
 
+struct ScatterLauncher {
+  int64_t n;
+  GatherIndex gi;
+  const void* src;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    ScatterKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, gi, static_cast<const T*>(src), static_cast<T*>(y));
+  }
+};
+
+struct PadLauncher {
+  int64_t n;
+  PadIndex p;
+  double value;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    PadKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
+        n, p, value, static_cast<const T*>(x), static_cast<T*>(y));
+  }
+};
+
+struct PadGradLauncher {
+  int64_t n;
+  PadIndex p;
+  const void* dy;
+  void* dx;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    PadGradKernel<T><<<Blocks(n), kThreads, 0, s>>>(
+        n, p, static_cast<const T*>(dy), static_cast<T*>(dx));
+  }
+};
+
 }  // namespace
+
+cudaError_t LaunchScatter(int dtype, int64_t n, const GatherIndex& index,
+                          const void* src, void* y, int req,
+                          cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, ScatterLauncher{n, index, src, y, stream});
+}
+
+cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index,
+                      double value, const void* x, void* y, int req,
+                      cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req, PadLauncher{n, index, value, x, y, stream});
+}
+
+cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,
+                          const void* dy, void* dx, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, MX_REQ_ADD,
+                  PadGradLauncher{n, index, dy, dx, stream});
+}
 
 cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
                          int64_t inner, const void* x, void* y, int req,

@@ -1,6 +1,6 @@
 """plugin_conformance_test: runs the plugin conformance suite on one plugin."""
 
-def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", env = {}, **kwargs):
+def plugin_conformance_test(name, plugin, expect_fail = [], device_gradients = False, size = "medium", env = {}, **kwargs):
     """A cc_test running //tests/plugin_conformance on `plugin`.
 
     Args:
@@ -9,6 +9,10 @@ def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", env
       expect_fail: new ops of the plugin that are broken on purpose (a test
         plugin's error-reporting ops); the suite checks they fail with typed
         errors naming the plugin instead of checking them as ops.
+      device_gradients: the plugin's device has the kernels of every
+        gradient (backward ops and autograd helpers), so a gradient on the
+        device that cannot run fails the suite; without it such a gradient
+        is skipped (and counted), a wrong one still fails.
       size: test size.
       env: more environment variables for the test (the plugin's own).
       **kwargs: passed to cc_test (tags, timeout, ...).
@@ -20,6 +24,7 @@ def plugin_conformance_test(name, plugin, expect_fail = [], size = "medium", env
         env = dict({
             "MX_CONFORMANCE_PLUGIN": "$(rootpath %s)" % plugin,
             "MX_CONFORMANCE_EXPECT_FAIL": ",".join(expect_fail),
+            "MX_CONFORMANCE_DEVICE_GRADIENTS": "1" if device_gradients else "0",
             # Several engine workers run the plugin's kernels concurrently.
             "MX_CPU_WORKER_NTHREADS": "4",
         }, **env),

@@ -66,10 +66,10 @@ struct Result {
 
 // Deterministic inputs of `c`'s variant v in `dtype`, on the CPU.
 std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype);
-// Visible outputs and (CPU) gradients are read back as doubles; a kernel
+// Visible outputs and gradients are read back as doubles; a kernel
 // error surfaces as kDTypeError or kError instead.
 // Runs c.op (attribute set a, variant v) with inputs copied to `ctx`;
-// the gradient (CPU only) when `grad` and the op has one.
+// the gradient (autograd on ctx) when `grad` and the op has one.
 Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
                bool grad);
 
@@ -96,7 +96,7 @@ bool DeviceHasUnits(int dev_type);
 // Counts for the summary printed at the end.
 struct Summary {
   std::atomic<int> kernels{0}, kernel_cases{0}, dtypes_declined{0};
-  std::atomic<int> grads{0}, new_ops{0}, new_op_grads{0}, failing_ops{0};
+  std::atomic<int> grads{0}, device_grads_skipped{0}, new_ops{0}, new_op_grads{0}, failing_ops{0};
   std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0};
   std::atomic<int> devices{0}, concurrent_calls{0};
 };

@@ -69,7 +69,8 @@ void PrintSummary() {
   std::printf(
       "\n== plugin conformance: %s (%s) ==\n"
       "kernels for existing ops: %d (op, device) kernels, %d cases compared, "
-      "%d gradient comparisons, %d (case, dtype) declined with DTypeError\n"
+      "%d gradient comparisons (%d on the device skipped: a backward op has "
+      "no kernel there), %d (case, dtype) declined with DTypeError\n"
       "new ops: %d checked (%d gradient checks), %d expected-to-fail ops "
       "failed with typed errors\n"
       "subgraph properties: %d backends, %d graphs partitioned (%d with "
@@ -77,10 +78,10 @@ void PrintSummary() {
       "devices: %d checked\n"
       "concurrency: %d concurrent kernel calls compared\n",
       p.name.c_str(), p.path.c_str(), s.kernels.load(), s.kernel_cases.load(),
-      s.grads.load(), s.dtypes_declined.load(), s.new_ops.load(),
-      s.new_op_grads.load(), s.failing_ops.load(), s.properties.load(),
-      s.graphs.load(), s.graph_grads.load(), s.subgraphs.load(),
-      s.devices.load(), s.concurrent_calls.load());
+      s.grads.load(), s.device_grads_skipped.load(), s.dtypes_declined.load(),
+      s.new_ops.load(), s.new_op_grads.load(), s.failing_ops.load(),
+      s.properties.load(), s.graphs.load(), s.graph_grads.load(),
+      s.subgraphs.load(), s.devices.load(), s.concurrent_calls.load());
 }
 
 }  // namespace
@@ -141,12 +142,16 @@ Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
     r.error = e.what();
     return r;
   }
-  if (!grad || !ctx.is_host() ||
-      op->GetAttr<FGradient>("FGradient") == nullptr) {
+  if (!grad || op->GetAttr<FGradient>("FGradient") == nullptr) {
     return r;
   }
+  // The gradient through autograd on ctx: on a device, every backward op
+  // (and helper) the gradient graph needs runs on that device too.
   try {
     std::vector<NDArray> in = CaseInputs(c, v, dtype);
+    if (!ctx.is_host()) {
+      for (NDArray& x : in) x = x.Copy(ctx);
+    }
     const std::set<int> skip(c.no_grad.begin(), c.no_grad.end());
     for (size_t i = 0; i < in.size(); ++i) {
       if (!skip.count(static_cast<int>(i))) autograd::AttachGrad(&in[i]);
@@ -158,14 +163,19 @@ Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
     }
     for (int k = 0; k < visible; ++k) {
       heads.push_back(out[k]);
-      head_grads.push_back(testing::RandomArray(out[k].shape(), dtype, -1, 1,
-                                                static_cast<uint32_t>(99 + k)));
+      NDArray g = testing::RandomArray(out[k].shape(), dtype, -1, 1,
+                                       static_cast<uint32_t>(99 + k));
+      head_grads.push_back(ctx.is_host() ? g : g.Copy(ctx));
     }
     autograd::Backward(heads, head_grads);
     for (size_t i = 0; i < in.size(); ++i) {
-      r.grads.push_back(skip.count(static_cast<int>(i))
-                            ? std::vector<double>()
-                            : testing::ToDouble(in[i].grad()));
+      if (skip.count(static_cast<int>(i))) {
+        r.grads.push_back(std::vector<double>());
+        continue;
+      }
+      const NDArray g = in[i].grad();
+      r.grads.push_back(
+          testing::ToDouble(ctx.is_host() ? g : g.Copy(Context::CPU())));
     }
   } catch (const Error& e) {
     r.grads.clear();

@@ -211,6 +211,99 @@ void AddDeviceCases(std::vector<OpCase>* t) {
                       {{{"p", "0.5"}}, {{"p", "0.3"}, {"axes", "(1,)"}}}));
 }
 
+// The rest of the elementwise family (math, comparisons) and the layout
+// ops a device backend claims: slices and their gradients, reverse, tile,
+// repeat, Pad, stack, SliceChannel, squeeze, shape_array, _cast_like.
+void AddLayoutCases(std::vector<OpCase>* t) {
+  for (const char* op :
+       {"tan", "sinh", "cosh", "arctan", "arcsinh", "degrees", "radians"}) {
+    t->push_back(Unary(op));
+  }
+  for (const char* op : {"arcsin", "arccos", "arctanh"}) {
+    t->push_back(Unary(op, -0.9, 0.9));
+  }
+  t->push_back(Unary("arccosh", 1.2, 4));
+  for (const char* op : {"log2", "log10", "cbrt", "rcbrt"}) {
+    t->push_back(Unary(op, 0.3, 4));
+  }
+  for (const char* name : {"equal", "not_equal", "greater", "greater_equal",
+                           "lesser", "lesser_equal"}) {
+    const std::string n = name;
+    const std::string npi =
+        n.rfind("lesser", 0) == 0 ? "less" + n.substr(6) : n;
+    for (const std::string& op : {"broadcast_" + n, "_npi_" + npi}) {
+      t->push_back(Shaped(
+          op, {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}}, {{}}));
+    }
+    t->push_back(Scalar("_" + n + "_scalar"));
+    t->push_back(Scalar("_npi_" + npi + "_scalar"));
+  }
+  OpCase rpower = Scalar("_rpower_scalar");
+  rpower.attrs = {{{"scalar", "0.5"}}, {{"scalar", "2"}}, {{"scalar", "3"}}};
+  t->push_back(rpower);
+  t->push_back(Shaped("squeeze", {{{2, 1, 3}}, {{1, 4, 1}}}, {{}}));
+  t->push_back(Shaped("squeeze", {{{2, 1, 3}}}, {{{"axis", "(1,)"}}}));
+  t->push_back(Shaped("_cast_like", {{{3, 4}, {3, 4}}, {{5}, {2}}}, {{}}));
+  t->push_back(Shaped("shape_array", {{{2, 3, 4}}, {{5}}}, {{}}));
+  t->push_back(Shaped("stack", {{{2, 3}, {2, 3}, {2, 3}}},
+                      {{{"num_args", "3"}, {"axis", "0"}},
+                       {{"num_args", "3"}, {"axis", "1"}},
+                       {{"num_args", "3"}, {"axis", "-1"}}}));
+  t->push_back(Shaped("SliceChannel", {{{4, 6}}, {{2, 6, 3}}},
+                      {{{"num_outputs", "2"}},
+                       {{"num_outputs", "3"}, {"axis", "1"}},
+                       {{"num_outputs", "2"}, {"axis", "0"}}}));
+  t->push_back(Shaped("SliceChannel", {{{2, 3, 4}}},
+                      {{{"num_outputs", "3"}, {"squeeze_axis", "True"}}}));
+  t->push_back(Shaped("slice_like", {{{5, 6}, {3, 4}}},
+                      {{}, {{"axes", "(1,)"}}, {{"axes", "(0, -1)"}}}));
+  // (out_grad, data).
+  t->push_back(Shaped("_backward_slice_like", {{{3, 4}, {5, 6}}}, {{}}));
+  t->push_back(
+      Shaped("_backward_slice_like", {{{5, 4}, {5, 6}}}, {{{"axes", "(1,)"}}}));
+  // (data = the slice's gradient, like), for the slice cases above.
+  t->push_back(Shaped("_backward_slice", {{{3, 5}, {5, 6}}},
+                      {{{"begin", "(1, 0)"}, {"end", "(4, 5)"}}}));
+  t->push_back(Shaped(
+      "_backward_slice", {{{3, 3}, {6, 7}}},
+      {{{"begin", "(None, 1)"}, {"end", "(None, -1)"}, {"step", "(2, 2)"}}}));
+  t->push_back(Shaped(
+      "_backward_slice", {{{4, 4}, {6, 7}}},
+      {{{"begin", "(4, None)"}, {"end", "(0, None)"}, {"step", "(-1, -2)"}}}));
+  t->push_back(Shaped("_backward_slice_axis", {{{2, 6}, {5, 6}}},
+                      {{{"axis", "0"}, {"begin", "1"}, {"end", "3"}}}));
+  t->push_back(Shaped("_backward_slice_axis", {{{4, 2, 2}, {4, 3, 2}}},
+                      {{{"axis", "1"}, {"begin", "-2"}, {"end", "None"}}}));
+  t->push_back(
+      Shaped("reverse", {{{3, 4}}, {{2, 3, 4}}},
+             {{{"axis", "(0,)"}}, {{"axis", "(1,)"}}, {{"axis", "(0, -1)"}}}));
+  t->push_back(Shaped(
+      "tile", {{{2, 3}}, {{3}}},
+      {{{"reps", "(2,)"}}, {{"reps", "(2, 1, 3)"}}, {{"reps", "(1, 2)"}}}));
+  t->push_back(
+      Shaped("_backward_tile", {{{4, 9}, {2, 3}}}, {{{"reps", "(2, 3)"}}}));
+  t->push_back(
+      Shaped("_backward_tile", {{{2, 6}, {3}}}, {{{"reps", "(2, 2)"}}}));
+  t->push_back(Shaped("repeat", {{{2, 3}}, {{4}}},
+                      {{{"repeats", "2"}},
+                       {{"repeats", "3"}, {"axis", "0"}},
+                       {{"repeats", "2"}, {"axis", "-1"}}}));
+  t->push_back(Shaped("_backward_repeat", {{{2, 6}, {2, 3}}},
+                      {{{"repeats", "2"}, {"axis", "1"}}}));
+  t->push_back(
+      Shaped("_backward_repeat", {{{12}, {2, 3}}}, {{{"repeats", "2"}}}));
+  const std::string width = "(0, 0, 0, 0, 1, 2, 2, 1)";
+  std::vector<AttrDict> pads;
+  for (const char* mode : {"constant", "edge", "reflect"}) {
+    pads.push_back({{"mode", mode}, {"pad_width", width}});
+  }
+  pads.push_back(
+      {{"mode", "constant"}, {"pad_width", width}, {"constant_value", "1.5"}});
+  t->push_back(Shaped("Pad", {{{2, 3, 4, 5}}, {{1, 1, 3, 3}}}, pads));
+  // (out_grad, data).
+  t->push_back(Shaped("_backward_Pad", {{{2, 3, 7, 8}, {2, 3, 4, 5}}}, pads));
+}
+
 std::vector<OpCase> MakeTable() {
   std::vector<OpCase> t;
   for (const char* op : {"negative", "relu", "sigmoid", "tanh", "exp", "abs",
@@ -415,6 +508,7 @@ std::vector<OpCase> MakeTable() {
                         {{"axis", "(0, 1)"}}}));
   }
   AddDeviceCases(&t);
+  AddLayoutCases(&t);
   return t;
 }
 

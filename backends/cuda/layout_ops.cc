@@ -1,0 +1,433 @@
+// GPU kernels for ops that move elements without arithmetic, and their
+// gradients: slice, slice_axis, slice_like (strided gathers; gradients are
+// scatters into zeros), reverse (negative strides), tile and repeat
+// (gathers with stride-0 axes; gradients sum over the copies), Pad (all
+// three modes) and stack / SliceChannel (2-D block copies).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+[[noreturn]] void BadAttr(const std::string& op, const Attrs& attrs,
+                          const std::string& key) {
+  throw Error(MX_STATUS_INVALID_ARGUMENT,
+              op + ": cannot use " + key + "=\"" + attrs.Get(key, "") + "\"");
+}
+
+int AxisOf(const std::string& op, const Attrs& attrs, const std::string& key,
+           int64_t value, int ndim) {
+  if (value < -ndim || value >= ndim) BadAttr(op, attrs, key);
+  return static_cast<int>(value < 0 ? value + ndim : value);
+}
+
+// out (+)= the gather `gi` of src; for a gradient into zeros, the scatter
+// of src into out along `gi` (out zeroed first unless adding).
+void Scatter(const std::string& op, const KernelContext& ctx,
+             const GatherIndex& gi, const Tensor& src, const Tensor& out,
+             int32_t req) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, src);
+  cudaStream_t s = StreamOf(ctx);
+  if (req != MX_REQ_ADD && ByteSize(out) > 0) {
+    CheckCuda(cudaMemsetAsync(out.data<void>(), 0, ByteSize(out), s), op);
+  }
+  CheckCuda(LaunchScatter(src.dtype(), src.size(), gi, src.data<void>(),
+                          out.data<void>(),
+                          req == MX_REQ_ADD ? MX_REQ_ADD : MX_REQ_WRITE, s),
+            op);
+}
+
+// ---- slice, slice_axis, slice_like: the part of `whole` they select. ----
+
+// NumPy's rules, as the CPU's slice: the first index of an axis.
+int64_t SliceBegin(int64_t n, std::optional<int64_t> b, int64_t step) {
+  auto wrap = [n](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v += n;
+    return std::clamp(v, lo, hi);
+  };
+  if (step > 0) return b ? wrap(*b, 0, n) : 0;
+  return b ? wrap(*b, -1, n - 1) : n - 1;
+}
+
+// One optional integer per axis from "(0, None, -2)".
+std::vector<std::optional<int64_t>> OptionalInts(const std::string& op,
+                                                 const std::string& text) {
+  std::vector<std::optional<int64_t>> v;
+  std::string body = text;
+  body.erase(std::remove_if(body.begin(), body.end(),
+                            [](char c) {
+                              return c == '(' || c == ')' || c == '[' ||
+                                     c == ']' || c == ' ';
+                            }),
+             body.end());
+  size_t start = 0;
+  while (start <= body.size() && !body.empty()) {
+    const size_t comma = body.find(',', start);
+    const std::string item = body.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty() && comma == std::string::npos) break;
+    if (item == "None") {
+      v.push_back(std::nullopt);
+    } else {
+      const auto i = mxplugin::ParseInt(item);
+      if (!i) {
+        throw Error(MX_STATUS_INVALID_ARGUMENT,
+                    op + ": cannot read \"" + text + "\"");
+      }
+      v.push_back(*i);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
+}
+
+// The elements of `whole` that slice(begin, end, step) gives as `part`.
+GatherIndex SliceIndex(const std::string& op, const Attrs& attrs,
+                       const Tensor& whole, const Tensor& part) {
+  const int n = whole.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto begin = OptionalInts(op, attrs.Get("begin", "()"));
+  const auto step = OptionalInts(op, attrs.Get("step", "()"));
+  const std::vector<int64_t> ws = StridesOf(whole);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    int64_t s = 1;
+    if (d < static_cast<int>(step.size()) && step[d]) s = *step[d];
+    if (s == 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": step 0");
+    const std::optional<int64_t> b =
+        d < static_cast<int>(begin.size()) ? begin[d] : std::nullopt;
+    gi.shape[d] = part.dim(d);
+    gi.stride[d] = ws[d] * s;
+    if (part.dim(d) > 0) gi.offset += SliceBegin(whole.dim(d), b, s) * ws[d];
+  }
+  return gi;
+}
+
+GatherIndex SliceAxisIndex(const std::string& op, const Attrs& attrs,
+                           const Tensor& whole, const Tensor& part) {
+  const int n = whole.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto axis = mxplugin::ParseInt(attrs.Get("axis", ""));
+  const auto begin = mxplugin::ParseInt(attrs.Get("begin", ""));
+  if (!axis) BadAttr(op, attrs, "axis");
+  if (!begin) BadAttr(op, attrs, "begin");
+  const int ax = AxisOf(op, attrs, "axis", *axis, n);
+  const std::vector<int64_t> ws = StridesOf(whole);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    gi.shape[d] = part.dim(d);
+    gi.stride[d] = ws[d];
+  }
+  if (part.size() > 0)
+    gi.offset = SliceBegin(whole.dim(ax), *begin, 1) * ws[ax];
+  return gi;
+}
+
+// slice_like keeps the leading block of every axis.
+GatherIndex LeadingBlockIndex(const std::string& op, const Tensor& whole,
+                              const Tensor& part) {
+  const int n = whole.ndim();
+  if (n > kMaxDims || part.ndim() != n) Unsupported(op, "these ranks");
+  const std::vector<int64_t> ws = StridesOf(whole);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    gi.shape[d] = part.dim(d);
+    gi.stride[d] = ws[d];
+  }
+  return gi;
+}
+
+// ---- reverse, tile, repeat. ----
+
+GatherIndex ReverseIndex(const std::string& op, const Attrs& attrs,
+                         const Tensor& x) {
+  const int n = x.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const auto axes = mxplugin::ParseTuple(attrs.Get("axis", ""));
+  if (!axes) BadAttr(op, attrs, "axis");
+  const std::vector<int64_t> xs = StridesOf(x);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    gi.shape[d] = x.dim(d);
+    gi.stride[d] = xs[d];
+  }
+  std::vector<bool> flipped(n, false);
+  for (int64_t a : *axes) {
+    const int d = AxisOf(op, attrs, "axis", a, n);
+    if (flipped[d] || x.dim(d) == 0) continue;  // Twice is once, as CPU.
+    flipped[d] = true;
+    gi.offset += (x.dim(d) - 1) * xs[d];
+    gi.stride[d] = -xs[d];
+  }
+  return gi;
+}
+
+// Axes of tile / repeat as (copies, extent) pairs: the output reads the
+// input with stride 0 along the copies; the gradient sums over them.
+struct CopyAxes {
+  // Per input axis (after padding with leading 1s): how many copies, and
+  // whether the copies are outside (tile: whole blocks) or inside (repeat:
+  // each element repeated).
+  std::vector<int64_t> extent, copies;
+  std::vector<bool> inside;
+};
+
+CopyAxes TileAxes(const std::string& op, const Attrs& attrs, const Tensor& x) {
+  const auto reps = mxplugin::ParseTuple(attrs.Get("reps", ""));
+  if (!reps) BadAttr(op, attrs, "reps");
+  const int nr = static_cast<int>(reps->size());
+  const int nd = std::max(x.ndim(), nr);
+  CopyAxes c;
+  for (int d = 0; d < nd; ++d) {
+    const int dx = d - (nd - x.ndim()), dr = d - (nd - nr);
+    c.extent.push_back(dx >= 0 ? x.dim(dx) : 1);
+    const int64_t r = dr >= 0 ? (*reps)[dr] : 1;
+    if (r < 0) BadAttr(op, attrs, "reps");
+    c.copies.push_back(r);
+    c.inside.push_back(false);
+  }
+  return c;
+}
+
+CopyAxes RepeatAxes(const std::string& op, const Attrs& attrs,
+                    const Tensor& x) {
+  const auto repeats = mxplugin::ParseInt(attrs.Get("repeats", ""));
+  if (!repeats || *repeats < 0) BadAttr(op, attrs, "repeats");
+  const std::string axis_text = attrs.Get("axis", "None");
+  CopyAxes c;
+  if (axis_text == "None") {
+    c.extent = {x.size()};
+    c.copies = {*repeats};
+    c.inside = {true};
+    return c;
+  }
+  const auto axis = mxplugin::ParseInt(axis_text);
+  if (!axis) BadAttr(op, attrs, "axis");
+  const int a = AxisOf(op, attrs, "axis", *axis, x.ndim());
+  for (int d = 0; d < x.ndim(); ++d) {
+    c.extent.push_back(x.dim(d));
+    c.copies.push_back(d == a ? *repeats : 1);
+    c.inside.push_back(true);
+  }
+  return c;
+}
+
+// Forward: the output (copies and extents interleaved) gathers the input
+// with stride 0 along each copy axis. Gradient (`grad`): the input-shaped
+// gradient sums the output gradient over the copy axes.
+GatherIndex CopyIndex(const std::string& op, const CopyAxes& c, bool grad) {
+  const int nd = static_cast<int>(c.extent.size());
+  std::vector<int64_t> in_stride(nd, 1);
+  for (int d = nd - 2; d >= 0; --d) {
+    in_stride[d] = in_stride[d + 1] * c.extent[d + 1];
+  }
+  // Output axes, outermost first: (extent, stride in x, stride in dy, copy).
+  struct Axis {
+    int64_t extent, x_stride, is_copy;
+  };
+  std::vector<Axis> axes;
+  for (int d = 0; d < nd; ++d) {
+    const Axis e{c.extent[d], in_stride[d], 0};
+    const Axis r{c.copies[d], 0, 1};
+    if (c.copies[d] == 1) {
+      axes.push_back(e);
+    } else if (c.inside[d]) {
+      axes.push_back(e);
+      axes.push_back(r);
+    } else {
+      axes.push_back(r);
+      axes.push_back(e);
+    }
+  }
+  if (static_cast<int>(axes.size()) > kMaxDims) {
+    Unsupported(op, "more than 8 dimensions with copies");
+  }
+  GatherIndex gi;
+  if (!grad) {
+    gi.ndim = static_cast<int>(axes.size());
+    for (int i = 0; i < gi.ndim; ++i) {
+      gi.shape[i] = axes[i].extent;
+      gi.stride[i] = axes[i].x_stride;
+    }
+    return gi;
+  }
+  // Row-major strides of the output gradient over the interleaved axes.
+  std::vector<int64_t> dy_stride(axes.size(), 1);
+  for (int i = static_cast<int>(axes.size()) - 2; i >= 0; --i) {
+    dy_stride[i] = dy_stride[i + 1] * axes[i + 1].extent;
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].is_copy) {
+      gi.rshape[gi.rdim] = axes[i].extent;
+      gi.rstride[gi.rdim++] = dy_stride[i];
+    } else {
+      gi.shape[gi.ndim] = axes[i].extent;
+      gi.stride[gi.ndim++] = dy_stride[i];
+    }
+  }
+  return gi;
+}
+
+template <bool kTile, bool kGrad>
+void CopyOp(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  const std::string op =
+      std::string(kGrad ? "_backward_" : "") + (kTile ? "tile" : "repeat");
+  // The gradient's inputs are (out_grad, data).
+  const Tensor x = kGrad ? in[1] : in[0];
+  const CopyAxes c = kTile ? TileAxes(op, attrs, x) : RepeatAxes(op, attrs, x);
+  RunGather(op, ctx, CopyIndex(op, c, kGrad), in[0], out[0], req[0]);
+}
+
+// ---- Pad. ----
+
+PadIndex PadIndexOf(const std::string& op, const Attrs& attrs, const Tensor& x,
+                    const Tensor& y) {
+  const int n = x.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const std::string mode = attrs.Get("mode", "constant");
+  PadIndex p;
+  p.ndim = n;
+  if (mode == "constant") {
+    p.mode = PadMode::kConstant;
+  } else if (mode == "edge") {
+    p.mode = PadMode::kEdge;
+  } else if (mode == "reflect") {
+    p.mode = PadMode::kReflect;
+  } else {
+    BadAttr(op, attrs, "mode");
+  }
+  const auto width = mxplugin::ParseTuple(attrs.Get("pad_width", ""));
+  if (!width || static_cast<int>(width->size()) != 2 * n) {
+    BadAttr(op, attrs, "pad_width");
+  }
+  const std::vector<int64_t> xs = StridesOf(x);
+  for (int d = 0; d < n; ++d) {
+    const int64_t before = (*width)[2 * d], after = (*width)[2 * d + 1];
+    if (before < 0 || after < 0 || x.dim(d) + before + after != y.dim(d)) {
+      BadAttr(op, attrs, "pad_width");
+    }
+    if (p.mode == PadMode::kReflect &&
+        (before >= x.dim(d) || after >= x.dim(d)) && before + after > 0) {
+      BadAttr(op, attrs, "pad_width");  // The CPU's shape check says more.
+    }
+    p.out_shape[d] = y.dim(d);
+    p.in_shape[d] = x.dim(d);
+    p.in_stride[d] = xs[d];
+    p.before[d] = before;
+  }
+  return p;
+}
+
+void Pad(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+         const int32_t* req, Tensors out) {
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat("Pad", in[0]);
+  const PadIndex p = PadIndexOf("Pad", attrs, in[0], out[0]);
+  CheckCuda(
+      LaunchPad(in[0].dtype(), out[0].size(), p,
+                NumberAttr("Pad", attrs, "constant_value", 0.0),
+                in[0].data<void>(), out[0].data<void>(), req[0], StreamOf(ctx)),
+      "Pad");
+}
+
+// (out_grad, data) -> data's gradient.
+void PadBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t* req, Tensors out) {
+  const std::string op = "_backward_Pad";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const PadIndex p = PadIndexOf(op, attrs, in[1], in[0]);
+  cudaStream_t s = StreamOf(ctx);
+  if (req[0] != MX_REQ_ADD && ByteSize(out[0]) > 0) {
+    CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, ByteSize(out[0]), s), op);
+  }
+  CheckCuda(LaunchPadGrad(in[0].dtype(), in[0].size(), p, in[0].data<void>(),
+                          out[0].data<void>(), s),
+            op);
+}
+
+}  // namespace
+
+void RegisterLayoutOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "slice",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      RunGather("slice", ctx,
+                                SliceIndex("slice", attrs, in[0], out[0]),
+                                in[0], out[0], req[0]);
+                    });
+  // (data = the slice's gradient, like) -> zeros of like with data at the
+  // slice.
+  RegisterGpuKernel(plugin, "_backward_slice",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      const std::string op = "_backward_slice";
+                      Scatter(op, ctx, SliceIndex(op, attrs, out[0], in[0]),
+                              in[0], out[0], req[0]);
+                    });
+  RegisterGpuKernel(plugin, "slice_axis",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      RunGather(
+                          "slice_axis", ctx,
+                          SliceAxisIndex("slice_axis", attrs, in[0], out[0]),
+                          in[0], out[0], req[0]);
+                    });
+  RegisterGpuKernel(plugin, "_backward_slice_axis",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      const std::string op = "_backward_slice_axis";
+                      Scatter(op, ctx, SliceAxisIndex(op, attrs, out[0], in[0]),
+                              in[0], out[0], req[0]);
+                    });
+  RegisterGpuKernel(plugin, "slice_like",
+                    [](const KernelContext& ctx, const Attrs&, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      RunGather("slice_like", ctx,
+                                LeadingBlockIndex("slice_like", in[0], out[0]),
+                                in[0], out[0], req[0]);
+                    });
+  // (out_grad, data) -> zeros of data with out_grad in the leading block.
+  RegisterGpuKernel(plugin, "_backward_slice_like",
+                    [](const KernelContext& ctx, const Attrs&, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      const std::string op = "_backward_slice_like";
+                      Scatter(op, ctx, LeadingBlockIndex(op, out[0], in[0]),
+                              in[0], out[0], req[0]);
+                    });
+  RegisterGpuKernel(plugin, "reverse",
+                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+                      RunGather("reverse", ctx,
+                                ReverseIndex("reverse", attrs, in[0]), in[0],
+                                out[0], req[0]);
+                    });
+  RegisterGpuKernel(plugin, "tile", CopyOp<true, false>);
+  RegisterGpuKernel(plugin, "_backward_tile", CopyOp<true, true>);
+  RegisterGpuKernel(plugin, "repeat", CopyOp<false, false>);
+  RegisterGpuKernel(plugin, "_backward_repeat", CopyOp<false, true>);
+  RegisterGpuKernel(plugin, "Pad", Pad);
+  RegisterGpuKernel(plugin, "_backward_Pad", PadBackward);
+}
+
+}  // namespace mx_cuda
