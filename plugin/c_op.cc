@@ -89,6 +89,53 @@ FCompute WrapCompute(MxComputeFn fn, void* user_data, std::string who,
   };
 }
 
+// A kernel for an existing dynamic-shape op (boolean_mask, ...): outputs
+// reach the plugin unallocated (data null, ndim -1) and it allocates each
+// through alloc_output. A decline (MX_STATUS_NOT_IMPLEMENTED) before any
+// allocation runs the kernel this one replaced.
+FComputeDynamic WrapComputeDynamic(
+    MxComputeFn fn, void* user_data, std::string who,
+    std::shared_ptr<const Op::DeviceKernels> fallback) {
+  return [fn, user_data, who, fallback](
+             const OpContext& ctx, const NodeAttrs& attrs,
+             const std::vector<TBlob>& in, const std::vector<NDArray>& out) {
+    const CTensors cin(in);
+    std::vector<MxTensor> cout(out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Context c = out[i].ctx();
+      cout[i] = MxTensor{sizeof(MxTensor),
+                         nullptr,
+                         static_cast<int32_t>(out[i].dtype()),
+                         -1,
+                         nullptr,
+                         c.dev_type,
+                         c.dev_id};
+    }
+    const std::vector<int32_t> creq(out.size(), MX_REQ_WRITE);
+    const CKernelContext cctx(ctx, &out);
+    MxStatus status = EmptyStatus();
+    const CAttrStrings host_attrs(attrs.dict, attrs.name.c_str());
+    const MxStatusCode code = fn(
+        user_data, host_attrs.get(), cctx.get(), cin.data(), cin.size(),
+        creq.data(), cout.data(), static_cast<int32_t>(cout.size()), &status);
+    if (code == MX_STATUS_NOT_IMPLEMENTED && cctx.NumAllocated() == 0 &&
+        fallback != nullptr && fallback->compute_dynamic) {
+      return (*fallback->compute_dynamic)(ctx, attrs, in, out);
+    }
+    if (code != MX_STATUS_OK) {
+      ThrowIfFailed(code, status, KernelLabel(who, attrs));
+    }
+    if (cctx.NumAllocated() != out.size()) {
+      throw RuntimeError(
+          absl::StrCat(KernelLabel(who, attrs),
+                       ": the kernel of a dynamic-shape op "
+                       "allocated ",
+                       cctx.NumAllocated(), " of its ", out.size(),
+                       " outputs (each must be allocated with alloc_output)"));
+    }
+  };
+}
+
 // One attribute of an op's schema, copied.
 struct AttrSpec {
   std::string key;
@@ -325,9 +372,15 @@ void AddCKernel(const MxKernelDef& def, const std::string& who,
   Op& op = OpRegistry::Get()->Mutable(op_name);
   const int dev_type = def.dev_type;
   auto previous = std::make_shared<Op::DeviceKernels>(op.TakeKernels(dev_type));
-  op.SetCompute(dev_type,
-                WrapCompute(def.compute, def.user_data, who,
-                            op.GetAttr<bool>(kCOpAttr) != nullptr, previous));
+  if (op.is_dynamic_shape()) {
+    op.SetComputeDynamic(
+        dev_type,
+        WrapComputeDynamic(def.compute, def.user_data, who, previous));
+  } else {
+    op.SetCompute(dev_type,
+                  WrapCompute(def.compute, def.user_data, who,
+                              op.GetAttr<bool>(kCOpAttr) != nullptr, previous));
+  }
   undo->push_back([op_name, dev_type, previous] {
     if (OpRegistry::Get()->Find(op_name) == nullptr) return;
     OpRegistry::Get()->Mutable(op_name).RestoreKernels(dev_type,

@@ -1,5 +1,6 @@
 #include "plugin/c_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -114,18 +115,32 @@ absl::InlinedVector<int32_t, 8> CRequests(const std::vector<OpReqType>& req) {
   return out;
 }
 
+MxStatusCode CodeOf(const Error& e) {
+  if (dynamic_cast<const AlreadyExists*>(&e)) return MX_STATUS_ALREADY_EXISTS;
+  if (dynamic_cast<const ShapeError*>(&e)) return MX_STATUS_SHAPE_ERROR;
+  if (dynamic_cast<const DTypeError*>(&e)) return MX_STATUS_DTYPE_ERROR;
+  if (dynamic_cast<const InvalidArgument*>(&e)) {
+    return MX_STATUS_INVALID_ARGUMENT;
+  }
+  if (dynamic_cast<const NotFound*>(&e)) return MX_STATUS_NOT_FOUND;
+  if (dynamic_cast<const NotImplemented*>(&e)) return MX_STATUS_NOT_IMPLEMENTED;
+  return MX_STATUS_RUNTIME_ERROR;
+}
+
 namespace {
+
+using Host = CKernelContext::Host;
 
 void* TempSpace(void* host, size_t bytes) {
   try {
-    return static_cast<const OpContext*>(host)->TempSpace(bytes);
+    return static_cast<Host*>(host)->ctx->TempSpace(bytes);
   } catch (...) {
     return nullptr;  // Not requested, or no memory: the kernel reports it.
   }
 }
 
 uint64_t RandomU64(void* host) {
-  const OpContext* ctx = static_cast<const OpContext*>(host);
+  const OpContext* ctx = static_cast<Host*>(host)->ctx;
   return ctx->rng == nullptr ? 0 : (*ctx->rng)();
 }
 
@@ -134,18 +149,99 @@ void ParallelForC(void*, int64_t n, int64_t grain, MxParallelBody body,
   ParallelFor(n, grain, [&](int64_t b, int64_t e) { body(arg, b, e); });
 }
 
+MxStatusCode Fail(MxStatus* status, MxStatusCode code,
+                  const std::string& message) {
+  if (status != nullptr) {
+    const size_t n = std::min(message.size(), sizeof(status->message) - 1);
+    std::memcpy(status->message, message.data(), n);
+    status->message[n] = '\0';
+  }
+  return code;
+}
+
+// The shape a dynamic-shape kernel asks for, checked against what shape
+// inference knew (rank and the known dims) before anything is allocated.
+MxStatusCode AllocOutput(void* host, int32_t index, int32_t ndim,
+                         const int64_t* shape, const MxTensor** tensor,
+                         MxStatus* status) {
+  Host* h = static_cast<Host*>(host);
+  if (h->dynamic_outputs == nullptr) {
+    return Fail(status, MX_STATUS_INVALID_ARGUMENT,
+                "alloc_output: the op is not dynamic-shape");
+  }
+  const std::vector<NDArray>& outs = *h->dynamic_outputs;
+  if (index < 0 || index >= static_cast<int32_t>(outs.size())) {
+    return Fail(
+        status, MX_STATUS_INVALID_ARGUMENT,
+        absl::StrCat("alloc_output: output ", index, " of ", outs.size()));
+  }
+  if (h->allocated[index]) {
+    return Fail(
+        status, MX_STATUS_RUNTIME_ERROR,
+        absl::StrCat("alloc_output: output ", index, " is already allocated"));
+  }
+  // static_shape: shape() would wait for this very operation.
+  const TShape& known = outs[index].static_shape();
+  constexpr int32_t kMaxRank = 32;
+  if (ndim < 0 || ndim > kMaxRank || (ndim > 0 && shape == nullptr) ||
+      (known.ndim_known() && known.ndim() != ndim)) {
+    return Fail(status, MX_STATUS_SHAPE_ERROR,
+                absl::StrCat("alloc_output: output ", index, " of rank ", ndim,
+                             " where shape inference gave ", known.ToString()));
+  }
+  std::vector<int64_t> dims(shape, shape + ndim);
+  for (int d = 0; d < ndim; ++d) {
+    if (dims[d] < 0 ||
+        (known.ndim_known() && known[d] >= 0 && known[d] != dims[d])) {
+      return Fail(
+          status, MX_STATUS_SHAPE_ERROR,
+          absl::StrCat("alloc_output: output ", index, " of shape ",
+                       TShape(dims).ToString(), " where shape inference gave ",
+                       known.ToString()));
+    }
+  }
+  try {
+    auto s = std::make_unique<TShape>(dims);
+    const TBlob b = outs[index].AllocDynamic(*s);
+    auto t = std::make_unique<MxTensor>();
+    t->struct_size = sizeof(MxTensor);
+    t->data = b.dptr;
+    t->dtype = static_cast<int32_t>(b.dtype);
+    t->ndim = ndim;
+    t->shape = s->begin();
+    t->dev_type = b.ctx.dev_type;
+    t->dev_id = b.ctx.dev_id;
+    *tensor = t.get();
+    h->shapes.push_back(std::move(s));
+    h->tensors.push_back(std::move(t));
+    h->allocated[index] = true;
+    return MX_STATUS_OK;
+  } catch (const Error& e) {
+    return Fail(status, CodeOf(e), e.what());
+  } catch (const std::exception& e) {
+    return Fail(status, MX_STATUS_RUNTIME_ERROR,
+                absl::StrCat("alloc_output: ", e.what()));
+  }
+}
+
 }  // namespace
 
-CKernelContext::CKernelContext(const OpContext& ctx) {
+CKernelContext::CKernelContext(const OpContext& ctx,
+                               const std::vector<NDArray>* dynamic_outputs)
+    : host_{&ctx, dynamic_outputs, {}, {}, {}} {
+  if (dynamic_outputs != nullptr) {
+    host_.allocated.assign(dynamic_outputs->size(), false);
+  }
   c_.struct_size = sizeof(c_);
   c_.is_train = ctx.is_train ? 1 : 0;
   c_.dev_type = ctx.run_ctx.ctx.dev_type;
   c_.dev_id = ctx.run_ctx.ctx.dev_id;
   c_.stream = ctx.run_ctx.stream;
-  c_.host = const_cast<OpContext*>(&ctx);
+  c_.host = &host_;
   c_.temp_space = TempSpace;
   c_.random_u64 = RandomU64;
   c_.parallel_for = ParallelForC;
+  c_.alloc_output = dynamic_outputs != nullptr ? AllocOutput : nullptr;
 }
 
 }  // namespace plugin

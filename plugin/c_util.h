@@ -3,6 +3,7 @@
 #ifndef MXCORE_PLUGIN_C_UTIL_H_
 #define MXCORE_PLUGIN_C_UTIL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "backends/plugin_api/mx_plugin.h"
+#include "base/error.h"
 #include "graph/op.h"
 #include "ndarray/ndarray.h"
 
@@ -21,6 +23,9 @@ namespace plugin {
 // device involved.
 void ThrowIfFailed(MxStatusCode code, const MxStatus& status,
                    const std::string& who);
+
+// The status code of a host error (its mx::Error subclass).
+MxStatusCode CodeOf(const Error& e);
 
 // A status with its size set and an empty message.
 MxStatus EmptyStatus();
@@ -70,12 +75,34 @@ class CAttrStrings {
 absl::InlinedVector<int32_t, 8> CRequests(const std::vector<OpReqType>& req);
 
 // A kernel context over an OpContext (valid while both live).
+// `dynamic_outputs`: the unallocated outputs of a dynamic-shape op, which
+// the kernel allocates through alloc_output (null for other kernels).
 class CKernelContext {
  public:
-  explicit CKernelContext(const OpContext& ctx);
+  explicit CKernelContext(
+      const OpContext& ctx,
+      const std::vector<NDArray>* dynamic_outputs = nullptr);
+  CKernelContext(const CKernelContext&) = delete;
+  CKernelContext& operator=(const CKernelContext&) = delete;
   const MxKernelContext* get() const { return &c_; }
+  // Dynamic-shape kernels: how many outputs alloc_output has allocated.
+  size_t NumAllocated() const {
+    return static_cast<size_t>(
+        std::count(host_.allocated.begin(), host_.allocated.end(), true));
+  }
+
+  // What MxKernelContext::host points to.
+  struct Host {
+    const OpContext* ctx;
+    const std::vector<NDArray>* dynamic_outputs;
+    // alloc_output's answers, alive until the kernel returns.
+    std::vector<std::unique_ptr<MxTensor>> tensors;
+    std::vector<std::unique_ptr<TShape>> shapes;
+    std::vector<bool> allocated;
+  };
 
  private:
+  Host host_;
   MxKernelContext c_;
 };
 

@@ -65,7 +65,8 @@ TEST(Plugin, DescribesWhatItRegistered) {
                           "_test_plugin_scale", "_test_plugin_scale_backward",
                           "_test_plugin_offset", "_test_plugin_bad_shape",
                           "_test_plugin_bad_kernel"}));
-  EXPECT_EQ(info.kernels, std::vector<std::string>{"negative"});
+  EXPECT_EQ(info.kernels,
+            (std::vector<std::string>{"negative", "flatnonzero"}));
   EXPECT_EQ(info.backends, std::vector<std::string>{"test_plugin"});
   bool listed = false;
   for (const PluginInfo& p : ListPlugins()) listed |= p.name == "test_plugin";
@@ -134,6 +135,30 @@ TEST(Plugin, KernelForAnExistingOpTakesPrecedence) {
   NDArray y = imperative::Invoke("negative", {ArrayOf({2}, {1, -2})})[0];
   EXPECT_EQ(ToDouble(y), (std::vector<double>{-1, 2}));
   EXPECT_EQ(calls(), before + 1);
+}
+
+// A kernel for a dynamic-shape op allocates its output through the ABI
+// once it knows the length; a dtype it declines runs the built-in kernel.
+TEST(Plugin, DynamicShapeKernelAllocatesItsOutput) {
+  TestPlugin();
+  auto calls = PluginSymbol<int (*)()>("mx_test_plugin_flatnonzero_calls");
+  ASSERT_NE(calls, nullptr);
+  const int before = calls();
+  NDArray y = imperative::Invoke("flatnonzero",
+                                 {ArrayOf({2, 3}, {0, 3, 0, 5, 0, 1})})[0];
+  EXPECT_EQ(y.shape(), TShape({3}));
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 3, 5}));
+  NDArray none =
+      imperative::Invoke("flatnonzero", {ArrayOf({3}, {0, 0, 0})})[0];
+  EXPECT_EQ(none.shape(), TShape({0}));
+  EXPECT_EQ(calls(), before + 2);
+  // float64: declined, the built-in kernel answers.
+  NDArray f64 = imperative::Invoke("Cast", {ArrayOf({4}, {1, 0, 0, 2})},
+                                   {{"dtype", "float64"}})[0];
+  NDArray d = imperative::Invoke("flatnonzero", {f64})[0];
+  EXPECT_EQ(ToDouble(d), (std::vector<double>{0, 3}));
+  EXPECT_EQ(calls(), before + 3);
 }
 
 TEST(Plugin, BackendPartitionsAndComputesTheSame) {

@@ -20,18 +20,6 @@ void Report(MxStatus* status, const std::string& message) {
                 message.c_str());
 }
 
-MxStatusCode CodeOf(const Error& e) {
-  if (dynamic_cast<const AlreadyExists*>(&e)) return MX_STATUS_ALREADY_EXISTS;
-  if (dynamic_cast<const ShapeError*>(&e)) return MX_STATUS_SHAPE_ERROR;
-  if (dynamic_cast<const DTypeError*>(&e)) return MX_STATUS_DTYPE_ERROR;
-  if (dynamic_cast<const InvalidArgument*>(&e)) {
-    return MX_STATUS_INVALID_ARGUMENT;
-  }
-  if (dynamic_cast<const NotFound*>(&e)) return MX_STATUS_NOT_FOUND;
-  if (dynamic_cast<const NotImplemented*>(&e)) return MX_STATUS_NOT_IMPLEMENTED;
-  return MX_STATUS_RUNTIME_ERROR;
-}
-
 // Runs a registration for the C table: errors become statuses.
 template <typename Fn>
 MxStatusCode Guard(void* registrar, MxStatus* status, const void* def, Fn fn) {

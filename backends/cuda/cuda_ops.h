@@ -15,6 +15,9 @@ void RegisterArrayOps(mxplugin::Plugin& plugin);
 // slice, slice_axis, slice_like, reverse, tile, repeat, Pad and their
 // gradients (strided gathers and scatters).
 void RegisterLayoutOps(mxplugin::Plugin& plugin);
+// flatnonzero, boolean_mask and its gradient (dynamic-shape: outputs
+// allocated through the ABI's alloc_output once counted).
+void RegisterDynamicOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define MX_PLUGIN_ABI_MAJOR 1
-#define MX_PLUGIN_ABI_MINOR 1
+#define MX_PLUGIN_ABI_MINOR 2
 
 /* Size of a struct up to and including `field`: what a plugin built
  * against an older minor version passes as struct_size. */
@@ -136,6 +136,16 @@ typedef struct MxKernelContext {
    * host's CPU kernel threads (MX_CPU_KERNEL_NTHREADS); returns when done. */
   void (*parallel_for)(void* host, int64_t n, int64_t grain,
                        MxParallelBody body, void* arg);
+  /* Since 1.2. Kernels of dynamic-shape ops (boolean_mask, ...) get their
+   * outputs unallocated (data null, ndim -1, dtype set) and allocate each
+   * one here once its shape is known: output `index` gets `shape` (ndim
+   * dims, matching what shape inference knew) on the kernel's device, and
+   * *tensor points to its description (valid during the call). Null for
+   * other kernels. Returns a status (a shape that does not fit: shape
+   * error; an output allocated twice: runtime error). */
+  MxStatusCode (*alloc_output)(void* host, int32_t index, int32_t ndim,
+                               const int64_t* shape, const MxTensor** tensor,
+                               MxStatus* status);
 } MxKernelContext;
 
 /* A stateless kernel. `attrs`, here and in every op callback, is what the

@@ -160,6 +160,26 @@ class KernelContext {
     return p;
   }
   uint64_t RandomU64() const { return c_->random_u64(c_->host); }
+  // Dynamic-shape ops (since ABI 1.2): allocates output `index` with
+  // `shape` once the kernel knows it. Throws the host's error, or when the
+  // host or the op does not allow it.
+  Tensor AllocOutput(int index, const std::vector<int64_t>& shape) const {
+    if (!MX_HAS_FIELD(c_, MxKernelContext, alloc_output) ||
+        c_->alloc_output == nullptr) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  "AllocOutput: only kernels of dynamic-shape ops allocate "
+                  "their outputs (and the host needs ABI 1.2)");
+    }
+    MxStatus status;
+    status.struct_size = sizeof(status);
+    status.message[0] = '\0';
+    const MxTensor* t = nullptr;
+    const MxStatusCode code =
+        c_->alloc_output(c_->host, index, static_cast<int32_t>(shape.size()),
+                         shape.data(), &t, &status);
+    if (code != MX_STATUS_OK) throw Error(code, status.message);
+    return Tensor(t);
+  }
   // fn(begin, end) on the host's CPU kernel threads. fn must not throw.
   template <typename Fn>
   void ParallelFor(int64_t n, int64_t grain, const Fn& fn) const {

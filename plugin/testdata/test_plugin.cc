@@ -4,9 +4,14 @@
 //     _test_plugin_offset (y = x + offset, state made once per node);
 //   - ops whose shape inference or kernel fail, for error reporting;
 //   - a kernel for the existing op "negative" that counts its calls;
+//   - a kernel for the dynamic-shape op "flatnonzero" (float32 and int32;
+//     others declined to the built-in one), which allocates its output
+//     through the ABI's alloc_output once it has counted;
 //   - backend "test_plugin" claiming chains of _test_plugin_scale into one
 //     _default_subgraph_op.
 #include <atomic>
+#include <cstdint>
+#include <vector>
 
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
@@ -17,6 +22,19 @@ using mxplugin::KernelContext;
 using mxplugin::Tensors;
 
 std::atomic<int> negative_calls{0};
+std::atomic<int> flatnonzero_calls{0};
+
+template <typename T>
+void FlatNonzero(const KernelContext& ctx, const mxplugin::Tensor& x) {
+  const T* p = x.data<T>();
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < x.size(); ++i) {
+    if (p[i] != T(0)) idx.push_back(i);
+  }
+  const mxplugin::Tensor y =
+      ctx.AllocOutput(0, {static_cast<int64_t>(idx.size())});
+  for (size_t k = 0; k < idx.size(); ++k) y.data<int64_t>()[k] = idx[k];
+}
 std::atomic<int> states_created{0};
 
 void RequireFloat32(const mxplugin::Tensor& t) {
@@ -144,6 +162,19 @@ void Register(mxplugin::Plugin& p) {
                        y[i] = (add ? y[i] : 0) - x[i];
                      }
                    });
+  p.RegisterKernel("flatnonzero", MX_DEVICE_CPU,
+                   [](const KernelContext& ctx, const Attrs&, Tensors in,
+                      const int32_t*, Tensors) {
+                     ++flatnonzero_calls;
+                     if (in[0].dtype() == MX_DTYPE_FLOAT32) {
+                       FlatNonzero<float>(ctx, in[0]);
+                     } else if (in[0].dtype() == MX_DTYPE_INT32) {
+                       FlatNonzero<int32_t>(ctx, in[0]);
+                     } else {
+                       throw mxplugin::Error(MX_STATUS_NOT_IMPLEMENTED,
+                                             "float32 and int32 only");
+                     }
+                   });
   p.RegisterSubgraphProperty("test_plugin", std::make_shared<ScaleProperty>());
 }
 
@@ -155,6 +186,10 @@ MX_PLUGIN("test_plugin", Register)
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_negative_calls() {
   return negative_calls.load();
+}
+extern "C" __attribute__((visibility("default"))) int
+mx_test_plugin_flatnonzero_calls() {
+  return flatnonzero_calls.load();
 }
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_states_created() {

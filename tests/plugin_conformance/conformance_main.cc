@@ -37,6 +37,9 @@ std::string KernelIdentity(const Op& op) {
   if (const FStatefulCompute* f = op.stateful_compute(Context::kCPU)) {
     id += std::string("s:") + f->target_type().name();
   }
+  if (const FComputeDynamic* f = op.compute_dynamic(Context::kCPU)) {
+    id += std::string("d:") + f->target_type().name();
+  }
   return id;
 }
 
@@ -206,7 +209,8 @@ std::vector<std::pair<std::string, int>> PluginKernels() {
       found = true;
     }
     for (int dt : devices) {
-      if (op.compute(dt) != nullptr || op.stateful_compute(dt) != nullptr) {
+      if (op.compute(dt) != nullptr || op.stateful_compute(dt) != nullptr ||
+          op.compute_dynamic(dt) != nullptr) {
         kernels.emplace_back(name, dt);
         found = true;
       }

@@ -302,6 +302,23 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("Pad", {{{2, 3, 4, 5}}, {{1, 1, 3, 3}}}, pads));
   // (out_grad, data).
   t->push_back(Shaped("_backward_Pad", {{{2, 3, 7, 8}, {2, 3, 4, 5}}}, pads));
+  // Dynamic-shape ops: integers in {-1, 0, 1}, so some elements are zero.
+  OpCase nonzero = Shaped("flatnonzero", {{{7}}, {{3, 4}}, {{2, 3, 5}}}, {{}});
+  nonzero.lo = -1;
+  nonzero.hi = 2;
+  nonzero.int32_inputs = {0};
+  t->push_back(nonzero);
+  OpCase mask = Shaped("boolean_mask",
+                       {{{5, 3}, {5}}, {{6}, {6}}, {{4, 2, 3}, {4}}}, {{}});
+  mask.ranges = {{-1, 1}, {0, 2}};
+  mask.int32_inputs = {1};
+  t->push_back(mask);
+  // (out_grad of the kept rows, data, index): a float index in [0.5, 1]
+  // keeps every row.
+  OpCase mask_grad = Shaped("_backward_boolean_mask",
+                            {{{5, 3}, {5, 3}, {5}}, {{4}, {4}, {4}}}, {{}});
+  mask_grad.ranges = {{-1, 1}, {-1, 1}, {0.5, 1}};
+  t->push_back(mask_grad);
 }
 
 std::vector<OpCase> MakeTable() {

@@ -3,20 +3,26 @@
 # cuBLAS (in /usr/local/cuda or the Python environment's nvidia packages),
 # then runs the CUDA plugin's tests, its benchmark, and the PyTorch peer.
 # Output goes to stdout and to $OUT (when set).
+#   bash run_checks.sh [all|tests|bench]   (default all)
 cd "$(dirname "$0")"
+what=${1:-all}
 log=${OUT:-/tmp}/gpu_checks.log
 exec > >(tee "$log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
+if [[ $what != bench ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
 echo "=== cuda_conformance"
-MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CPU_WORKER_NTHREADS=4 timeout 120 \
+MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
+  MX_CPU_WORKER_NTHREADS=4 timeout 300 \
   ./cuda_conformance --gtest_color=no 2>&1 | grep -v "^\[ *\(RUN\|OK\) "
 echo "cuda_conformance exit: ${PIPESTATUS[0]}"
+fi
+[[ $what == tests ]] && exit 0
 echo "=== cuda_benchmark"
 MX_CUDA_VERBOSE=1 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"

@@ -1,0 +1,120 @@
+// GPU kernels for the dynamic-shape ops flatnonzero and boolean_mask (and
+// boolean_mask's gradient): the non-zero positions are counted on the GPU,
+// the count is read back (the kernel's one stream synchronization: the
+// output cannot be allocated before it is known), and the output is
+// allocated through the plugin ABI's alloc_output and filled.
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/dynamic_kernels.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+// Positions (inclusive prefix counts) of index's non-zero elements, in the
+// thread's workspace, and how many there are.
+struct NonZeros {
+  const int64_t* positions = nullptr;
+  int64_t count = 0;
+};
+
+NonZeros CountNonZeros(const std::string& op, const KernelContext& ctx,
+                       const Tensor& index) {
+  const int64_t n = index.size();
+  NonZeros nz;
+  if (n == 0) return nz;
+  cudaStream_t s = StreamOf(ctx);
+  const size_t pos_bytes = static_cast<size_t>(n) * sizeof(int64_t);
+  char* ws = static_cast<char*>(
+      Workspace(ctx.dev_id(), pos_bytes + NonZeroScratchBytes(n)));
+  int64_t* positions = reinterpret_cast<int64_t*>(ws);
+  CheckLaunch(op,
+              NonZeroPositions(index.dtype(), n, index.data<void>(), positions,
+                               ws + pos_bytes, s),
+              index.dtype());
+  CheckCuda(cudaMemcpyAsync(&nz.count, positions + n - 1, sizeof(int64_t),
+                            cudaMemcpyDeviceToHost, s),
+            op + ": reading the count");
+  CheckCuda(cudaStreamSynchronize(s), op + ": counting");
+  nz.positions = positions;
+  return nz;
+}
+
+void FlatNonzero(const KernelContext& ctx, const Attrs&, Tensors in,
+                 const int32_t*, Tensors) {
+  const std::string op = "flatnonzero";
+  const NonZeros nz = CountNonZeros(op, ctx, in[0]);
+  const Tensor y = ctx.AllocOutput(0, {nz.count});
+  if (nz.count == 0) return;
+  CheckLaunch(
+      op,
+      ScatterNonZeroIndices(in[0].dtype(), in[0].size(), in[0].data<void>(),
+                            nz.positions, y.data<int64_t>(), StreamOf(ctx)),
+      in[0].dtype());
+}
+
+void BooleanMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t*, Tensors) {
+  const std::string op = "boolean_mask";
+  const Tensor data = in[0], index = in[1];
+  if (attrs.Get("axis", "0") != "0") Unsupported(op, "axis other than 0");
+  if (data.ndim() == 0 || index.ndim() != 1 || index.dim(0) != data.dim(0)) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": index must be 1-D with data's first extent");
+  }
+  const NonZeros nz = CountNonZeros(op, ctx, index);
+  std::vector<int64_t> shape = data.shape();
+  shape[0] = nz.count;
+  const Tensor y = ctx.AllocOutput(0, shape);
+  const int64_t rows = data.dim(0);
+  const int64_t row_bytes =
+      rows == 0 ? 0 : static_cast<int64_t>(ByteSize(data)) / rows;
+  CheckLaunch(op,
+              GatherKeptRows(index.dtype(), rows, row_bytes, index.data<void>(),
+                             nz.positions, data.data<void>(), y.data<void>(),
+                             StreamOf(ctx)),
+              index.dtype());
+}
+
+// (ograd, data, index) -> data-shaped gradient.
+void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
+                         const int32_t* req, Tensors out) {
+  const std::string op = "_backward_boolean_mask";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const Tensor g = in[0], index = in[2], dx = out[0];
+  const NonZeros nz = CountNonZeros(op, ctx, index);
+  const int64_t rows = dx.ndim() == 0 ? 0 : dx.dim(0);
+  const int64_t row = rows == 0 ? 0 : dx.size() / rows;
+  // The kernel reads ograd's row k for the k-th kept row: check it has
+  // exactly that many rows of that length.
+  if (dx.ndim() == 0 || index.size() != rows || g.ndim() != dx.ndim() ||
+      g.dim(0) != nz.count || g.size() != nz.count * row) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": ograd's rows do not match the rows the mask keeps");
+  }
+  CheckLaunch(
+      op,
+      ScatterKeptRows(dx.dtype(), index.dtype(), rows, row, index.data<void>(),
+                      nz.positions, g.data<void>(), dx.data<void>(),
+                      req[0] == MX_REQ_ADD, StreamOf(ctx)),
+      dx.dtype());
+}
+
+}  // namespace
+
+void RegisterDynamicOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "flatnonzero", FlatNonzero);
+  RegisterGpuKernel(plugin, "boolean_mask", BooleanMask);
+  RegisterGpuKernel(plugin, "_backward_boolean_mask", BooleanMaskBackward);
+}
+
+}  // namespace mx_cuda
