@@ -1,4 +1,5 @@
-// Launchers of the CUDA plugin's indexing kernels (index_kernels.cu): take
+// Launchers of the CUDA plugin's indexing kernels (index_kernels.cu and,
+// for argmax, argsort, _arange, tril and triu, order_kernels.cu): take
 // and its gradient, gather_nd and its gradient, where, SequenceMask,
 // argmax, argsort, _arange, tril and triu, with the CPU kernels'
 // semantics (backends/cpu/indexing_ops.cc and friends).
