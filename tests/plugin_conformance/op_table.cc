@@ -288,13 +288,14 @@ void AddIndexCases(std::vector<OpCase>* t) {
        {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
   mask_axis1.ranges = {{-1, 1}, {0, 6}};
   t->push_back(mask_axis1);
-  t->push_back(Shaped("argmax", {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}},
+  t->push_back(Shaped("argmax",
+                      {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
                       {{},
                        {{"axis", "1"}},
                        {{"axis", "0"}, {"keepdims", "True"}},
                        {{"axis", "-1"}}}));
   t->push_back(
-      Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}},
+      Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
              {{},
               {{"axis", "0"}},
               {{"axis", "None"}},
