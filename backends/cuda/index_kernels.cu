@@ -283,6 +283,7 @@ struct SequenceMaskLauncher {
     });
   }
 };
+
 }  // namespace
 
 size_t IndexScratchBytes(int dtype, int64_t n) {

@@ -212,6 +212,7 @@ struct TriangleLauncher {
         static_cast<T*>(y));
   }
 };
+
 }  // namespace
 
 cudaError_t LaunchArgmax(int dtype, int64_t outer, int64_t n, int64_t inner,
