@@ -24,6 +24,10 @@ void RegisterBlasOps(mxplugin::Plugin& plugin);
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
+// take, Embedding, gather_nd and their gradients, where, SequenceMask,
+// argmax, argsort, _arange, tril, triu (index_kernels.cu,
+// order_kernels.cu).
+void RegisterIndexOps(mxplugin::Plugin& plugin);
 // The subgraph property "cuda" and its op _cuda_fused_elemwise (NVRTC).
 void RegisterFusion(mxplugin::Plugin& plugin);
 // Fused kernels compiled since the plugin loaded.

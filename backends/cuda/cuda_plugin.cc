@@ -17,6 +17,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterBlasOps(plugin);
   mx_cuda::RegisterConvOps(plugin);
   mx_cuda::RegisterNnOps(plugin);
+  mx_cuda::RegisterIndexOps(plugin);
   mx_cuda::RegisterFusion(plugin);
 })
 

@@ -276,6 +276,47 @@ std::map<std::string, Case> Cases() {
                                         /*fix_gamma=*/false);
         return nd::concat({nd::reshape(y, {-1}), mm, mv}, 0);
       }};
+  // Indexing ops (index_ops.cc); index inputs are scaled floats, which
+  // truncate toward zero as on the CPU. Repeated indices exercise the
+  // scatter-add gradients.
+  c["take_wrap_float_indices"] = {
+      {{6, 5}, {4, 3}}, [](auto& x) {
+        return Op("take", {x[0], Op("_mul_scalar", {x[1]}, {{"scalar", "8"}})},
+                  {{"mode", "wrap"}});
+      }};
+  c["take_axis1_clip_float16"] = {
+      {{4, 7, 3}, {5}},
+      [](auto& x) {
+        return Op("take", {x[0], Op("_mul_scalar", {x[1]}, {{"scalar", "10"}})},
+                  {{"axis", "1"}});
+      },
+      DType::kFloat16};
+  c["embedding"] = {{{2, 5}, {10, 4}}, [](auto& x) {
+                      return Op(
+                          "Embedding",
+                          {Op("_mul_scalar", {x[0]}, {{"scalar", "12"}}), x[1]},
+                          {{"input_dim", "10"}, {"output_dim", "4"}});
+                    }};
+  c["gather_nd"] = {
+      {{4, 3, 2}, {2, 7}}, [](auto& x) {
+        return Op("gather_nd",
+                  {x[0], Op("_mul_scalar", {x[1]}, {{"scalar", "3"}})}, {});
+      }};
+  c["where_broadcast"] = {
+      {{3, 1}, {3, 4}, {1, 4}}, [](auto& x) {
+        return Op("where", {nd::relu(x[0]), x[1], x[2]}, {});
+      }};
+  c["sequence_mask_axis1"] = {
+      {{3, 6, 2}, {3}}, [](auto& x) {
+        NDArray len = Op("_mul_scalar", {x[1]}, {{"scalar", "3"}});
+        len = Op("_plus_scalar", {len}, {{"scalar", "3"}});
+        return Op(
+            "SequenceMask", {x[0], len},
+            {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "-1"}});
+      }};
+  c["triu_from_vector"] = {{{5}}, [](auto& x) {
+                             return Op("triu", {x[0]}, {{"k", "1"}});
+                           }};
   c["add_n_reuse"] = {{{4, 5}}, [](auto& x) {
                         // x used three times: gradients add up (add_n).
                         return Op("elemwise_mul",
@@ -342,17 +383,59 @@ TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
   } catch (const Error& e) {
     EXPECT_TRUE(testing::Contains(e.what(), "sum")) << e.what();
   }
-  // An op without a GPU kernel.
+  // An op without a GPU kernel (box_nms: the README lists it).
   try {
-    NDArray y = Op("argsort", {x}, {});
+    const NDArray boxes =
+        testing::RandomArray({1, 4, 6}, DType::kFloat32, 0, 1, 5)
+            .Copy(Context::GPU(0));
+    NDArray y = Op("_contrib_box_nms", {boxes}, {});
     y.WaitToRead();
-    ADD_FAILURE() << "argsort ran on gpu(0)";
+    ADD_FAILURE() << "_contrib_box_nms ran on gpu(0)";
   } catch (const Error& e) {
-    EXPECT_TRUE(testing::Contains(e.what(), "argsort")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "box_nms")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "gpu(0)")) << e.what();
+  }
+  // Indices the CPU raises on: flagged by the kernel, raised at the wait.
+  const NDArray bad = nd::cast(testing::ArrayOf({1, 2}, {1, 9}), DType::kInt32)
+                          .Copy(Context::GPU(0));
+  for (const char* op : {"take", "gather_nd"}) {
+    try {
+      std::map<std::string, std::string> attrs;
+      if (std::string(op) == "take") attrs["mode"] = "raise";
+      NDArray y = Op(op, {x, bad}, attrs);
+      y.WaitToRead();
+      ADD_FAILURE() << op << " with index 9 for an axis of 3 ran";
+    } catch (const Error& e) {
+      EXPECT_TRUE(testing::Contains(e.what(), op)) << e.what();
+    }
   }
   // The device still works.
   EXPECT_TRUE(AllClose(Host(nd::relu(x)),
                        ToDouble(nd::relu(x.Copy(Context::CPU()))), 0, 0));
+}
+
+// argmax and argsort along lines longer than a block (several tiles and
+// strides) and over the flattened array, forward only (integer outputs).
+TEST(CudaOps, ArgmaxAndArgsortOfLongLinesMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const NDArray x = RandomArray({3, 700, 2}, DType::kFloat32, -1, 1, 11);
+  const NDArray gx = x.Copy(Context::GPU(0));
+  const std::vector<std::pair<std::string, AttrDict>> calls = {
+      {"argsort", {{"axis", "1"}}},
+      {"argsort",
+       {{"axis", "None"}, {"is_ascend", "False"}, {"dtype", "int32"}}},
+      {"argmax", {{"axis", "1"}}},
+      {"argmax", {}}};
+  for (const auto& [op, attrs] : calls) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(Host(Op(op, {gx}, attrs)), ToDouble(Op(op, {x}, attrs)));
+  }
+  // _arange has no inputs: asked for on gpu(0).
+  const AttrDict range = {
+      {"start", "-2"}, {"stop", "3"}, {"step", "0.5"}, {"repeat", "2"}};
+  const NDArray on_gpu = nd::Call("_arange", {}, range, Context::GPU(0));
+  EXPECT_EQ(on_gpu.ctx(), Context::GPU(0));
+  EXPECT_EQ(Host(on_gpu), ToDouble(Op("_arange", {}, range)));
 }
 
 // x -> 8 elementwise ops, and a two-input tree, as the fusion benchmark.

@@ -319,6 +319,112 @@ void AddLayoutCases(std::vector<OpCase>* t) {
                             {{{5, 3}, {5, 3}, {5}}, {{4}, {4}, {4}}}, {{}});
   mask_grad.ranges = {{-1, 1}, {-1, 1}, {0.5, 1}};
   t->push_back(mask_grad);
+// The indexing ops (take, gather_nd, where, SequenceMask, argmax, argsort,
+// _arange, tril, triu) and the gradients the CUDA plugin claims. Index
+// inputs are int32 and reach past the axis for clip/wrap; raise and
+// gather_nd get indices in range (the reference raises otherwise).
+void AddIndexCases(std::vector<OpCase>* t) {
+  OpCase take = Shaped("take", {{{5, 4}, {7}}, {{6, 3, 2}, {2, 2}}},
+                       {{},
+                        {{"mode", "wrap"}},
+                        {{"axis", "1"}, {"mode", "clip"}},
+                        {{"axis", "-1"}, {"mode", "wrap"}}});
+  take.ranges = {{-1, 1}, {-3, 8}};
+  take.int32_inputs = {1};
+  t->push_back(take);
+  OpCase take_raise =
+      Shaped("take", {{{5, 4}, {3}}, {{4, 5, 2}, {2, 3}}},
+             {{{"mode", "raise"}}, {{"axis", "1"}, {"mode", "raise"}}});
+  take_raise.ranges = {{-1, 1}, {-4, 4}};
+  take_raise.int32_inputs = {1};
+  t->push_back(take_raise);
+  // (data shaped like take's output, indices, like): repeated indices add.
+  OpCase back_take =
+      Shaped("_backward_take",
+             {{{7, 4}, {7}, {5, 4}}, {{2, 2, 3, 2}, {2, 2}, {6, 3, 2}}},
+             {{}, {{"mode", "wrap"}}});
+  back_take.ranges = {{-1, 1}, {-3, 8}, {-1, 1}};
+  back_take.int32_inputs = {1};
+  t->push_back(back_take);
+  OpCase back_take_axis =
+      Shaped("_backward_take", {{{6, 2, 4, 2}, {2, 4}, {6, 3, 2}}},
+             {{{"axis", "1"}}, {{"axis", "1"}, {"mode", "raise"}}});
+  back_take_axis.ranges = {{-1, 1}, {-3, 3}, {-1, 1}};
+  back_take_axis.int32_inputs = {1};
+  t->push_back(back_take_axis);
+  OpCase embedding = Shaped("Embedding", {{{4}, {10, 3}}, {{2, 3}, {10, 3}}},
+                            {{{"input_dim", "10"}, {"output_dim", "3"}}});
+  embedding.ranges = {{-2, 13}, {-1, 1}};
+  embedding.int32_inputs = {0};
+  t->push_back(embedding);
+  OpCase gather = Shaped(
+      "gather_nd",
+      {{{3, 4}, {2, 5}}, {{2, 3, 4}, {1, 2, 2}}, {{4, 3, 2}, {3, 6}}}, {{}});
+  gather.ranges = {{-1, 1}, {-2, 2}};
+  gather.int32_inputs = {1};
+  t->push_back(gather);
+  // (out_grad, indices, data); 8 rows picked from 3 repeat.
+  OpCase back_gather = Shaped("_backward_gather_nd",
+                              {{{5}, {2, 5}, {3, 4}},
+                               {{2, 2, 3, 4}, {1, 2, 2}, {2, 3, 4}},
+                               {{8, 4}, {1, 8}, {3, 4}}},
+                              {{}});
+  back_gather.ranges = {{-1, 1}, {-2, 2}, {-1, 1}};
+  back_gather.int32_inputs = {1};
+  t->push_back(back_gather);
+  // Conditions of 0 and 1; broadcasting and MXNet's row form.
+  OpCase where = Shaped("where",
+                        {{{3, 4}, {3, 4}, {3, 4}},
+                         {{3, 1}, {3, 4}, {1, 4}},
+                         {{3}, {3, 4}, {3, 4}},
+                         {{2, 3, 5}, {3, 5}, {2, 1, 5}}},
+                        {{}});
+  where.ranges = {{0, 2}, {-1, 1}, {-1, 1}};
+  where.int32_inputs = {0};
+  t->push_back(where);
+  t->push_back(
+      Shaped("SequenceMask", {{{4, 3}}, {{5, 3, 2}}}, {{}, {{"value", "-1"}}}));
+  OpCase mask = Shaped("SequenceMask", {{{5, 3, 2}, {3}}, {{4, 2}, {2}}},
+                       {{{"use_sequence_length", "True"}, {"value", "-2"}}});
+  mask.ranges = {{-1, 1}, {0, 6}};
+  mask.int32_inputs = {1};
+  t->push_back(mask);
+  // Lengths as floats (compared as such), time on axis 1.
+  OpCase mask_axis1 = Shaped(
+      "SequenceMask", {{{3, 5, 2}, {3}}, {{2, 4}, {2}}},
+      {{{"use_sequence_length", "True"}, {"axis", "1"}},
+       {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
+  mask_axis1.ranges = {{-1, 1}, {0, 6}};
+  t->push_back(mask_axis1);
+  t->push_back(Shaped("argmax",
+                      {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
+                      {{},
+                       {{"axis", "1"}},
+                       {{"axis", "0"}, {"keepdims", "True"}},
+                       {{"axis", "-1"}}}));
+  t->push_back(
+      Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
+             {{},
+              {{"axis", "0"}},
+              {{"axis", "None"}},
+              {{"is_ascend", "False"}},
+              {{"axis", "1"}, {"dtype", "int32"}},
+              {{"axis", "0"}, {"is_ascend", "0"}, {"dtype", "int64"}}}));
+  t->push_back(
+      Shaped("_arange", {{}},
+             {{{"start", "5"}},
+              {{"start", "1"}, {"stop", "7"}, {"step", "1.5"}},
+              {{"start", "10"}, {"stop", "2"}, {"step", "-3"}, {"repeat", "2"}},
+              {{"start", "0"}, {"stop", "5"}, {"dtype", "int32"}},
+              {{"start", "-2.5"}, {"stop", "3"}, {"dtype", "int64"}},
+              {{"start", "0"},
+               {"stop", "1"},
+               {"step", "0.1"},
+               {"dtype", "float64"}}}));
+  for (const char* op : {"tril", "triu"}) {
+    t->push_back(Shaped(op, {{{4, 5}}, {{2, 3, 4}}, {{5}}},
+                        {{}, {{"k", "1"}}, {{"k", "-2"}}}));
+  }
 }
 
 std::vector<OpCase> MakeTable() {
@@ -526,6 +632,7 @@ std::vector<OpCase> MakeTable() {
   }
   AddDeviceCases(&t);
   AddLayoutCases(&t);
+  AddIndexCases(&t);
   return t;
 }
 

@@ -1,0 +1,372 @@
+// take, gather_nd (and their gradients), where and SequenceMask kernels
+// of the CUDA plugin with the CPU kernels' semantics
+// (backends/cpu/indexing_ops.cc, embedding_ops.cc, gather_nd_ops.cc,
+// sequence_mask_ops.cc). Kept simple: grid-stride loops, one thread per
+// output element, float atomics into a float/double scratch for the
+// scatter-adds (so float16 gradients round once, as on the CPU).
+#include "backends/cuda/index_kernels.h"
+#include "backends/cuda/index_util.cuh"
+
+namespace mx_cuda {
+namespace {
+
+using namespace kernel;  // NOLINT: the shared kernel helpers.
+
+// ---- take and _backward_take. ----
+
+// index in [0, n) by mode; false when out of range in raise mode.
+__device__ __forceinline__ bool Resolve(int64_t i, int64_t n, TakeMode mode,
+                                        int64_t* j) {
+  if (mode == TakeMode::kClip) {
+    *j = i < 0 ? 0 : (i >= n ? n - 1 : i);
+  } else if (mode == TakeMode::kWrap) {
+    *j = ((i % n) + n) % n;
+  } else {
+    if (i < -n || i >= n) return false;
+    *j = i < 0 ? i + n : i;
+  }
+  return true;
+}
+
+template <int kReq, typename T, typename I>
+__global__ void TakeKernel(TakeShape s, TakeMode mode, const T* a, const I* idx,
+                           T* y, int* bad) {
+  MX_GRID_LOOP(i, s.outer * s.m * s.inner) {
+    const int64_t t = i % s.inner, ok = i / s.inner;
+    const int64_t k = ok % s.m, o = ok / s.m;
+    int64_t j;
+    if (!Resolve(ToIndex(idx[k]), s.n, mode, &j)) {
+      atomicExch(bad, 1);
+      continue;
+    }
+    Store<kReq>(y, i, Load(a, (o * s.n + j) * s.inner + t));
+  }
+}
+
+template <typename T, typename I>
+__global__ void TakeScatterKernel(TakeShape s, TakeMode mode, const T* g,
+                                  const I* idx, typename Acc<T>::type* acc,
+                                  int* bad) {
+  MX_GRID_LOOP(i, s.outer * s.m * s.inner) {
+    const int64_t t = i % s.inner, ok = i / s.inner;
+    const int64_t k = ok % s.m, o = ok / s.m;
+    int64_t j;
+    if (!Resolve(ToIndex(idx[k]), s.n, mode, &j)) {
+      atomicExch(bad, 1);
+      continue;
+    }
+    atomicAdd(acc + (o * s.n + j) * s.inner + t, Load(g, i));
+  }
+}
+
+// out (+)= the accumulated sums.
+template <int kReq, typename T>
+__global__ void FinishKernel(int64_t n, const typename Acc<T>::type* acc,
+                             T* out) {
+  MX_GRID_LOOP(i, n) { Store<kReq>(out, i, acc[i]); }
+}
+
+struct TakeLauncher {
+  int index_dtype;
+  TakeShape s;
+  TakeMode mode;
+  const void *a, *idx;
+  void* y;
+  int* bad;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    WithIndexType(index_dtype, [&](auto tag) {
+      using I = decltype(tag);
+      TakeKernel<R, T, I><<<Blocks(s.outer * s.m * s.inner), kThreads, 0, st>>>(
+          s, mode, static_cast<const T*>(a), static_cast<const I*>(idx),
+          static_cast<T*>(y), bad);
+    });
+  }
+};
+
+struct TakeBackwardLauncher {
+  int index_dtype;
+  TakeShape s;
+  TakeMode mode;
+  const void *g, *idx;
+  void *da, *scratch;
+  int* bad;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    using A = typename Acc<T>::type;
+    A* acc = static_cast<A*>(scratch);
+    const int64_t count = s.outer * s.m * s.inner;
+    if (count > 0) {
+      WithIndexType(index_dtype, [&](auto tag) {
+        using I = decltype(tag);
+        TakeScatterKernel<T, I><<<Blocks(count), kThreads, 0, st>>>(
+            s, mode, static_cast<const T*>(g), static_cast<const I*>(idx), acc,
+            bad);
+      });
+    }
+    const int64_t n = s.outer * s.n * s.inner;
+    FinishKernel<R, T>
+        <<<Blocks(n), kThreads, 0, st>>>(n, acc, static_cast<T*>(da));
+  }
+};
+
+// ---- gather_nd and its gradient. ----
+
+// Offset in data of slice k; false (and *bad set) for an index out of
+// range.
+template <typename I>
+__device__ __forceinline__ bool SliceOffset(const GatherNdShape& s,
+                                            const I* idx, int64_t k,
+                                            int64_t* off) {
+  int64_t o = 0;
+  for (int64_t j = 0; j < s.m; ++j) {
+    const double v = ToDouble(idx[j * s.count + k]);
+    const int64_t extent = s.dims[j];
+    if (!(v >= -static_cast<double>(extent) &&
+          v < static_cast<double>(extent))) {
+      return false;
+    }
+    int64_t i = static_cast<int64_t>(v);
+    if (i < 0) i += extent;
+    o = o * extent + i;
+  }
+  *off = o * s.slice;
+  return true;
+}
+
+template <int kReq, typename T, typename I>
+__global__ void GatherNdKernel(GatherNdShape s, const T* data, const I* idx,
+                               T* y, int* bad) {
+  MX_GRID_LOOP(i, s.count * s.slice) {
+    int64_t off;
+    if (!SliceOffset(s, idx, i / s.slice, &off)) {
+      atomicExch(bad, 1);
+      continue;
+    }
+    Store<kReq>(y, i, Load(data, off + i % s.slice));
+  }
+}
+
+template <typename T, typename I>
+__global__ void GatherNdScatterKernel(GatherNdShape s, const T* g, const I* idx,
+                                      typename Acc<T>::type* acc, int* bad) {
+  MX_GRID_LOOP(i, s.count * s.slice) {
+    int64_t off;
+    if (!SliceOffset(s, idx, i / s.slice, &off)) {
+      atomicExch(bad, 1);
+      continue;
+    }
+    atomicAdd(acc + off + i % s.slice, Load(g, i));
+  }
+}
+
+int64_t DataSize(const GatherNdShape& s) {
+  int64_t n = 1;
+  for (int d = 0; d < s.ndim; ++d) n *= s.dims[d];
+  return n;
+}
+
+struct GatherNdLauncher {
+  int index_dtype;
+  GatherNdShape s;
+  const void *data, *idx;
+  void* y;
+  int* bad;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    WithIndexType(index_dtype, [&](auto tag) {
+      using I = decltype(tag);
+      GatherNdKernel<R, T, I><<<Blocks(s.count * s.slice), kThreads, 0, st>>>(
+          s, static_cast<const T*>(data), static_cast<const I*>(idx),
+          static_cast<T*>(y), bad);
+    });
+  }
+};
+
+struct GatherNdBackwardLauncher {
+  int index_dtype;
+  GatherNdShape s;
+  const void *g, *idx;
+  void *dx, *scratch;
+  int* bad;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    using A = typename Acc<T>::type;
+    A* acc = static_cast<A*>(scratch);
+    const int64_t count = s.count * s.slice;
+    if (count > 0) {
+      WithIndexType(index_dtype, [&](auto tag) {
+        using I = decltype(tag);
+        GatherNdScatterKernel<T, I><<<Blocks(count), kThreads, 0, st>>>(
+            s, static_cast<const T*>(g), static_cast<const I*>(idx), acc, bad);
+      });
+    }
+    const int64_t n = DataSize(s);
+    FinishKernel<R, T>
+        <<<Blocks(n), kThreads, 0, st>>>(n, acc, static_cast<T*>(dx));
+  }
+};
+
+// ---- where. ----
+
+template <int kReq, typename T, typename C>
+__global__ void WhereKernel(int64_t n, WhereIndex w, const C* c, const T* x,
+                            const T* z, T* y) {
+  MX_GRID_LOOP(i, n) {
+    int64_t rest = i, co = 0, xo = 0, zo = 0;
+    for (int d = w.ndim - 1; d >= 0; --d) {
+      const int64_t q = rest % w.shape[d];
+      rest /= w.shape[d];
+      co += q * w.c_stride[d];
+      xo += q * w.x_stride[d];
+      zo += q * w.z_stride[d];
+    }
+    const auto cv = Load(c, co);
+    const bool pick = cv != static_cast<decltype(cv)>(0);  // NaN is true.
+    Store<kReq>(y, i, pick ? Load(x, xo) : Load(z, zo));
+  }
+}
+
+struct WhereLauncher {
+  int cond_dtype;
+  int64_t n;
+  WhereIndex w;
+  const void *c, *x, *z;
+  void* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    WithIndexType(cond_dtype, [&](auto tag) {
+      using C = decltype(tag);
+      WhereKernel<R, T, C><<<Blocks(n), kThreads, 0, st>>>(
+          n, w, static_cast<const C*>(c), static_cast<const T*>(x),
+          static_cast<const T*>(z), static_cast<T*>(y));
+    });
+  }
+};
+
+// ---- SequenceMask. ----
+
+template <int kReq, typename T, typename L>
+__global__ void SequenceMaskKernel(SequenceMaskShape s, const T* x,
+                                   const L* len, double value, T* y) {
+  using A = typename Acc<T>::type;
+  MX_GRID_LOOP(i, s.d0 * s.d1 * s.inner) {
+    const int64_t r = i / s.inner;
+    const int64_t i1 = r % s.d1, i0 = r / s.d1;
+    const int64_t t = s.axis == 0 ? i0 : i1, b = s.axis == 0 ? i1 : i0;
+    const bool masked =
+        len != nullptr && static_cast<double>(t) >= ToDouble(len[b]);
+    Store<kReq>(y, i, masked ? static_cast<A>(value) : Load(x, i));
+  }
+}
+
+struct SequenceMaskLauncher {
+  int length_dtype;
+  SequenceMaskShape s;
+  const void *x, *len;
+  double value;
+  void* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    const int64_t n = s.d0 * s.d1 * s.inner;
+    WithIndexType(length_dtype, [&](auto tag) {
+      using L = decltype(tag);
+      SequenceMaskKernel<R, T, L><<<Blocks(n), kThreads, 0, st>>>(
+          s, static_cast<const T*>(x), static_cast<const L*>(len), value,
+          static_cast<T*>(y));
+    });
+  }
+};
+
+}  // namespace
+
+size_t IndexScratchBytes(int dtype, int64_t n) {
+  if (!IsFloat(dtype) || n <= 0) return 0;
+  return static_cast<size_t>(n) * (dtype == MX_DTYPE_FLOAT64 ? 8 : 4);
+}
+
+cudaError_t LaunchTake(int dtype, int index_dtype, const TakeShape& s,
+                       TakeMode mode, const void* a, const void* indices,
+                       void* y, int req, int* bad, cudaStream_t stream) {
+  if (!IsIndexType(index_dtype)) return cudaErrorInvalidValue;
+  if (s.outer * s.m * s.inner == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      TakeLauncher{index_dtype, s, mode, a, indices, y, bad, stream});
+}
+
+cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
+                               TakeMode mode, const void* g,
+                               const void* indices, void* da, int req, int* bad,
+                               void* scratch, cudaStream_t stream) {
+  if (!IsIndexType(index_dtype) || !IsFloat(dtype)) {
+    return cudaErrorInvalidValue;
+  }
+  const int64_t n = s.outer * s.n * s.inner;
+  if (!Writes(req) || n == 0) return cudaSuccess;
+  const cudaError_t err =
+      cudaMemsetAsync(scratch, 0, IndexScratchBytes(dtype, n), stream);
+  if (err != cudaSuccess) return err;
+  return Dispatch(dtype, req,
+                  TakeBackwardLauncher{index_dtype, s, mode, g, indices, da,
+                                       scratch, bad, stream});
+}
+
+cudaError_t LaunchGatherNd(int dtype, int index_dtype, const GatherNdShape& s,
+                           const void* data, const void* indices, void* y,
+                           int req, int* bad, cudaStream_t stream) {
+  if (!IsIndexType(index_dtype)) return cudaErrorInvalidValue;
+  if (s.count * s.slice == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      GatherNdLauncher{index_dtype, s, data, indices, y, bad, stream});
+}
+
+cudaError_t LaunchGatherNdBackward(int dtype, int index_dtype,
+                                   const GatherNdShape& s, const void* g,
+                                   const void* indices, void* dx, int req,
+                                   int* bad, void* scratch,
+                                   cudaStream_t stream) {
+  if (!IsIndexType(index_dtype) || !IsFloat(dtype)) {
+    return cudaErrorInvalidValue;
+  }
+  const int64_t n = DataSize(s);
+  if (!Writes(req) || n == 0) return cudaSuccess;
+  const cudaError_t err =
+      cudaMemsetAsync(scratch, 0, IndexScratchBytes(dtype, n), stream);
+  if (err != cudaSuccess) return err;
+  return Dispatch(dtype, req,
+                  GatherNdBackwardLauncher{index_dtype, s, g, indices, dx,
+                                           scratch, bad, stream});
+}
+
+cudaError_t LaunchWhere(int dtype, int cond_dtype, int64_t n,
+                        const WhereIndex& index, const void* cond,
+                        const void* x, const void* z, void* y, int req,
+                        cudaStream_t stream) {
+  if (!IsIndexType(cond_dtype)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  return Dispatch(dtype, req,
+                  WhereLauncher{cond_dtype, n, index, cond, x, z, y, stream});
+}
+
+cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
+                               const SequenceMaskShape& s, const void* x,
+                               const void* lengths, double value, void* y,
+                               int req, cudaStream_t stream) {
+  // Without lengths the length dtype is immaterial.
+  if (lengths == nullptr) length_dtype = MX_DTYPE_FLOAT32;
+  if (!IsIndexType(length_dtype)) return cudaErrorInvalidValue;
+  if (s.d0 * s.d1 * s.inner == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      SequenceMaskLauncher{length_dtype, s, x, lengths, value, y, stream});
+}
+
+}  // namespace mx_cuda

@@ -1,0 +1,117 @@
+// Launchers of the CUDA plugin's indexing kernels (index_kernels.cu and,
+// for argmax, argsort, _arange, tril and triu, order_kernels.cu): take
+// and its gradient, gather_nd and its gradient, where, SequenceMask,
+// argmax, argsort, _arange, tril and triu, with the CPU kernels'
+// semantics (backends/cpu/indexing_ops.cc and friends).
+//
+// Data is float32, float64 or float16 (computed in float). Index inputs
+// may be any numeric dtype: floats truncate toward zero, saturating, and
+// NaN reads as 0, as on the CPU. Each launcher takes the output's write
+// request (MX_REQ_WRITE, _INPLACE or _ADD; MX_REQ_NULL does nothing),
+// returns the launch status (cudaErrorInvalidValue for a dtype it lacks)
+// and never throws.
+#ifndef MXCORE_BACKENDS_CUDA_INDEX_KERNELS_H_
+#define MXCORE_BACKENDS_CUDA_INDEX_KERNELS_H_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/elementwise.h"
+
+namespace mx_cuda {
+
+// How take treats an index outside [0, n): clamp it, wrap it modulo n,
+// or (raise) count it from the end when in [-n, 0) and flag it otherwise.
+enum class TakeMode : int { kClip, kWrap, kRaise };
+
+// `a` viewed as (outer, n, inner); `m` indices. y (outer, m, inner).
+struct TakeShape {
+  int64_t outer = 0, n = 0, m = 0, inner = 0;
+};
+
+// y[o, k, :] = a[o, index(k), :]. In raise mode an index out of range
+// sets *bad (device int, zeroed by the caller) to 1 and writes nothing.
+cudaError_t LaunchTake(int dtype, int index_dtype, const TakeShape& s,
+                       TakeMode mode, const void* a, const void* indices,
+                       void* y, int req, int* bad, cudaStream_t stream);
+
+// take's gradient: da (outer, n, inner) gets g[o, k, :] added at
+// index(k); repeated indices add up. `scratch` holds outer * n * inner
+// accumulators (TakeScratchBytes) so float16 sums round once.
+cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
+                               TakeMode mode, const void* g,
+                               const void* indices, void* da, int req, int* bad,
+                               void* scratch, cudaStream_t stream);
+size_t IndexScratchBytes(int dtype, int64_t n);
+
+// gather_nd: data of rank `ndim` (<= kMaxDims) and dims `dims`; indices
+// (m, count); each slice has `slice` elements. An index outside
+// [-extent, extent) sets *bad to 1.
+struct GatherNdShape {
+  int ndim = 0;
+  int64_t dims[kMaxDims];
+  int64_t m = 0, count = 0, slice = 0;
+};
+cudaError_t LaunchGatherNd(int dtype, int index_dtype, const GatherNdShape& s,
+                           const void* data, const void* indices, void* y,
+                           int req, int* bad, cudaStream_t stream);
+// Its gradient into dx of data's shape (scratch: IndexScratchBytes of
+// data's size).
+cudaError_t LaunchGatherNdBackward(int dtype, int index_dtype,
+                                   const GatherNdShape& s, const void* g,
+                                   const void* indices, void* dx, int req,
+                                   int* bad, void* scratch,
+                                   cudaStream_t stream);
+
+// where: y = cond != 0 ? x : z with broadcasting; shape is the output's
+// and each stride is 0 along the axes that operand broadcasts.
+struct WhereIndex {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t c_stride[kMaxDims], x_stride[kMaxDims], z_stride[kMaxDims];
+};
+cudaError_t LaunchWhere(int dtype, int cond_dtype, int64_t n,
+                        const WhereIndex& index, const void* cond,
+                        const void* x, const void* z, void* y, int req,
+                        cudaStream_t stream);
+
+// SequenceMask on data (d0, d1, inner): steps t >= lengths[b] become
+// `value` (t, b = i0, i1 for axis 0, i1, i0 for axis 1). lengths null:
+// the identity.
+struct SequenceMaskShape {
+  int64_t d0 = 0, d1 = 0, inner = 0;
+  int axis = 0;
+};
+cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
+                               const SequenceMaskShape& s, const void* x,
+                               const void* lengths, double value, void* y,
+                               int req, cudaStream_t stream);
+
+// argmax over the middle axis of (outer, n, inner) into int64 y (outer,
+// inner): the first maximum, or the first NaN.
+cudaError_t LaunchArgmax(int dtype, int64_t outer, int64_t n, int64_t inner,
+                         const void* x, int64_t* y, int req,
+                         cudaStream_t stream);
+
+// argsort along the middle axis of (outer, len, inner): stable, NaN last;
+// y of out_dtype (float32/64/16, int32, int64, uint8, int8).
+cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
+                          int64_t inner, bool ascend, const void* x, void* y,
+                          int req, cudaStream_t stream);
+
+// y[i] = lo + (i / repeat) * step converted to dtype (integers truncate
+// and saturate).
+cudaError_t LaunchArange(int dtype, int64_t n, double lo, double step,
+                         int64_t repeat, void* y, int req, cudaStream_t stream);
+
+// tril (lower) / triu of the last two axes (rows, cols) of y's `n`
+// elements, offset by diagonal k; from_vector: x is one row repeated.
+cudaError_t LaunchTriangle(bool lower, int dtype, int64_t n, int64_t rows,
+                           int64_t cols, int64_t k, bool from_vector,
+                           const void* x, void* y, int req,
+                           cudaStream_t stream);
+
+}  // namespace mx_cuda
+
+#endif  // MXCORE_BACKENDS_CUDA_INDEX_KERNELS_H_

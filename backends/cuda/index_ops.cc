@@ -1,0 +1,466 @@
+// GPU kernels for the indexing ops (index_kernels.cu): take, Embedding and
+// their gradient _backward_take, gather_nd and _backward_gather_nd, where,
+// SequenceMask, argmax, argsort, _arange, tril and triu. Attributes are
+// read as the CPU ops read them; shapes were checked by the host's shape
+// inference. Out-of-range indices that are errors on the CPU (take's
+// mode=raise, gather_nd) are flagged by the kernel and raised here after
+// one synchronization.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/index_kernels.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+// Bytes before the scratch accumulators in the workspace: the flag int,
+// padded so the accumulators stay aligned for double atomics.
+constexpr size_t kFlagBytes = 256;
+
+int64_t Prod(const Tensor& t, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; ++i) n *= t.dim(i);
+  return n;
+}
+
+// An axis attribute in [-ndim, ndim) made non-negative.
+int AxisAttr(const std::string& op, const Attrs& attrs, const char* key,
+             double fallback, int ndim) {
+  const double v = NumberAttr(op, attrs, key, fallback);
+  if (v != std::floor(v) || v < -ndim || v >= ndim) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=" + attrs.Get(key) +
+                    " is not an axis of an array of rank " +
+                    std::to_string(ndim));
+  }
+  return static_cast<int>(v < 0 ? v + ndim : v);
+}
+
+// The device flag (zeroed) and `scratch_bytes` of scratch after it.
+int* FlagAndScratch(const KernelContext& ctx, const std::string& op,
+                    size_t scratch_bytes, void** scratch) {
+  char* w =
+      static_cast<char*>(Workspace(ctx.dev_id(), kFlagBytes + scratch_bytes));
+  CheckCuda(cudaMemsetAsync(w, 0, sizeof(int), StreamOf(ctx)), op);
+  if (scratch != nullptr) *scratch = w + kFlagBytes;
+  return reinterpret_cast<int*>(w);
+}
+
+// Throws InvalidArgument with `why` when the kernel set the flag.
+void CheckFlag(const KernelContext& ctx, const std::string& op, const int* bad,
+               const std::string& why) {
+  int host = 0;
+  cudaStream_t s = StreamOf(ctx);
+  CheckCuda(cudaMemcpyAsync(&host, bad, sizeof(int), cudaMemcpyDeviceToHost, s),
+            op + " (index check)");
+  CheckCuda(cudaStreamSynchronize(s), op + " (index check)");
+  if (host != 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + why);
+}
+
+// ---- take, Embedding, _backward_take. ----
+
+TakeMode ModeAttr(const std::string& op, const Attrs& attrs) {
+  const std::string mode = attrs.Get("mode", "clip");
+  if (mode == "clip") return TakeMode::kClip;
+  if (mode == "wrap") return TakeMode::kWrap;
+  if (mode == "raise") return TakeMode::kRaise;
+  throw Error(MX_STATUS_INVALID_ARGUMENT,
+              op + ": mode=" + mode + " is not one of clip, wrap, raise");
+}
+
+// `a` (or the gradient's output, of a's shape) viewed around the axis.
+TakeShape TakeShapeOf(const std::string& op, const Attrs& attrs,
+                      const Tensor& a, const Tensor& indices) {
+  const int axis = AxisAttr(op, attrs, "axis", 0, a.ndim());
+  TakeShape s;
+  s.outer = Prod(a, 0, axis);
+  s.n = a.dim(axis);
+  s.m = indices.size();
+  s.inner = Prod(a, axis + 1, a.ndim());
+  return s;
+}
+
+std::string RangeWhy(const TakeShape& s) {
+  return "an index of input 1 (indices) is out of range for an axis of "
+         "length " +
+         std::to_string(s.n) + " (mode=raise)";
+}
+
+void RunTake(const std::string& op, const KernelContext& ctx,
+             const TakeShape& s, TakeMode mode, const Tensor& a,
+             const Tensor& indices, int32_t req, const Tensor& y) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, a);
+  const bool check = mode == TakeMode::kRaise;
+  int* bad = check ? FlagAndScratch(ctx, op, 0, nullptr) : nullptr;
+  CheckLaunch(
+      op,
+      LaunchTake(a.dtype(), indices.dtype(), s, mode, a.data<void>(),
+                 indices.data<void>(), y.data<void>(), req, bad, StreamOf(ctx)),
+      indices.dtype());
+  if (check) CheckFlag(ctx, op, bad, RangeWhy(s));
+}
+
+void Take(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+          const int32_t* req, Tensors out) {
+  const std::string op = "take";
+  RunTake(op, ctx, TakeShapeOf(op, attrs, in[0], in[1]), ModeAttr(op, attrs),
+          in[0], in[1], req[0], out[0]);
+}
+
+// (data, weight): take of weight's rows, indices clipped.
+void Embedding(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = "Embedding";
+  const double input_dim = NumberAttr(op, attrs, "input_dim", 0);
+  const double output_dim = NumberAttr(op, attrs, "output_dim", 0);
+  if (input_dim <= 0 || output_dim <= 0) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": input_dim=" + attrs.Get("input_dim") +
+                    " and output_dim=" + attrs.Get("output_dim") +
+                    " must both be positive");
+  }
+  const Tensor& w = in[1];
+  if (w.ndim() != 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR, op + ": weight must be 2-D");
+  }
+  TakeShape s;
+  s.outer = 1;
+  s.n = w.dim(0);
+  s.m = in[0].size();
+  s.inner = w.dim(1);
+  RunTake(op, ctx, s, TakeMode::kClip, w, in[0], req[0], out[0]);
+}
+
+// (data, indices, like) -> like's shape.
+void TakeBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "_backward_take";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const TakeShape s = TakeShapeOf(op, attrs, out[0], in[1]);
+  const TakeMode mode = ModeAttr(op, attrs);
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(
+      ctx, op, IndexScratchBytes(out[0].dtype(), out[0].size()), &scratch);
+  CheckLaunch(op,
+              LaunchTakeBackward(out[0].dtype(), in[1].dtype(), s, mode,
+                                 in[0].data<void>(), in[1].data<void>(),
+                                 out[0].data<void>(), req[0], bad, scratch,
+                                 StreamOf(ctx)),
+              in[1].dtype());
+  if (mode == TakeMode::kRaise) CheckFlag(ctx, op, bad, RangeWhy(s));
+}
+
+// ---- gather_nd, _backward_gather_nd. ----
+
+GatherNdShape GatherNdShapeOf(const std::string& op, const Tensor& data,
+                              const Tensor& indices) {
+  if (data.ndim() > kMaxDims) {
+    Unsupported(op, "data of rank " + std::to_string(data.ndim()));
+  }
+  if (indices.ndim() < 1 || indices.dim(0) < 1 ||
+      indices.dim(0) > data.ndim()) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": input 1 (indices) must have shape (M, ...) with 1 <= "
+                     "M <= the rank of data");
+  }
+  GatherNdShape s;
+  s.ndim = data.ndim();
+  for (int d = 0; d < s.ndim; ++d) s.dims[d] = data.dim(d);
+  s.m = indices.dim(0);
+  s.count = indices.size() / s.m;
+  s.slice = Prod(data, static_cast<int>(s.m), data.ndim());
+  return s;
+}
+
+const char kGatherWhy[] =
+    "input 1 (indices) holds an index out of range for its axis of data";
+
+void GatherNd(const KernelContext& ctx, const Attrs&, Tensors in,
+              const int32_t* req, Tensors out) {
+  const std::string op = "gather_nd";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const GatherNdShape s = GatherNdShapeOf(op, in[0], in[1]);
+  int* bad = FlagAndScratch(ctx, op, 0, nullptr);
+  CheckLaunch(op,
+              LaunchGatherNd(in[0].dtype(), in[1].dtype(), s,
+                             in[0].data<void>(), in[1].data<void>(),
+                             out[0].data<void>(), req[0], bad, StreamOf(ctx)),
+              in[1].dtype());
+  CheckFlag(ctx, op, bad, kGatherWhy);
+}
+
+// (out_grad, indices, data) -> data_grad.
+void GatherNdBackward(const KernelContext& ctx, const Attrs&, Tensors in,
+                      const int32_t* req, Tensors out) {
+  const std::string op = "_backward_gather_nd";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const GatherNdShape s = GatherNdShapeOf(op, out[0], in[1]);
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(
+      ctx, op, IndexScratchBytes(out[0].dtype(), out[0].size()), &scratch);
+  CheckLaunch(op,
+              LaunchGatherNdBackward(out[0].dtype(), in[1].dtype(), s,
+                                     in[0].data<void>(), in[1].data<void>(),
+                                     out[0].data<void>(), req[0], bad, scratch,
+                                     StreamOf(ctx)),
+              in[1].dtype());
+  CheckFlag(ctx, op, bad, kGatherWhy);
+}
+
+// ---- where. ----
+
+// Element strides of `shape` broadcast to out's rank-`ndim` shape: 0
+// along length-1 and missing leading axes.
+void BroadcastStrides(const std::vector<int64_t>& shape, int ndim,
+                      int64_t* stride) {
+  const int r = static_cast<int>(shape.size());
+  int64_t step = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    const int sd = d - (ndim - r);
+    if (sd < 0 || shape[sd] == 1) {
+      stride[d] = 0;
+    } else {
+      stride[d] = step;
+    }
+    if (sd >= 0) step *= shape[sd];
+  }
+}
+
+void Where(const KernelContext& ctx, const Attrs&, Tensors in,
+           const int32_t* req, Tensors out) {
+  const std::string op = "where";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const Tensor& y = out[0];
+  if (y.ndim() > kMaxDims) {
+    Unsupported(op, "output of rank " + std::to_string(y.ndim()));
+  }
+  std::vector<int64_t> cond = in[0].shape();
+  const std::vector<int64_t> xs = in[1].shape(), zs = in[2].shape();
+  // MXNet's row form: a 1-D condition of length x.shape[0] with x and y
+  // of one shape (rank > 1) picks whole rows, read as (n, 1, ...).
+  if (cond.size() == 1 && xs.size() >= 2 && xs == zs && cond[0] == xs[0]) {
+    std::vector<int64_t> rows(xs.size(), 1);
+    rows[0] = cond[0];
+    cond = rows;
+  }
+  WhereIndex w;
+  w.ndim = y.ndim();
+  for (int d = 0; d < w.ndim; ++d) w.shape[d] = y.dim(d);
+  BroadcastStrides(cond, w.ndim, w.c_stride);
+  BroadcastStrides(xs, w.ndim, w.x_stride);
+  BroadcastStrides(zs, w.ndim, w.z_stride);
+  CheckLaunch(
+      op,
+      LaunchWhere(y.dtype(), in[0].dtype(), y.size(), w, in[0].data<void>(),
+                  in[1].data<void>(), in[2].data<void>(), y.data<void>(),
+                  req[0], StreamOf(ctx)),
+      in[0].dtype());
+}
+
+// ---- SequenceMask. ----
+
+void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "SequenceMask";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const bool use_len = FlagAttr(op, attrs, "use_sequence_length", "False");
+  const double value = NumberAttr(op, attrs, "value", 0);
+  const double axis = NumberAttr(op, attrs, "axis", 0);
+  if (axis != 0 && axis != 1) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis") + " must be 0 or 1");
+  }
+  const Tensor& x = in[0];
+  if (x.ndim() < 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data needs at least 2 axes (time, batch)");
+  }
+  if (use_len && in.size() < 2) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": use_sequence_length=True needs input 1 "
+                     "(sequence_length)");
+  }
+  SequenceMaskShape s;
+  s.d0 = x.dim(0);
+  s.d1 = x.dim(1);
+  s.inner = Prod(x, 2, x.ndim());
+  s.axis = static_cast<int>(axis);
+  const int len_dtype = use_len ? in[1].dtype() : MX_DTYPE_FLOAT32;
+  CheckLaunch(op,
+              LaunchSequenceMask(x.dtype(), len_dtype, s, x.data<void>(),
+                                 use_len ? in[1].data<void>() : nullptr, value,
+                                 out[0].data<void>(), req[0], StreamOf(ctx)),
+              len_dtype);
+}
+
+// ---- argmax, argsort. ----
+
+// (outer, len, inner) around the axis attribute; the flattened array
+// when it is "None" (or missing and fallback is None).
+struct Lines {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+Lines LinesOf(const std::string& op, const Attrs& attrs, const Tensor& x,
+              const char* fallback) {
+  Lines l;
+  const std::string text = attrs.Get("axis", fallback);
+  if (text == "None") {
+    l.len = x.size();
+    return l;
+  }
+  // The key is present here, or missing with fallback "-1".
+  const int axis = AxisAttr(op, attrs, "axis", -1, x.ndim());
+  l.outer = Prod(x, 0, axis);
+  l.len = x.dim(axis);
+  l.inner = Prod(x, axis + 1, x.ndim());
+  return l;
+}
+
+void Argmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  const std::string op = "argmax";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  if (out[0].dtype() != MX_DTYPE_INT64) {
+    throw Error(MX_STATUS_DTYPE_ERROR,
+                op + " on gpu: the output must be int64");
+  }
+  const Lines l = LinesOf(op, attrs, in[0], "None");
+  CheckLaunch(
+      op,
+      LaunchArgmax(in[0].dtype(), l.outer, l.len, l.inner, in[0].data<void>(),
+                   out[0].data<int64_t>(), req[0], StreamOf(ctx)),
+      in[0].dtype());
+}
+
+// Whether integer v is exactly representable in dtype (the CPU checks
+// that the largest index survives the conversion).
+bool Holds(int dtype, int64_t v) {
+  switch (dtype) {
+    case MX_DTYPE_UINT8:
+      return v <= 255;
+    case MX_DTYPE_INT8:
+      return v <= 127;
+    case MX_DTYPE_INT32:
+      return v <= 2147483647;
+    case MX_DTYPE_INT64:
+      return true;
+    case MX_DTYPE_FLOAT64:
+      return v == static_cast<int64_t>(static_cast<double>(v));
+    case MX_DTYPE_FLOAT32:
+      return v == static_cast<int64_t>(static_cast<float>(v));
+    case MX_DTYPE_FLOAT16: {
+      // 11 significant bits, largest finite 65504.
+      if (v > 65504) return false;
+      int64_t m = v;
+      while (m >= 2048) {
+        if (m % 2 != 0) return false;
+        m /= 2;
+      }
+      return true;
+    }
+    default:
+      return true;  // The launcher declines the dtype.
+  }
+}
+
+void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+             const int32_t* req, Tensors out) {
+  const std::string op = "argsort";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const bool ascend = FlagAttr(op, attrs, "is_ascend", "True");
+  const Lines l = LinesOf(op, attrs, in[0], "-1");
+  const int od = out[0].dtype();
+  if (l.len > 0 && !Holds(od, l.len - 1)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": dtype=" + DTypeName(od) +
+                                                " cannot hold indices up to " +
+                                                std::to_string(l.len - 1));
+  }
+  CheckLaunch(op,
+              LaunchArgsort(in[0].dtype(), od, l.outer, l.len, l.inner, ascend,
+                            in[0].data<void>(), out[0].data<void>(), req[0],
+                            StreamOf(ctx)),
+              od);
+}
+
+// ---- _arange, tril, triu. ----
+
+void Arange(const KernelContext& ctx, const Attrs& attrs, Tensors,
+            const int32_t* req, Tensors out) {
+  const std::string op = "_arange";
+  if (req[0] == MX_REQ_NULL) return;
+  if (FlagAttr(op, attrs, "infer_range", "False")) {
+    throw Error(MX_STATUS_NOT_IMPLEMENTED,
+                op + ": infer_range=True is not supported; give stop");
+  }
+  const double start = NumberAttr(op, attrs, "start", 0);
+  const double stop = NumberAttr(op, attrs, "stop", std::nan(""));
+  const double step = NumberAttr(op, attrs, "step", 1);
+  const double repeat = NumberAttr(op, attrs, "repeat", 1);
+  if (step == 0 || repeat < 1 || repeat != std::floor(repeat)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": step must be non-zero and repeat a positive integer");
+  }
+  // Without stop the range is [0, start).
+  const double lo = std::isnan(stop) ? 0 : start;
+  const int od = out[0].dtype();
+  CheckLaunch(
+      op,
+      LaunchArange(od, out[0].size(), lo, step, static_cast<int64_t>(repeat),
+                   out[0].data<void>(), req[0], StreamOf(ctx)),
+      od);
+}
+
+template <bool kLower>
+void Triangle(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+              const int32_t* req, Tensors out) {
+  const std::string op = kLower ? "tril" : "triu";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const Tensor& y = out[0];
+  if (y.ndim() < 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR, op + ": the output must be 2-D or more");
+  }
+  const double k = NumberAttr(op, attrs, "k", 0);
+  CheckLaunch(op,
+              LaunchTriangle(kLower, y.dtype(), y.size(), y.dim(y.ndim() - 2),
+                             y.dim(y.ndim() - 1), static_cast<int64_t>(k),
+                             in[0].ndim() == 1, in[0].data<void>(),
+                             y.data<void>(), req[0], StreamOf(ctx)),
+              y.dtype());
+}
+
+}  // namespace
+
+void RegisterIndexOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "take", Take);
+  RegisterGpuKernel(plugin, "Embedding", Embedding);
+  RegisterGpuKernel(plugin, "_backward_take", TakeBackward);
+  RegisterGpuKernel(plugin, "gather_nd", GatherNd);
+  RegisterGpuKernel(plugin, "_backward_gather_nd", GatherNdBackward);
+  RegisterGpuKernel(plugin, "where", Where);
+  RegisterGpuKernel(plugin, "SequenceMask", SequenceMask);
+  RegisterGpuKernel(plugin, "argmax", Argmax);
+  RegisterGpuKernel(plugin, "argsort", Argsort);
+  RegisterGpuKernel(plugin, "_arange", Arange);
+  RegisterGpuKernel(plugin, "tril", Triangle<true>);
+  RegisterGpuKernel(plugin, "triu", Triangle<false>);
+}
+
+}  // namespace mx_cuda

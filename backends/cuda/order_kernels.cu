@@ -1,0 +1,254 @@
+// argmax, argsort, _arange, tril and triu kernels of the CUDA plugin with
+// the CPU kernels' semantics (backends/cpu/reduce_ops.cc's argmax,
+// sort_ops.cc, init_ops.cc's _arange, triangle_ops.cc); launchers declared
+// in index_kernels.h.
+#include "backends/cuda/index_kernels.h"
+#include "backends/cuda/index_util.cuh"
+
+namespace mx_cuda {
+namespace {
+
+using namespace kernel;  // NOLINT: the shared kernel helpers.
+
+// ---- argmax: one block per output, each thread scanning a stride of the
+// axis, then a shared-memory reduction. ----
+
+// Whether (v at i) wins over (best at at), the CPU's rule: the first NaN,
+// else the first maximum. i < 0: no candidate; at < 0: none yet.
+template <typename A>
+__device__ __forceinline__ void Keep(A v, int64_t i, A* best, int64_t* at) {
+  if (i < 0) return;
+  bool wins;
+  if (*at < 0) {
+    wins = true;
+  } else if (IsNan(v) || IsNan(*best)) {
+    wins = IsNan(v) && (!IsNan(*best) || i < *at);
+  } else {
+    wins = v > *best || (v == *best && i < *at);
+  }
+  if (wins) {
+    *best = v;
+    *at = i;
+  }
+}
+
+template <int kReq, typename T>
+__global__ void ArgmaxKernel(int64_t outer, int64_t n, int64_t inner,
+                             const T* x, int64_t* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A sv[kThreads];
+  __shared__ int64_t si[kThreads];
+  // Uniform per block, so every thread reaches the barriers.
+  for (int64_t o = blockIdx.x; o < outer * inner; o += gridDim.x) {
+    const int64_t base = (o / inner) * n * inner + o % inner;
+    A best = 0;
+    int64_t at = -1;
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+      Keep(Load(x, base + i * inner), i, &best, &at);
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = at;
+    __syncthreads();
+    for (int h = kThreads / 2; h > 0; h >>= 1) {
+      if (threadIdx.x < h) {
+        Keep(sv[threadIdx.x + h], si[threadIdx.x + h], &sv[threadIdx.x],
+             &si[threadIdx.x]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) y[o] = kReq == MX_REQ_ADD ? y[o] + si[0] : si[0];
+    __syncthreads();
+  }
+}
+
+struct ArgmaxLauncher {
+  int64_t outer, n, inner;
+  const void* x;
+  int64_t* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    // One block per output: Blocks() of outputs * kThreads threads.
+    ArgmaxKernel<R, T><<<Blocks(outer * inner * kThreads), kThreads, 0, st>>>(
+        outer, n, inner, static_cast<const T*>(x), y);
+  }
+};
+
+// ---- argsort: each element's rank in its line, counted against every
+// element of the line (O(len^2) per line, the line read through shared
+// memory in tiles; exactly the CPU's stable order). A block ranks one
+// tile of kThreads elements of one line at a time. ----
+
+// Whether (a at ia) sorts before (b at ib): NaN last, ties by position.
+template <typename A>
+__device__ __forceinline__ bool Before(A a, int64_t ia, A b, int64_t ib,
+                                       bool ascend) {
+  const bool na = IsNan(a), nb = IsNan(b);
+  bool less, greater;
+  if (na || nb) {
+    less = !na && nb;
+    greater = na && !nb;
+  } else {
+    less = ascend ? a < b : b < a;
+    greater = ascend ? b < a : a < b;
+  }
+  return less || (!greater && ia < ib);
+}
+
+template <int kReq, typename T, typename O>
+__global__ void ArgsortKernel(int64_t lines, int64_t len, int64_t inner,
+                              bool ascend, const T* x, O* y) {
+  using A = typename Acc<T>::type;
+  __shared__ A tile[kThreads];
+  const int64_t tiles = (len + kThreads - 1) / kThreads;
+  // Uniform per block, so every thread reaches the barriers.
+  for (int64_t b = blockIdx.x; b < lines * tiles; b += gridDim.x) {
+    const int64_t line = b / tiles;
+    const int64_t i = (b % tiles) * kThreads + threadIdx.x;
+    const int64_t base = (line / inner) * len * inner + line % inner;
+    const bool active = i < len;
+    const A vi = active ? Load(x, base + i * inner) : A(0);
+    int64_t rank = 0;
+    for (int64_t j0 = 0; j0 < len; j0 += kThreads) {
+      const int64_t j = j0 + threadIdx.x;
+      if (j < len) tile[threadIdx.x] = Load(x, base + j * inner);
+      __syncthreads();
+      const int64_t count = min(int64_t{kThreads}, len - j0);
+      if (active) {
+        // (vi at i) never sorts before itself, so it adds nothing.
+        for (int64_t t = 0; t < count; ++t) {
+          if (Before(tile[t], j0 + t, vi, i, ascend)) ++rank;
+        }
+      }
+      __syncthreads();
+    }
+    if (active) {
+      Put<kReq>(y, base + rank * inner, static_cast<typename Acc<O>::type>(i));
+    }
+  }
+}
+
+struct ArgsortLauncher {
+  int dtype;
+  int64_t outer, len, inner;
+  bool ascend;
+  const void* x;
+  void* y;
+  cudaStream_t st;
+  template <int R, typename O>
+  void operator()() const {
+    const int64_t lines = outer * inner;
+    const int64_t tiles = (len + kThreads - 1) / kThreads;
+    auto go = [&](auto tag) {
+      using T = decltype(tag);
+      ArgsortKernel<R, T, O>
+          <<<Blocks(lines * tiles * kThreads), kThreads, 0, st>>>(
+              lines, len, inner, ascend, static_cast<const T*>(x),
+              static_cast<O*>(y));
+    };
+    switch (dtype) {
+      case MX_DTYPE_FLOAT32:
+        go(float{});
+        break;
+      case MX_DTYPE_FLOAT64:
+        go(double{});
+        break;
+      case MX_DTYPE_FLOAT16:
+        go(__half{});
+        break;
+      default:
+        break;  // Checked by LaunchArgsort.
+    }
+  }
+};
+
+// ---- _arange, tril and triu. ----
+
+template <int kReq, typename T>
+__global__ void ArangeKernel(int64_t n, double lo, double step, int64_t repeat,
+                             T* y) {
+  MX_GRID_LOOP(i, n) {
+    const double v = lo + static_cast<double>(i / repeat) * step;
+    Put<kReq>(y, i, FromDouble<T>(v));
+  }
+}
+
+struct ArangeLauncher {
+  int64_t n;
+  double lo, step;
+  int64_t repeat;
+  void* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    ArangeKernel<R, T><<<Blocks(n), kThreads, 0, st>>>(n, lo, step, repeat,
+                                                       static_cast<T*>(y));
+  }
+};
+
+template <int kReq, typename T>
+__global__ void TriangleKernel(bool lower, int64_t n, int64_t rows,
+                               int64_t cols, int64_t k, bool from_vector,
+                               const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  MX_GRID_LOOP(idx, n) {
+    const int64_t j = idx % cols, i = (idx / cols) % rows;
+    const bool keep = lower ? j - i <= k : j - i >= k;
+    Store<kReq>(y, idx, keep ? Load(x, from_vector ? j : idx) : A(0));
+  }
+}
+
+struct TriangleLauncher {
+  bool lower;
+  int64_t n, rows, cols, k;
+  bool from_vector;
+  const void* x;
+  void* y;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    TriangleKernel<R, T><<<Blocks(n), kThreads, 0, st>>>(
+        lower, n, rows, cols, k, from_vector, static_cast<const T*>(x),
+        static_cast<T*>(y));
+  }
+};
+
+}  // namespace
+
+cudaError_t LaunchArgmax(int dtype, int64_t outer, int64_t n, int64_t inner,
+                         const void* x, int64_t* y, int req,
+                         cudaStream_t stream) {
+  if (outer * inner == 0 || n == 0)
+    return IsFloat(dtype) ? cudaSuccess : cudaErrorInvalidValue;
+  return Dispatch(dtype, req, ArgmaxLauncher{outer, n, inner, x, y, stream});
+}
+
+cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
+                          int64_t inner, bool ascend, const void* x, void* y,
+                          int req, cudaStream_t stream) {
+  if (!IsFloat(dtype)) return cudaErrorInvalidValue;
+  if (outer * len * inner == 0) return cudaSuccess;
+  return DispatchNumeric(
+      out_dtype, req,
+      ArgsortLauncher{dtype, outer, len, inner, ascend, x, y, stream});
+}
+
+cudaError_t LaunchArange(int dtype, int64_t n, double lo, double step,
+                         int64_t repeat, void* y, int req,
+                         cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return DispatchNumeric(dtype, req,
+                         ArangeLauncher{n, lo, step, repeat, y, stream});
+}
+
+cudaError_t LaunchTriangle(bool lower, int dtype, int64_t n, int64_t rows,
+                           int64_t cols, int64_t k, bool from_vector,
+                           const void* x, void* y, int req,
+                           cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      TriangleLauncher{lower, n, rows, cols, k, from_vector, x, y, stream});
+}
+
+}  // namespace mx_cuda
