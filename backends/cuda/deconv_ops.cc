@@ -5,12 +5,17 @@
 // outputs, F/g inputs per group). So the forward is
 // cudnnConvolutionBackwardData, the data gradient cudnnConvolutionForward
 // and the weight gradient cudnnConvolutionBackwardFilter, all on one
-// ConvPlan (conv_plan.h) whose x is the Deconvolution's output.
+// ConvPlan (conv_plan.h) whose x is the Deconvolution's output. An odd
+// target_shape crop (one more position cut at the start than at the end)
+// runs on an output one position longer with symmetric padding, then
+// cropped (crop_kernels.h); its gradients pad out_grad back the same way.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "backends/common/attr_parse.h"
 #include "backends/cuda/conv_plan.h"
+#include "backends/cuda/crop_kernels.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
 
@@ -31,12 +36,33 @@ bool HasTarget(const std::vector<int64_t>& target) {
   return false;
 }
 
+// A Deconvolution as cuDNN runs it: the convolution geometry, and where
+// its x (`padded`) is longer than the real output (`out`) by one leading
+// position on the axes of an odd crop.
+struct DeconvPlan {
+  ConvGeometry g;
+  std::vector<int64_t> out, padded;
+  bool uneven = false;
+  // out from padded (a crop), or padded from out (a pad with zeros).
+  CropIndex Crop(bool to_padded) const {
+    CropIndex c;
+    c.ndim = static_cast<int>(out.size());
+    for (int d = 0; d < c.ndim; ++d) {
+      c.dst[d] = to_padded ? padded[d] : out[d];
+      c.src[d] = to_padded ? out[d] : padded[d];
+      const int64_t extra = padded[d] - out[d];
+      c.begin[d] = to_padded ? -extra : extra;
+    }
+    return c;
+  }
+};
+
 // The convolution plan of a Deconvolution with data, weight and output
 // shape `out_shape` (the host's shape inference made it, so only what
 // cuDNN cannot express is checked here).
-ConvGeometry DeconvGeometry(const std::string& op, const Attrs& attrs,
-                            const Tensor& data, const Tensor& weight,
-                            const std::vector<int64_t>& out_shape) {
+DeconvPlan DeconvGeometry(const std::string& op, const Attrs& attrs,
+                          const Tensor& data, const Tensor& weight,
+                          const std::vector<int64_t>& out_shape) {
   const auto kernel = mxplugin::ParseTuple(attrs.Get("kernel", "None"));
   const auto groups = mxplugin::ParseInt(attrs.Get("num_group", "1"));
   // MXNet's Deconvolution has no bias unless asked for.
@@ -69,30 +95,42 @@ ConvGeometry DeconvGeometry(const std::string& op, const Attrs& attrs,
                 op + ": target_shape has " + std::to_string(target->size()) +
                     " values for a " + std::to_string(rank) + "-D kernel");
   }
+  DeconvPlan plan;
+  plan.out = out_shape;
+  plan.padded = out_shape;
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = data.dim(2 + static_cast<int>(i));
-    const int64_t out = out_shape[2 + i];
+    int64_t out = out_shape[2 + i];
     const int64_t span = dilate[i] * ((*kernel)[i] - 1) + 1;
     if (has_target) {
       // As the CPU's shape inference: the crop split evenly, the larger
       // half first.
       const int64_t full = stride[i] * (in - 1) + span;
-      pad[i] = (full - (*target)[i] + 1) / 2;
+      const int64_t total = full - (*target)[i];
+      pad[i] = (total + 1) / 2;
+      if (total % 2 != 0 && pad[i] >= 1) {
+        // The CPU crops pad at the start and pad - 1 at the end: compute
+        // one more leading position with pad - 1 on both ends.
+        pad[i] -= 1;
+        out += 1;
+        plan.padded[2 + i] = out;
+        plan.uneven = true;
+      }
     }
-    // cuDNN pads both ends alike; an odd crop (target_shape) or an output
-    // that is not the convolution's input is left to the CPU kernel.
+    // Anything else cuDNN's symmetric padding cannot give is an output
+    // that is not the convolution's input: left to a CPU kernel.
     const int64_t covered = out + 2 * pad[i] - span;
     if (covered < 0 || covered / stride[i] + 1 != in) {
       Unsupported(op, "an output of extent " + std::to_string(out) + " from " +
                           std::to_string(in) + " needs uneven padding");
     }
   }
-  ConvGeometry g;
+  ConvGeometry& g = plan.g;
   g.dtype = data.dtype();
   g.groups = static_cast<int>(*groups);
   g.has_bias = !*no_bias;
   g.bias_on_x = true;
-  g.x = Ints(out_shape);
+  g.x = Ints(plan.padded);
   g.w = Ints(weight.shape());
   g.y = Ints(data.shape());
   g.stride = Ints(stride);
@@ -104,7 +142,31 @@ ConvGeometry DeconvGeometry(const std::string& op, const Attrs& attrs,
     g.dilate.insert(g.dilate.begin(), 1);
     g.pad.insert(g.pad.begin(), 0);
   }
-  return g;
+  return plan;
+}
+
+size_t Aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Scratch for the padded output (when uneven) followed by cuDNN's
+// workspace, from one per-thread buffer.
+struct Scratch {
+  void* padded = nullptr;
+  void* ws = nullptr;
+};
+Scratch ScratchFor(const KernelContext& ctx, const DeconvPlan& plan,
+                   size_t ws_bytes) {
+  size_t padded_bytes = 0;
+  if (plan.uneven) {
+    int64_t n = 1;
+    for (int64_t d : plan.padded) n *= d;
+    padded_bytes = Aligned(static_cast<size_t>(n) * DTypeSize(plan.g.dtype));
+  }
+  char* base =
+      static_cast<char*>(Workspace(ctx.dev_id(), padded_bytes + ws_bytes));
+  Scratch s;
+  s.padded = plan.uneven ? base : nullptr;
+  s.ws = base + padded_bytes;
+  return s;
 }
 
 // (data, weight[, bias]) -> output.
@@ -113,23 +175,33 @@ void DeconvForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const std::string op = "Deconvolution";
   if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
-  const ConvGeometry g =
+  const DeconvPlan plan =
       DeconvGeometry(op, attrs, in[0], in[1], out[0].shape());
+  const ConvGeometry& g = plan.g;
   cudnnHandle_t h =
       DnnHandle(ctx.dev_id(), static_cast<cudaStream_t>(ctx.stream()));
   auto p = GetConvPlan(op, ctx.dev_id(), g);
   FindBackward(op, h, p.get());
   const int dt = g.dtype;
-  void* ws = Workspace(ctx.dev_id(), p->bwd_data_ws);
-  CheckDnn(cudnnConvolutionBackwardData(
-               h, DnnOne(dt), p->w, in[1].data<void>(), p->y,
-               in[0].data<void>(), p->conv, p->bwd_data, ws, p->bwd_data_ws,
-               BetaFor(req[0], dt), p->x, out[0].data<void>()),
+  const Scratch scratch = ScratchFor(ctx, plan, p->bwd_data_ws);
+  // Uneven: the longer output is written, then cropped into out[0].
+  void* y = plan.uneven ? scratch.padded : out[0].data<void>();
+  const int32_t req_y = plan.uneven ? MX_REQ_WRITE : req[0];
+  CheckDnn(cudnnConvolutionBackwardData(h, DnnOne(dt), p->w, in[1].data<void>(),
+                                        p->y, in[0].data<void>(), p->conv,
+                                        p->bwd_data, scratch.ws, p->bwd_data_ws,
+                                        BetaFor(req_y, dt), p->x, y),
            op);
   if (g.has_bias && in.size() > 2) {
     CheckDnn(cudnnAddTensor(h, DnnOne(dt), p->bias, in[2].data<void>(),
-                            DnnOne(dt), p->x, out[0].data<void>()),
+                            DnnOne(dt), p->x, y),
              op + ": bias");
+  }
+  if (plan.uneven) {
+    CheckLaunch(op,
+                LaunchCrop(dt, plan.Crop(false), y, out[0].data<void>(), req[0],
+                           StreamOf(ctx)),
+                dt);
   }
 }
 
@@ -138,34 +210,44 @@ void DeconvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                     const int32_t* req, Tensors out) {
   const std::string op = "_backward_Deconvolution";
   RequireFloat(op, in[1]);
-  const ConvGeometry g = DeconvGeometry(op, attrs, in[1], in[2], in[0].shape());
+  const DeconvPlan plan =
+      DeconvGeometry(op, attrs, in[1], in[2], in[0].shape());
+  const ConvGeometry& g = plan.g;
   cudnnHandle_t h =
       DnnHandle(ctx.dev_id(), static_cast<cudaStream_t>(ctx.stream()));
   auto p = GetConvPlan(op, ctx.dev_id(), g);
   const int dt = g.dtype;
+  FindForward(op, h, p.get());
+  FindBackward(op, h, p.get());
+  const size_t ws_bytes = std::max(p->fwd_ws, p->bwd_filter_ws);
+  const Scratch scratch = ScratchFor(ctx, plan, ws_bytes);
+  // Uneven: out_grad padded with a leading zero where the output was cut.
+  const void* og = in[0].data<void>();
+  if (plan.uneven) {
+    CheckLaunch(op,
+                LaunchCrop(dt, plan.Crop(true), og, scratch.padded,
+                           MX_REQ_WRITE, StreamOf(ctx)),
+                dt);
+    og = scratch.padded;
+  }
   if (req[0] != MX_REQ_NULL) {
-    FindForward(op, h, p.get());
-    void* ws = Workspace(ctx.dev_id(), p->fwd_ws);
-    CheckDnn(cudnnConvolutionForward(h, DnnOne(dt), p->x, in[0].data<void>(),
-                                     p->w, in[2].data<void>(), p->conv, p->fwd,
-                                     ws, p->fwd_ws, BetaFor(req[0], dt), p->y,
-                                     out[0].data<void>()),
+    CheckDnn(cudnnConvolutionForward(h, DnnOne(dt), p->x, og, p->w,
+                                     in[2].data<void>(), p->conv, p->fwd,
+                                     scratch.ws, p->fwd_ws, BetaFor(req[0], dt),
+                                     p->y, out[0].data<void>()),
              op + ": data gradient");
   }
   if (req[1] != MX_REQ_NULL) {
-    FindBackward(op, h, p.get());
-    void* ws = Workspace(ctx.dev_id(), p->bwd_filter_ws);
-    CheckDnn(
-        cudnnConvolutionBackwardFilter(
-            h, DnnOne(dt), p->x, in[0].data<void>(), p->y, in[1].data<void>(),
-            p->conv, p->bwd_filter, ws, p->bwd_filter_ws, BetaFor(req[1], dt),
-            p->w, out[1].data<void>()),
-        op + ": weight gradient");
+    CheckDnn(cudnnConvolutionBackwardFilter(
+                 h, DnnOne(dt), p->x, og, p->y, in[1].data<void>(), p->conv,
+                 p->bwd_filter, scratch.ws, p->bwd_filter_ws,
+                 BetaFor(req[1], dt), p->w, out[1].data<void>()),
+             op + ": weight gradient");
   }
   if (g.has_bias && out.size() > 2 && req[2] != MX_REQ_NULL) {
-    CheckDnn(cudnnConvolutionBackwardBias(
-                 h, DnnOne(dt), p->x, in[0].data<void>(), BetaFor(req[2], dt),
-                 p->bias, out[2].data<void>()),
+    CheckDnn(cudnnConvolutionBackwardBias(h, DnnOne(dt), p->x, og,
+                                          BetaFor(req[2], dt), p->bias,
+                                          out[2].data<void>()),
              op + ": bias gradient");
   }
 }
