@@ -21,7 +21,8 @@ void RegisterDeconvOps(mxplugin::Plugin& plugin);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
 // LeakyReLU, LayerNorm, L2Normalization, _contrib_div_sqrt_dim,
-// AdaptiveAvgPooling2D and their gradients (norm_kernels.cu).
+// AdaptiveAvgPooling2D, _contrib_ROIAlign and their gradients
+// (norm_kernels.cu, roi_align_kernels.cu).
 void RegisterNormOps(mxplugin::Plugin& plugin);
 // SoftmaxOutput, SoftmaxActivation, softmax_cross_entropy and their
 // gradients (loss_kernels.cu).

@@ -1,8 +1,9 @@
 // GPU kernels for LeakyReLU (all act_types; rrelu's random slopes in
 // training are left to the CPU kernel), prelu's gradient, LayerNorm,
 // L2Normalization, SoftmaxOutput, SoftmaxActivation,
-// softmax_cross_entropy, _contrib_div_sqrt_dim, AdaptiveAvgPooling2D and
-// their gradients (norm_kernels.cu, loss_kernels.cu, elementwise.cu).
+// softmax_cross_entropy, _contrib_div_sqrt_dim, AdaptiveAvgPooling2D,
+// _contrib_ROIAlign and their gradients (norm_kernels.cu,
+// loss_kernels.cu, roi_align_kernels.cu, elementwise.cu).
 // The host's shape and type inference has run: only what the kernels
 // index is checked again here.
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/norm_kernels.h"
+#include "backends/cuda/roi_align_kernels.h"
 
 namespace mx_cuda {
 namespace {
@@ -304,6 +306,107 @@ void AdaptivePoolBackward(const KernelContext& ctx, const Attrs&, Tensors in,
               dt);
 }
 
+// ---- _contrib_ROIAlign. ----
+
+// data (N, C, H, W), rois (R, 5) and the output's channels.
+ROIAlignArgs ROIAlignOf(const std::string& op, const Attrs& attrs,
+                        const Tensor& data, const Tensor& rois, int64_t out_c) {
+  const auto pooled = mxplugin::ParseTuple(attrs.Get("pooled_size", "None"));
+  if (!pooled || pooled->size() != 2 || (*pooled)[0] < 1 || (*pooled)[1] < 1) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": pooled_size=" + attrs.Get("pooled_size", "None") +
+                    " must be two values >= 1");
+  }
+  const auto ratio = mxplugin::ParseInt(attrs.Get("sample_ratio", "-1"));
+  if (!ratio || !attrs.Find("spatial_scale")) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": cannot read spatial_scale and sample_ratio");
+  }
+  if (data.ndim() != 4 || rois.ndim() != 2 || rois.dim(1) != 5) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data must be NCHW and rois (regions, 5)");
+  }
+  ROIAlignArgs a;
+  a.n = data.dim(0);
+  a.c = data.dim(1);
+  a.h = data.dim(2);
+  a.w = data.dim(3);
+  a.num_rois = rois.dim(0);
+  a.out_c = out_c;
+  a.ph = (*pooled)[0];
+  a.pw = (*pooled)[1];
+  a.spatial_scale = NumberAttr(op, attrs, "spatial_scale", 1);
+  a.sample_ratio = *ratio;
+  a.position_sensitive = FlagAttr(op, attrs, "position_sensitive", "False");
+  a.aligned = FlagAttr(op, attrs, "aligned", "False");
+  const int64_t need = a.position_sensitive ? out_c * a.ph * a.pw : out_c;
+  if (a.position_sensitive ? need != a.c : out_c != a.c) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": the output's channels do not fit data's " +
+                    std::to_string(a.c));
+  }
+  return a;
+}
+
+void ThrowIfBadRoi(const std::string& op, cudaStream_t s, const uint64_t* bad) {
+  uint64_t host = ~uint64_t{0};
+  CheckCuda(
+      cudaMemcpyAsync(&host, bad, sizeof(host), cudaMemcpyDeviceToHost, s), op);
+  CheckCuda(cudaStreamSynchronize(s), op);
+  if (host != ~uint64_t{0}) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": input rois row " + std::to_string(host) +
+                    " has a batch index past data's images, non-finite "
+                    "coordinates or more than 1024 samples per bin side");
+  }
+}
+
+// (data, rois) -> output. Regions are checked on the device; the host
+// reads the flag back, so the call synchronizes its stream.
+void ROIAlign(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+              const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_ROIAlign";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const ROIAlignArgs a = ROIAlignOf(op, attrs, in[0], in[1], out[0].dim(1));
+  cudaStream_t s = StreamOf(ctx);
+  auto* bad = static_cast<uint64_t*>(Workspace(ctx.dev_id(), sizeof(uint64_t)));
+  CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
+  CheckLaunch(
+      op,
+      LaunchROIAlign(in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
+                     out[0].data<void>(), req[0], bad, s),
+      in[0].dtype());
+  ThrowIfBadRoi(op, s, bad);
+}
+
+// (out_grad, data, rois) -> data_grad.
+void ROIAlignBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                      const int32_t* req, Tensors out) {
+  const std::string op = "_backward_contrib_ROIAlign";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[1]);
+  const ROIAlignArgs a = ROIAlignOf(op, attrs, in[1], in[2], in[0].dim(1));
+  if (in[0].ndim() != 4 || in[0].dim(0) != a.num_rois || in[0].dim(2) != a.ph ||
+      in[0].dim(3) != a.pw) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": out_grad must be (regions, channels, pooled_size)");
+  }
+  cudaStream_t s = StreamOf(ctx);
+  // The double sums, then the bad-roi word.
+  const size_t acc_bytes = ROIAlignGradScratchBytes(a);
+  char* scratch =
+      static_cast<char*>(Workspace(ctx.dev_id(), acc_bytes + sizeof(uint64_t)));
+  auto* bad = reinterpret_cast<uint64_t*>(scratch + acc_bytes);
+  CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
+  CheckLaunch(op,
+              LaunchROIAlignBackward(in[1].dtype(), a, in[0].data<void>(),
+                                     in[2].data<void>(), out[0].data<void>(),
+                                     req[0], bad, scratch, s),
+              in[1].dtype());
+  ThrowIfBadRoi(op, s, bad);
+}
+
 }  // namespace
 
 void RegisterNormOps(mxplugin::Plugin& plugin) {
@@ -318,6 +421,8 @@ void RegisterNormOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_contrib_AdaptiveAvgPooling2D", AdaptivePool);
   RegisterGpuKernel(plugin, "_backward_contrib_AdaptiveAvgPooling2D",
                     AdaptivePoolBackward);
+  RegisterGpuKernel(plugin, "_contrib_ROIAlign", ROIAlign);
+  RegisterGpuKernel(plugin, "_backward_contrib_ROIAlign", ROIAlignBackward);
 }
 
 }  // namespace mx_cuda

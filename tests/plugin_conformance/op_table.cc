@@ -343,6 +343,39 @@ void AddNnCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("_backward_contrib_AdaptiveAvgPooling2D",
                       {{{1, 1, 4, 5}, {1, 1, 3, 2}}},
                       {{{"output_size", "(4, 5)"}}}));
+  // (data, rois): rois of values in [0, 2) give batch indices 0 and 1 and
+  // corners inside the 5x5 and 6x4 planes once scaled by 2.
+  OpCase roi = Shaped(
+      "_contrib_ROIAlign", {{{2, 4, 5, 5}, {3, 5}}, {{2, 4, 6, 4}, {2, 5}}},
+      {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+       {{"pooled_size", "(2,3)"},
+        {"spatial_scale", "2"},
+        {"sample_ratio", "2"}},
+       {{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}, {"aligned", "True"}},
+       {{"pooled_size", "(2,2)"},
+        {"spatial_scale", "2"},
+        {"position_sensitive", "True"}}});
+  roi.ranges = {{-1, 1}, {0, 2}};
+  roi.no_grad = {1};
+  t->push_back(roi);
+  // (out_grad, data, rois).
+  OpCase roi_grad = Shaped("_backward_contrib_ROIAlign",
+                           {{{3, 4, 2, 2}, {2, 4, 5, 5}, {3, 5}},
+                            {{2, 4, 2, 2}, {2, 4, 6, 4}, {2, 5}}},
+                           {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+                            {{"pooled_size", "(2,2)"},
+                             {"spatial_scale", "2"},
+                             {"sample_ratio", "3"},
+                             {"aligned", "True"}}});
+  roi_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}};
+  t->push_back(roi_grad);
+  OpCase roi_grad_ps = Shaped("_backward_contrib_ROIAlign",
+                              {{{3, 1, 2, 2}, {2, 4, 5, 5}, {3, 5}}},
+                              {{{"pooled_size", "(2,2)"},
+                                {"spatial_scale", "2"},
+                                {"position_sensitive", "True"}}});
+  roi_grad_ps.ranges = roi_grad.ranges;
+  t->push_back(roi_grad_ps);
   // Deconvolution gradients with stride, pad and adj, and 1-D with
   // dilation (the forward cases are in MakeTable).
   t->push_back(Shaped("_backward_Deconvolution",
