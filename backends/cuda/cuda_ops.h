@@ -22,12 +22,21 @@ void RegisterDynamicOps(mxplugin::Plugin& plugin);
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).
 void RegisterConvOps(mxplugin::Plugin& plugin);
+// Deconvolution and _backward_Deconvolution (cuDNN, conv_plan.h).
+void RegisterDeconvOps(mxplugin::Plugin& plugin);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
 // take, Embedding, gather_nd and their gradients, where, SequenceMask,
 // argmax, argsort, _arange, tril, triu (index_kernels.cu,
 // order_kernels.cu).
 void RegisterIndexOps(mxplugin::Plugin& plugin);
+// LeakyReLU, LayerNorm, L2Normalization, _contrib_div_sqrt_dim,
+// AdaptiveAvgPooling2D, _contrib_ROIAlign and their gradients
+// (norm_kernels.cu, roi_align_kernels.cu).
+void RegisterNormOps(mxplugin::Plugin& plugin);
+// SoftmaxOutput, SoftmaxActivation, softmax_cross_entropy and their
+// gradients (loss_kernels.cu).
+void RegisterLossOps(mxplugin::Plugin& plugin);
 // The subgraph property "cuda" and its op _cuda_fused_elemwise (NVRTC).
 void RegisterFusion(mxplugin::Plugin& plugin);
 // Fused kernels compiled since the plugin loaded.

@@ -16,8 +16,11 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterDynamicOps(plugin);
   mx_cuda::RegisterBlasOps(plugin);
   mx_cuda::RegisterConvOps(plugin);
+  mx_cuda::RegisterDeconvOps(plugin);
   mx_cuda::RegisterNnOps(plugin);
   mx_cuda::RegisterIndexOps(plugin);
+  mx_cuda::RegisterNormOps(plugin);
+  mx_cuda::RegisterLossOps(plugin);
   mx_cuda::RegisterFusion(plugin);
 })
 

@@ -319,6 +319,8 @@ void AddLayoutCases(std::vector<OpCase>* t) {
                             {{{5, 3}, {5, 3}, {5}}, {{4}, {4}, {4}}}, {{}});
   mask_grad.ranges = {{-1, 1}, {-1, 1}, {0.5, 1}};
   t->push_back(mask_grad);
+}
+
 // The indexing ops (take, gather_nd, where, SequenceMask, argmax, argsort,
 // _arange, tril, triu) and the gradients the CUDA plugin claims. Index
 // inputs are int32 and reach past the axis for clip/wrap; raise and
@@ -425,6 +427,188 @@ void AddIndexCases(std::vector<OpCase>* t) {
     t->push_back(Shaped(op, {{{4, 5}}, {{2, 3, 4}}, {{5}}},
                         {{}, {{"k", "1"}}, {{"k", "-2"}}}));
   }
+}
+
+// Ops of the CUDA plugin's norm, loss and deconvolution kernels (and any
+// plugin claiming them): shapes and attributes from the CPU op tests.
+// Labels are int32 class indices, as the CPU kernels also take them.
+void AddNnCases(std::vector<OpCase>* t) {
+  OpCase prelu =
+      Shaped("LeakyReLU", {{{2, 3, 4}, {3}}, {{4, 5}, {5}}, {{2, 3}, {1}}},
+             {{{"act_type", "prelu"}}});
+  t->push_back(prelu);
+  // rrelu outside training: the slope is the bounds' mean.
+  OpCase rrelu = Unary("LeakyReLU");
+  rrelu.attrs = {
+      {{"act_type", "rrelu"}},
+      {{"act_type", "rrelu"}, {"lower_bound", "0.1"}, {"upper_bound", "0.5"}},
+      {{"act_type", "leaky"}},
+      {{"act_type", "elu"}, {"slope", "1.5"}}};
+  t->push_back(rrelu);
+  t->push_back(Shaped("_backward_LeakyReLU_prelu",
+                      {{{2, 3, 4}, {2, 3, 4}, {3}},
+                       {{4, 5}, {4, 5}, {5}},
+                       {{2, 3}, {2, 3}, {1}}},
+                      {{{"act_type", "prelu"}}}));
+  // (data, gamma, beta) with gamma and beta of the normalized axis.
+  t->push_back(Shaped(
+      "LayerNorm", {{{2, 3, 4}, {4}, {4}}, {{3, 5}, {5}, {5}}, {{7}, {7}, {7}}},
+      {{}, {{"eps", "0.001"}, {"output_mean_var", "True"}}}));
+  t->push_back(
+      Shaped("LayerNorm", {{{2, 3, 4}, {3}, {3}}, {{4, 3}, {3}, {3}}},
+             {{{"axis", "1"}}, {{"axis", "1"}, {"output_mean_var", "True"}}}));
+  t->push_back(Shaped("LayerNorm", {{{4, 3}, {4}, {4}}},
+                      {{{"axis", "0"}, {"output_mean_var", "True"}}}));
+  // (out_grad, data, gamma).
+  t->push_back(Shaped("_backward_LayerNorm",
+                      {{{2, 3, 4}, {2, 3, 4}, {4}}, {{3, 5}, {3, 5}, {5}}},
+                      {{}, {{"eps", "0.001"}}}));
+  t->push_back(Shaped("_backward_LayerNorm",
+                      {{{2, 3, 4}, {2, 3, 4}, {3}}, {{4, 3}, {4, 3}, {3}}},
+                      {{{"axis", "1"}}}));
+  std::vector<AttrDict> l2_modes;
+  for (const char* mode : {"instance", "channel", "spatial"}) {
+    l2_modes.push_back({{"mode", mode}});
+  }
+  l2_modes.push_back({{"mode", "channel"}, {"eps", "0.5"}});
+  t->push_back(Shaped("L2Normalization",
+                      {{{2, 3, 4}}, {{2, 3, 2, 2}}, {{3, 5, 1}}}, l2_modes));
+  t->push_back(Shaped("L2Normalization", {{{3, 4}}, {{5, 1}}},
+                      {{{"mode", "instance"}}}));
+  t->push_back(Shaped("_backward_L2Normalization",
+                      {{{2, 3, 4}, {2, 3, 4}}, {{2, 3, 2, 2}, {2, 3, 2, 2}}},
+                      l2_modes));
+  // SoftmaxOutput: (data, label); the gradient attributes matter for the
+  // CPU reference's gradient and for _backward_SoftmaxOutput below.
+  OpCase so = Shaped("SoftmaxOutput", {{{3, 4}, {3}}, {{2, 5}, {2}}},
+                     {{},
+                      {{"grad_scale", "2"}, {"normalization", "batch"}},
+                      {{"use_ignore", "True"},
+                       {"ignore_label", "1"},
+                       {"normalization", "valid"}}});
+  so.ranges = {{-1, 1}, {0, 4}};
+  so.int32_inputs = {1};
+  so.no_grad = {1};
+  t->push_back(so);
+  OpCase so_multi = Shaped("SoftmaxOutput", {{{2, 3, 4}, {2, 4}}},
+                           {{{"multi_output", "True"}}});
+  so_multi.ranges = {{-1, 1}, {0, 3}};
+  so_multi.int32_inputs = {1};
+  so_multi.no_grad = {1};
+  t->push_back(so_multi);
+  OpCase so_keep = Shaped("SoftmaxOutput", {{{2, 3, 4}, {2, 3}}},
+                          {{{"preserve_shape", "True"}}});
+  so_keep.ranges = {{-1, 1}, {0, 4}};
+  so_keep.int32_inputs = {1};
+  so_keep.no_grad = {1};
+  t->push_back(so_keep);
+  // (out_grad, output, label).
+  OpCase so_grad = Shaped("_backward_SoftmaxOutput",
+                          {{{3, 4}, {3, 4}, {3}}, {{2, 5}, {2, 5}, {2}}},
+                          {{},
+                           {{"grad_scale", "0.5"}, {"normalization", "batch"}},
+                           {{"use_ignore", "True"},
+                            {"ignore_label", "0"},
+                            {"normalization", "valid"}},
+                           {{"smooth_alpha", "0.1"}, {"out_grad", "True"}}});
+  so_grad.ranges = {{-1, 1}, {0, 1}, {0, 4}};
+  so_grad.int32_inputs = {2};
+  t->push_back(so_grad);
+  OpCase so_grad_multi =
+      Shaped("_backward_SoftmaxOutput", {{{2, 3, 4}, {2, 3, 4}, {2, 4}}},
+             {{{"multi_output", "True"}},
+              {{"multi_output", "True"},
+               {"use_ignore", "True"},
+               {"ignore_label", "1"},
+               {"normalization", "valid"}}});
+  so_grad_multi.ranges = {{-1, 1}, {0, 1}, {0, 3}};
+  so_grad_multi.int32_inputs = {2};
+  t->push_back(so_grad_multi);
+  OpCase so_grad_keep =
+      Shaped("_backward_SoftmaxOutput", {{{2, 3, 4}, {2, 3, 4}, {2, 3}}},
+             {{{"preserve_shape", "True"}, {"normalization", "batch"}}});
+  so_grad_keep.ranges = {{-1, 1}, {0, 1}, {0, 4}};
+  so_grad_keep.int32_inputs = {2};
+  t->push_back(so_grad_keep);
+  t->push_back(Shaped("SoftmaxActivation", {{{3, 4}}, {{2, 3, 4}}, {{5}}},
+                      {{}, {{"mode", "instance"}}}));
+  t->push_back(Shaped("SoftmaxActivation", {{{2, 3, 4}}, {{2, 3, 2, 2}}},
+                      {{{"mode", "channel"}}}));
+  // (data, label) and (out_grad (1,), data, label).
+  OpCase ce =
+      Shaped("softmax_cross_entropy", {{{3, 4}, {3}}, {{5, 2}, {5}}}, {{}});
+  ce.ranges = {{-1, 1}, {0, 2}};
+  ce.int32_inputs = {1};
+  ce.no_grad = {1};
+  t->push_back(ce);
+  OpCase ce_grad = Shaped("_backward_softmax_cross_entropy",
+                          {{{1}, {3, 4}, {3}}, {{1}, {5, 2}, {5}}}, {{}});
+  ce_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}};
+  ce_grad.int32_inputs = {2};
+  t->push_back(ce_grad);
+  t->push_back(Unary("_contrib_div_sqrt_dim"));
+  t->push_back(Shaped("_contrib_AdaptiveAvgPooling2D",
+                      {{{2, 3, 5, 7}}, {{1, 2, 4, 4}}, {{1, 1, 3, 2}}},
+                      {{},
+                       {{"output_size", "(2, 3)"}},
+                       {{"output_size", "3"}},
+                       {{"output_size", "(4, 5)"}}}));
+  // (out_grad, data).
+  t->push_back(
+      Shaped("_backward_contrib_AdaptiveAvgPooling2D",
+             {{{2, 3, 2, 3}, {2, 3, 5, 7}}, {{1, 2, 2, 3}, {1, 2, 4, 4}}},
+             {{{"output_size", "(2, 3)"}}}));
+  t->push_back(Shaped("_backward_contrib_AdaptiveAvgPooling2D",
+                      {{{1, 1, 4, 5}, {1, 1, 3, 2}}},
+                      {{{"output_size", "(4, 5)"}}}));
+  // (data, rois): rois of values in [0, 2) give batch indices 0 and 1 and
+  // corners inside the 5x5 and 6x4 planes once scaled by 2.
+  OpCase roi = Shaped(
+      "_contrib_ROIAlign", {{{2, 4, 5, 5}, {3, 5}}, {{2, 4, 6, 4}, {2, 5}}},
+      {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+       {{"pooled_size", "(2,3)"},
+        {"spatial_scale", "2"},
+        {"sample_ratio", "2"}},
+       {{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}, {"aligned", "True"}},
+       {{"pooled_size", "(2,2)"},
+        {"spatial_scale", "2"},
+        {"position_sensitive", "True"}}});
+  roi.ranges = {{-1, 1}, {0, 2}};
+  roi.no_grad = {1};
+  t->push_back(roi);
+  // (out_grad, data, rois).
+  OpCase roi_grad = Shaped("_backward_contrib_ROIAlign",
+                           {{{3, 4, 2, 2}, {2, 4, 5, 5}, {3, 5}},
+                            {{2, 4, 2, 2}, {2, 4, 6, 4}, {2, 5}}},
+                           {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+                            {{"pooled_size", "(2,2)"},
+                             {"spatial_scale", "2"},
+                             {"sample_ratio", "3"},
+                             {"aligned", "True"}}});
+  roi_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}};
+  t->push_back(roi_grad);
+  OpCase roi_grad_ps = Shaped("_backward_contrib_ROIAlign",
+                              {{{3, 1, 2, 2}, {2, 4, 5, 5}, {3, 5}}},
+                              {{{"pooled_size", "(2,2)"},
+                                {"spatial_scale", "2"},
+                                {"position_sensitive", "True"}}});
+  roi_grad_ps.ranges = roi_grad.ranges;
+  t->push_back(roi_grad_ps);
+  // Deconvolution gradients with stride, pad and adj, and 1-D with
+  // dilation (the forward cases are in MakeTable).
+  t->push_back(Shaped("_backward_Deconvolution",
+                      {{{2, 4, 8, 8}, {2, 3, 4, 4}, {3, 4, 3, 3}}},
+                      {{{"kernel", "(3,3)"},
+                        {"num_filter", "4"},
+                        {"stride", "(2,2)"},
+                        {"pad", "(1,1)"},
+                        {"adj", "(1,1)"}}}));
+  t->push_back(Shaped("_backward_Deconvolution",
+                      {{{1, 2, 14}, {1, 3, 4}, {3, 2, 3}}},
+                      {{{"kernel", "(3)"},
+                        {"num_filter", "2"},
+                        {"stride", "(3)"},
+                        {"dilate", "(2)"}}}));
 }
 
 std::vector<OpCase> MakeTable() {
@@ -633,6 +817,7 @@ std::vector<OpCase> MakeTable() {
   AddDeviceCases(&t);
   AddLayoutCases(&t);
   AddIndexCases(&t);
+  AddNnCases(&t);
   return t;
 }
 

@@ -1,0 +1,262 @@
+// cuDNN convolution plans (conv_plan.h): descriptors, algorithm searches
+// and their cache. float32 runs with FMA math (exact float32 as the CPU
+// reference) unless MX_CUDA_ALLOW_TF32=1; float16 uses tensor cores.
+#include "backends/cuda/conv_plan.h"
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/cuda_util.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+
+// Algorithms may use at most this much scratch memory.
+constexpr size_t kMaxWorkspace = size_t{1} << 30;
+// cudnnFind times each algorithm once; the first round runs on a GPU that
+// may still be at idle clocks (seen on an H200: the slower algorithm won),
+// so the choice comes from the second.
+constexpr int kSearchRounds = 2;
+
+// MX_CUDA_VERBOSE=1 prints each algorithm choice to stderr.
+bool Verbose() {
+  static const bool verbose = EnvFlag("MX_CUDA_VERBOSE");
+  return verbose;
+}
+
+bool AllowTf32() {
+  static const bool allow = EnvFlag("MX_CUDA_ALLOW_TF32");
+  return allow;
+}
+
+std::vector<int> PackedStrides(const std::vector<int>& dims) {
+  std::vector<int> s(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    s[i] = s[i + 1] * dims[i + 1];
+  }
+  return s;
+}
+
+void MakeDescriptors(const std::string& op, const ConvGeometry& g,
+                     ConvPlan* p) {
+  const cudnnDataType_t t = DnnType(op, g.dtype);
+  const int nd = static_cast<int>(g.x.size());
+  CheckDnn(cudnnCreateTensorDescriptor(&p->x), op);
+  CheckDnn(cudnnCreateTensorDescriptor(&p->y), op);
+  CheckDnn(cudnnCreateFilterDescriptor(&p->w), op);
+  CheckDnn(cudnnCreateConvolutionDescriptor(&p->conv), op);
+  CheckDnn(cudnnSetTensorNdDescriptor(p->x, t, nd, g.x.data(),
+                                      PackedStrides(g.x).data()),
+           op + ": data descriptor");
+  CheckDnn(cudnnSetTensorNdDescriptor(p->y, t, nd, g.y.data(),
+                                      PackedStrides(g.y).data()),
+           op + ": output descriptor");
+  CheckDnn(
+      cudnnSetFilterNdDescriptor(p->w, t, CUDNN_TENSOR_NCHW, nd, g.w.data()),
+      op + ": weight descriptor");
+  // Accumulate float16 in float32.
+  const cudnnDataType_t acc = t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t;
+  CheckDnn(cudnnSetConvolutionNdDescriptor(p->conv, nd - 2, g.pad.data(),
+                                           g.stride.data(), g.dilate.data(),
+                                           CUDNN_CROSS_CORRELATION, acc),
+           op + ": convolution descriptor");
+  CheckDnn(cudnnSetConvolutionGroupCount(p->conv, g.groups), op + ": groups");
+  const cudnnMathType_t math = t == CUDNN_DATA_HALF ? CUDNN_TENSOR_OP_MATH
+                               : AllowTf32()        ? CUDNN_DEFAULT_MATH
+                                                    : CUDNN_FMA_MATH;
+  CheckDnn(cudnnSetConvolutionMathType(p->conv, math), op + ": math type");
+  if (g.has_bias) {
+    std::vector<int> b(nd, 1);
+    b[1] = g.bias_on_x ? g.x[1] : g.y[1];
+    CheckDnn(cudnnCreateTensorDescriptor(&p->bias), op);
+    CheckDnn(cudnnSetTensorNdDescriptor(p->bias, t, nd, b.data(),
+                                        PackedStrides(b).data()),
+             op + ": bias descriptor");
+  }
+}
+
+// Plans by geometry, per device; algorithms are found on first use.
+class PlanCache {
+ public:
+  std::shared_ptr<ConvPlan> Get(const std::string& op, int dev_id,
+                                const ConvGeometry& g) {
+    const std::string key = std::to_string(dev_id) + "#" + g.Key();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    auto p = std::make_shared<ConvPlan>();
+    MakeDescriptors(op, g, p.get());
+    plans_.emplace(key, p);
+    return p;
+  }
+  // Serializes algorithm searches (they time kernels on the device).
+  std::mutex& search_mu() { return search_mu_; }
+
+ private:
+  std::mutex mu_, search_mu_;
+  std::map<std::string, std::shared_ptr<ConvPlan>> plans_;
+};
+
+PlanCache& Plans() {
+  static auto* cache = new PlanCache();
+  return *cache;
+}
+
+template <typename Perf>
+const Perf* Best(const Perf* results, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (results[i].status == CUDNN_STATUS_SUCCESS &&
+        results[i].memory <= kMaxWorkspace) {
+      return &results[i];
+    }
+  }
+  return nullptr;
+}
+
+struct Scale {
+  double d;
+  float f;
+  const void* of(int dtype) const {
+    return dtype == MX_DTYPE_FLOAT64 ? static_cast<const void*>(&d) : &f;
+  }
+};
+constexpr Scale kOne{1, 1}, kZero{0, 0};
+
+}  // namespace
+
+ConvPlan::~ConvPlan() {
+  if (x) cudnnDestroyTensorDescriptor(x);
+  if (y) cudnnDestroyTensorDescriptor(y);
+  if (bias) cudnnDestroyTensorDescriptor(bias);
+  if (w) cudnnDestroyFilterDescriptor(w);
+  if (conv) cudnnDestroyConvolutionDescriptor(conv);
+}
+
+std::string ConvGeometry::Key() const {
+  std::string k = std::to_string(dtype) + ":" + std::to_string(groups) + ":" +
+                  (has_bias ? (bias_on_x ? "bx" : "by") : "-");
+  for (const auto* v : {&x, &w, &y, &stride, &dilate, &pad}) {
+    k += "|";
+    for (int i : *v) k += std::to_string(i) + ",";
+  }
+  return k;
+}
+
+cudnnDataType_t DnnType(const std::string& op, int dtype) {
+  switch (dtype) {
+    case MX_DTYPE_FLOAT32:
+      return CUDNN_DATA_FLOAT;
+    case MX_DTYPE_FLOAT64:
+      return CUDNN_DATA_DOUBLE;
+    case MX_DTYPE_FLOAT16:
+      return CUDNN_DATA_HALF;
+    default:
+      throw Error(MX_STATUS_DTYPE_ERROR,
+                  op + " on gpu: " + DTypeName(dtype) +
+                      " is not supported (float32, float64, float16)");
+  }
+}
+
+std::vector<int> Ints(const std::vector<int64_t>& v) {
+  return std::vector<int>(v.begin(), v.end());
+}
+
+std::vector<int64_t> PerAxis(const std::string& op, const Attrs& attrs,
+                             const char* key, size_t rank, int64_t fallback) {
+  const auto v = mxplugin::ParseTuple(attrs.Get(key, "None"));
+  if (!v) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": cannot read " + key + "=" + attrs.Get(key));
+  }
+  if (v->empty()) return std::vector<int64_t>(rank, fallback);
+  if (v->size() != rank) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + " has " + std::to_string(v->size()) +
+                    " values for a " + std::to_string(rank) + "-D kernel");
+  }
+  return *v;
+}
+
+std::shared_ptr<ConvPlan> GetConvPlan(const std::string& op, int dev_id,
+                                      const ConvGeometry& g) {
+  return Plans().Get(op, dev_id, g);
+}
+
+void FindForward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
+  std::lock_guard<std::mutex> lock(Plans().search_mu());
+  if (p->has_fwd) return;
+  cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int n = 0;
+  for (int round = 0; round < kSearchRounds; ++round) {
+    CheckDnn(cudnnFindConvolutionForwardAlgorithm(
+                 h, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                 &n, r),
+             op + ": algorithm search");
+  }
+  const auto* best = Best(r, n);
+  if (best == nullptr) Unsupported(op, "cuDNN has no algorithm for it");
+  p->fwd = best->algo;
+  p->fwd_ws = best->memory;
+  p->has_fwd = true;
+  if (Verbose()) {
+    std::fprintf(stderr,
+                 "[mx_cuda] %s: forward algorithm %d (%.3f ms, %zu "
+                 "bytes of workspace) of %d\n",
+                 op.c_str(), static_cast<int>(best->algo), best->time,
+                 best->memory, n);
+  }
+}
+
+void FindBackward(const std::string& op, cudnnHandle_t h, ConvPlan* p) {
+  std::lock_guard<std::mutex> lock(Plans().search_mu());
+  if (p->has_bwd) return;
+  cudnnConvolutionBwdDataAlgoPerf_t rd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      rf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int nd = 0, nf = 0;
+  for (int round = 0; round < kSearchRounds; ++round) {
+    CheckDnn(cudnnFindConvolutionBackwardDataAlgorithm(
+                 h, p->w, p->y, p->conv, p->x,
+                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, rd),
+             op + ": data-gradient algorithm search");
+    CheckDnn(cudnnFindConvolutionBackwardFilterAlgorithm(
+                 h, p->x, p->y, p->conv, p->w,
+                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, rf),
+             op + ": weight-gradient algorithm search");
+  }
+  const auto* bd = Best(rd, nd);
+  const auto* bf = Best(rf, nf);
+  if (bd == nullptr || bf == nullptr) {
+    Unsupported(op, "cuDNN has no gradient algorithm for it");
+  }
+  p->bwd_data = bd->algo;
+  p->bwd_data_ws = bd->memory;
+  p->bwd_filter = bf->algo;
+  p->bwd_filter_ws = bf->memory;
+  p->has_bwd = true;
+  if (Verbose()) {
+    std::fprintf(stderr,
+                 "[mx_cuda] %s: data-gradient algorithm %d (%.3f ms), "
+                 "weight-gradient algorithm %d (%.3f ms)\n",
+                 op.c_str(), static_cast<int>(bd->algo), bd->time,
+                 static_cast<int>(bf->algo), bf->time);
+  }
+}
+
+const void* DnnOne(int dtype) { return kOne.of(dtype); }
+
+const void* BetaFor(int req, int dtype) {
+  return (req == MX_REQ_ADD ? kOne : kZero).of(dtype);
+}
+
+void ReadConvEnv() {
+  Verbose();
+  AllowTf32();
+}
+
+}  // namespace mx_cuda
