@@ -2,10 +2,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/env.h"
 #include "base/error.h"
+#include "engine/device_fence.h"
 #include "engine/engine.h"
 
 namespace mx {
@@ -86,6 +90,115 @@ void SynchronizeStream(Context ctx, void* stream) {
   if (stream == nullptr || ctx.is_host()) return;
   std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
   if (ops != nullptr && ops->synchronize) ops->synchronize(ctx.dev_id, stream);
+}
+
+// ---- Fences. ----
+
+namespace {
+
+bool SyncDeviceOps() {
+  static const bool sync = env::GetBool("MX_ENGINE_SYNC_DEVICE_OPS", false);
+  return sync;
+}
+
+struct StreamKey {
+  Context ctx;
+  void* stream;
+  bool operator==(const StreamKey& o) const {
+    return ctx == o.ctx && stream == o.stream;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const StreamKey& k) {
+    return H::combine(std::move(h), k.ctx, k.stream);
+  }
+};
+
+std::mutex& LatestMu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+
+// Leaked, as the stream registry: fences may outlive static destruction.
+absl::flat_hash_map<StreamKey, FenceRef>& Latest() {
+  static auto* latest = new absl::flat_hash_map<StreamKey, FenceRef>();
+  return *latest;
+}
+
+std::string FenceError(const std::string& op, Context ctx, const Error& e) {
+  return absl::StrCat("operation \"", op, "\" on ", ctx.ToString(), ": ",
+                      e.what());
+}
+
+}  // namespace
+
+DeviceFence::DeviceFence(Context ctx, void* stream, void* event, std::string op,
+                         std::shared_ptr<const DeviceStreamOps> ops)
+    : ctx_(ctx),
+      stream_(stream),
+      event_(event),
+      op_(std::move(op)),
+      ops_(std::move(ops)) {}
+
+DeviceFence::~DeviceFence() {
+  try {
+    ops_->destroy_event(ctx_.dev_id, event_);
+  } catch (...) {
+    // Nothing to report to; the event is gone with its device context.
+  }
+}
+
+bool DeviceFence::Done() const {
+  if (done_.load(std::memory_order_acquire)) return true;
+  bool done;
+  try {
+    done = ops_->query_event(ctx_.dev_id, event_);
+  } catch (const Error& e) {
+    throw RuntimeError(FenceError(op_, ctx_, e));
+  }
+  if (done) done_.store(true, std::memory_order_release);
+  return done;
+}
+
+void DeviceFence::AwaitOnHost() const {
+  // Device work of one operation is short; spin a little, then yield.
+  for (int spins = 0; !Done(); ++spins) {
+    if (spins > 64) std::this_thread::yield();
+  }
+}
+
+void DeviceFence::AwaitOnStream(Context ctx, void* stream) const {
+  if (Done()) return;
+  try {
+    ops_->wait_event(ctx.dev_id, event_, stream);
+  } catch (const Error& e) {
+    throw RuntimeError(FenceError(op_, ctx_, e));
+  }
+}
+
+bool HasDeviceEvents(Context ctx) {
+  if (ctx.is_host() || SyncDeviceOps()) return false;
+  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  return ops != nullptr && ops->create_event && ops->destroy_event &&
+         ops->record_event && ops->wait_event && ops->query_event;
+}
+
+FenceRef RecordFence(Context ctx, void* stream, std::string_view op) {
+  if (stream == nullptr || !HasDeviceEvents(ctx)) return nullptr;
+  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  void* event = ops->create_event(ctx.dev_id);
+  auto fence = std::make_shared<const DeviceFence>(ctx, stream, event,
+                                                   std::string(op), ops);
+  ops->record_event(ctx.dev_id, event, stream);
+  std::lock_guard<std::mutex> lock(LatestMu());
+  Latest()[StreamKey{ctx, stream}] = fence;
+  return fence;
+}
+
+std::vector<FenceRef> LatestFences() {
+  std::lock_guard<std::mutex> lock(LatestMu());
+  std::vector<FenceRef> fences;
+  for (const auto& [key, fence] : Latest()) fences.push_back(fence);
+  return fences;
 }
 
 }  // namespace engine

@@ -195,11 +195,28 @@ class Engine {
 // the stream when a synchronous operation returns, so the operation's
 // writes are complete when its vars are released; asynchronous operations
 // synchronize (or record events) before calling their completion callback.
+//
+// With events (all five event functions set), the per-device engine instead
+// completes a device operation as soon as its work is queued: it records an
+// event on the stream and attaches it to the operation's vars as a fence.
+// A later operation on the same stream needs nothing (stream order); one
+// on another stream of the device waits for the fence on the GPU
+// (wait_event); a host operation, WaitForVar, WaitForAll and the freeing of
+// a var's memory wait for it on the host. MX_ENGINE_SYNC_DEVICE_OPS=1 turns
+// this off (a stream synchronize per operation, as without events).
 struct DeviceStreamOps {
   std::function<void*(int dev_id)> create;  // May throw an mx::Error.
   std::function<void(int dev_id, void* stream)> destroy;
   // Waits for the stream's work; throws the device's error.
   std::function<void(int dev_id, void* stream)> synchronize;
+  // Optional events; each may throw an mx::Error.
+  std::function<void*(int dev_id)> create_event;
+  std::function<void(int dev_id, void* event)> destroy_event;
+  std::function<void(int dev_id, void* event, void* stream)> record_event;
+  // Makes later work on `stream` wait for the event.
+  std::function<void(int dev_id, void* event, void* stream)> wait_event;
+  // Whether the event's work is done (throws the device's error).
+  std::function<bool(int dev_id, void* event)> query_event;
 };
 // Throws AlreadyExists when `dev_type` has streams.
 void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops);

@@ -63,6 +63,11 @@ VarHandle EngineBase::NewVariable() {
 
 void EngineBase::FreeVar(Var* var) {
   var->error.reset();
+  {
+    std::lock_guard<SpinLock> lock(var->fence_mu);
+    var->write_fence.reset();
+    var->read_fences.clear();
+  }
   std::lock_guard<std::mutex> lock(vars_mu_);
   free_vars_.push_back(var);
 }
@@ -258,13 +263,28 @@ void EngineBase::Execute(OprBlock* block) {
       return;
     }
   }
+  if (has_deferred_.load(std::memory_order_acquire)) RunDeferredDeletes(false);
   try {
     if (!block->rctx.ctx.is_host()) {
       block->rctx.stream = ThreadStream(block->rctx.ctx);
     }
-    if (opr->sync_fn) {
+    // Waits (run inline on a completing thread) wait for device work
+    // themselves, on their own thread (WaitForVar).
+    const bool run = opr->run_inline || AwaitFences(block);
+    if (!run) {
+      Complete(block, nullptr);  // A deletion deferred until its fences.
+    } else if (opr->sync_fn) {
       opr->sync_fn(block->rctx);
-      SynchronizeDeviceWork(*opr, block->rctx);
+      FenceRef fence;
+      if (device_fences_ && block->rctx.stream != nullptr) {
+        fence = RecordFence(block->rctx.ctx, block->rctx.stream, opr->name);
+      }
+      if (fence != nullptr) {
+        AttachFence(*opr, fence);
+      } else {
+        SynchronizeDeviceWork(*opr, block->rctx);
+        ClearFences(*opr);
+      }
       Complete(block, nullptr);
     } else {
       opr->fn(block->rctx, CallbackOnComplete(this, block));

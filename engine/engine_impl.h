@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "engine/device_fence.h"
 #include "engine/engine.h"
 #include "engine/spin_lock.h"
 
@@ -58,6 +59,13 @@ struct Var {
   // completion and read by operations granted access after it, so the
   // dependency protocol (and `mu`) orders every access.
   ErrorRef error;
+
+  // Device work of completed operations that may still be running (see
+  // DeviceStreamOps): the last write's fence, and the fences of reads since
+  // (at most one per stream: a later one on a stream covers an earlier).
+  SpinLock fence_mu;
+  FenceRef write_fence;
+  absl::InlinedVector<FenceRef, 2> read_fences;
 };
 
 struct Opr {
@@ -125,6 +133,9 @@ class EngineBase : public Engine {
   // Back-pressure limit (EngineOptions::max_pending_ops); 0 = none. Set
   // before the first push.
   void SetMaxPending(int64_t limit) { max_pending_ = limit; }
+  // Lets synchronous device operations complete once their work is queued
+  // (fences, see DeviceStreamOps). Set before the first push.
+  void EnableDeviceFences() { device_fences_ = true; }
 
  protected:
   static Var* var_of(const VarHandle& h) { return h.var_; }
@@ -148,8 +159,16 @@ class EngineBase : public Engine {
 
   // Rethrows `var`'s unreported error, marking it reported.
   static void RethrowVarError(Var* var);
+  // Blocks until the device work of var's last write is done; throws the
+  // device's error naming that operation.
+  static void AwaitWriteFence(Var* var);
+  // Waits for every fence recorded so far and runs the var deletions that
+  // waited for theirs; throws the first device error.
+  void DrainDeviceWork();
   // Rethrows the first unreported failure since the last call, marking all.
   void RethrowFirstFailure();
+  // Keeps an error for WaitForAll.
+  void RecordFailure(const ErrorRef& error);
 
   // Pending operations (pushed, not yet completed).
   void AddPending() { pending_.fetch_add(1, std::memory_order_relaxed); }
@@ -173,7 +192,6 @@ class EngineBase : public Engine {
   // Validates and de-duplicates the var lists into `opr`.
   void FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
                FnProperty prop, std::string_view name) const;
-  void RecordFailure(const ErrorRef& error);
   void Finish(OprBlock* block);
   // Blocks a push from outside the engine's operations while max_pending_
   // operations are pending, until no more than half of them are.
@@ -198,6 +216,29 @@ class EngineBase : public Engine {
 
   std::mutex oprs_mu_;
   absl::flat_hash_set<Opr*> live_oprs_;  // NewOperator ops not yet deleted.
+
+  // ---- Device fences (device_fence.h). ----
+  // Makes `block`'s device work (or its host thread, for host operations)
+  // wait for the fences on its vars from other streams; false when it is a
+  // deletion that must wait for device work and was deferred instead.
+  bool AwaitFences(OprBlock* block);
+  // After a device operation's work is queued: its fence on its vars.
+  static void AttachFence(const Opr& opr, const FenceRef& fence);
+  // After an operation that finished its work synchronously: every earlier
+  // access to the vars it wrote is done.
+  static void ClearFences(const Opr& opr);
+  // Runs the deferred deletions whose fences are done (all: `wait`).
+  void RunDeferredDeletes(bool wait);
+
+  bool device_fences_ = false;
+  struct DeferredDelete {
+    std::vector<FenceRef> fences;
+    Engine::SyncFn fn;
+    RunContext rctx;
+  };
+  std::mutex deferred_mu_;
+  std::vector<DeferredDelete> deferred_;
+  std::atomic<bool> has_deferred_{false};
 };
 
 std::unique_ptr<Engine> CreateNaiveEngine();

@@ -142,9 +142,11 @@ void ThreadedEngine::Dispatch(OprBlock* block) {
 void ThreadedEngine::WaitForVar(VarHandle h) {
   Var* var = Check(h, "WaitForVar");
   {
-    std::lock_guard<SpinLock> lock(var->mu);
+    std::unique_lock<SpinLock> lock(var->mu);
     if (!var->running_write && var->head == nullptr) {
       RethrowVarError(var);
+      lock.unlock();
+      AwaitWriteFence(var);
       return;
     }
   }
@@ -171,12 +173,21 @@ void ThreadedEngine::WaitForVar(VarHandle h) {
     std::unique_lock<std::mutex> lock(waiter.mu);
     waiter.cv.wait(lock, [&waiter] { return waiter.done; });
   }
-  std::lock_guard<SpinLock> lock(var->mu);
-  RethrowVarError(var);
+  {
+    std::lock_guard<SpinLock> lock(var->mu);
+    RethrowVarError(var);
+  }
+  // The write completed when its device work was queued: wait for that.
+  AwaitWriteFence(var);
 }
 
 void ThreadedEngine::WaitForAll() {
   WaitAllCompleted();
+  try {
+    DrainDeviceWork();
+  } catch (...) {
+    RecordFailure(std::make_shared<ErrorState>(std::current_exception()));
+  }
   RethrowFirstFailure();
 }
 

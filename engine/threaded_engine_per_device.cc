@@ -1,8 +1,9 @@
 // ThreadedEnginePerDevice: separate worker pools per device, so a slow device
 // never holds up another. Per CPU device: compute workers and one worker for
 // CPU-prioritized ops. Per other device: compute workers and one copy worker
-// for host<->device transfers, so copies overlap compute (each worker will
-// own a device stream once device plugins exist).
+// for host<->device transfers, so copies overlap compute. Each worker has
+// its own stream per device; device operations complete once their work is
+// queued where the device has events (fences, see DeviceStreamOps).
 #include <memory>
 #include <mutex>
 
@@ -33,10 +34,16 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
   explicit ThreadedEnginePerDevice(const EngineOptions& options)
       : options_(options) {
     cpu0_ = GetPool({Context::CPU(0), PoolKind::kCompute});
+    EnableDeviceFences();
   }
 
   ~ThreadedEnginePerDevice() override {
     WaitAllCompleted();
+    try {
+      DrainDeviceWork();  // Frees the memory of deferred deletions.
+    } catch (...) {
+      // Device errors nobody waited for: nothing left to report them to.
+    }
     std::lock_guard<std::mutex> lock(pools_mu_);
     pools_.clear();
   }

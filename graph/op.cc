@@ -49,6 +49,17 @@ RandomEngine& OpContext::random() const {
 }
 
 OpContext::~OpContext() {
+  if (temp_.empty()) return;
+  // Device work queued by the kernel may still use its temp space, and the
+  // engine may complete the op before that work (fences): wait for it
+  // before the memory goes back to the pool.
+  if (!run_ctx.ctx.is_host()) {
+    try {
+      engine::SynchronizeStream(run_ctx.ctx, run_ctx.stream);
+    } catch (...) {
+      // The device failed: the error is the op's, reported at its wait.
+    }
+  }
   for (const StorageHandle& h : temp_) Storage::Get()->Free(h);
 }
 

@@ -159,6 +159,42 @@ int AddCDevice(const MxDeviceDef& def, const std::string& who, UndoList* undo) {
     ThrowIfFailed(c->fns.synchronize(c->fns.user_data, dev_id, s, &status),
                   status, c->Label(dev_id) + ": synchronize");
   };
+  // Events let the engine complete operations before their device work
+  // (fences); a plugin without them gets a stream synchronize per op.
+  if (c->fns.create_event != nullptr && c->fns.destroy_event != nullptr &&
+      c->fns.record_event != nullptr && c->fns.wait_event != nullptr &&
+      c->fns.query_event != nullptr) {
+    streams.create_event = [c](int dev_id) {
+      void* e = nullptr;
+      MxStatus status = EmptyStatus();
+      ThrowIfFailed(c->fns.create_event(c->fns.user_data, dev_id, &e, &status),
+                    status, c->Label(dev_id) + ": create_event");
+      return e;
+    };
+    streams.destroy_event = [c](int dev_id, void* e) {
+      MxStatus status = EmptyStatus();
+      (void)c->fns.destroy_event(c->fns.user_data, dev_id, e, &status);
+    };
+    streams.record_event = [c](int dev_id, void* e, void* s) {
+      MxStatus status = EmptyStatus();
+      ThrowIfFailed(
+          c->fns.record_event(c->fns.user_data, dev_id, e, s, &status), status,
+          c->Label(dev_id) + ": record_event");
+    };
+    streams.wait_event = [c](int dev_id, void* e, void* s) {
+      MxStatus status = EmptyStatus();
+      ThrowIfFailed(c->fns.wait_event(c->fns.user_data, dev_id, e, s, &status),
+                    status, c->Label(dev_id) + ": wait_event");
+    };
+    streams.query_event = [c](int dev_id, void* e) {
+      int32_t done = 0;
+      MxStatus status = EmptyStatus();
+      ThrowIfFailed(
+          c->fns.query_event(c->fns.user_data, dev_id, e, &done, &status),
+          status, c->Label(dev_id) + ": query_event");
+      return done != 0;
+    };
+  }
   engine::RegisterDeviceStreams(type, std::move(streams));
   undo->push_back([type] { engine::UnregisterDeviceStreams(type); });
 

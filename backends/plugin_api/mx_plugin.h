@@ -397,6 +397,9 @@ typedef struct MxDeviceDef {
                               MxStatus* status);
   MxStatusCode (*create_event)(void* user_data, int32_t dev_id, void** event,
                                MxStatus* status);
+  /* May be called while work recording or waiting for the event is still
+   * queued (the host drops fences it no longer needs); the plugin releases
+   * the event once that work is done, as cudaEventDestroy does. */
   MxStatusCode (*destroy_event)(void* user_data, int32_t dev_id, void* event,
                                 MxStatus* status);
   /* Marks the point `stream` has reached. */

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -96,10 +97,16 @@ class TestDevice : public mxplugin::Device {
   void Synchronize(int, void* s) override {
     if (s != nullptr) static_cast<Stream*>(s)->Synchronize();
   }
-  void* CreateEvent(int) override { return new Event(); }
-  void DestroyEvent(int, void* e) override { delete static_cast<Event*>(e); }
+  // Events are shared with the stream work that records or waits for them:
+  // the engine may destroy an event whose work is still queued (as CUDA
+  // allows), so that work keeps its own reference.
+  using EventRef = std::shared_ptr<Event>;
+  void* CreateEvent(int) override {
+    return new EventRef(std::make_shared<Event>());
+  }
+  void DestroyEvent(int, void* e) override { delete static_cast<EventRef*>(e); }
   void RecordEvent(int, void* e, void* s) override {
-    auto* ev = static_cast<Event*>(e);
+    EventRef ev = *static_cast<EventRef*>(e);
     uint64_t n;
     {
       std::lock_guard<std::mutex> lock(ev->mu);
@@ -112,7 +119,7 @@ class TestDevice : public mxplugin::Device {
     });
   }
   void WaitEvent(int, void* e, void* s) override {
-    auto* ev = static_cast<Event*>(e);
+    EventRef ev = *static_cast<EventRef*>(e);
     uint64_t n;
     {
       std::lock_guard<std::mutex> lock(ev->mu);
@@ -124,7 +131,7 @@ class TestDevice : public mxplugin::Device {
     });
   }
   bool QueryEvent(int, void* e) override {
-    auto* ev = static_cast<Event*>(e);
+    Event* ev = static_cast<EventRef*>(e)->get();
     std::lock_guard<std::mutex> lock(ev->mu);
     return ev->reached >= ev->recorded;
   }

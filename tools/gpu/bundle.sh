@@ -11,6 +11,9 @@
 # Benchmark, ...); the CUDA libraries, glibc and libstdc++ come from it.
 #
 #   bash tools/gpu/bundle.sh [checks|train] --disk_cache=...
+#
+# The device tool carries at most 64 MiB, so the folder is also packed into
+# gpu_carry/<folder>.tgz: carry gpu_carry and run tar xzf there first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=checks
@@ -49,3 +52,6 @@ for t in "${targets[@]}"; do
     done
 done
 du -sh "$out"
+mkdir -p gpu_carry
+tar -czf "gpu_carry/$out.tgz" "$out"
+du -sh "gpu_carry/$out.tgz"
