@@ -139,9 +139,50 @@ DeviceFence::DeviceFence(Context ctx, void* stream, void* event, std::string op,
       op_(std::move(op)),
       ops_(std::move(ops)) {}
 
+// Events are reused: creating and destroying one per operation costs a
+// driver call each. A pooled event may still be pending (an earlier fence
+// dropped before its work ran): recording it again moves its point, which
+// CUDA and the plugin ABI allow.
+class EventPool {
+ public:
+  void* Take(Context ctx, const DeviceStreamOps& ops) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<void*>& free = free_[ctx];
+      if (!free.empty()) {
+        void* e = free.back();
+        free.pop_back();
+        return e;
+      }
+    }
+    return ops.create_event(ctx.dev_id);
+  }
+  void Give(Context ctx, void* event, const DeviceStreamOps& ops) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<void*>& free = free_[ctx];
+      if (free.size() < kMaxPooled) {
+        free.push_back(event);
+        return;
+      }
+    }
+    ops.destroy_event(ctx.dev_id, event);
+  }
+
+ private:
+  static constexpr size_t kMaxPooled = 1024;
+  std::mutex mu_;
+  absl::flat_hash_map<Context, std::vector<void*>> free_;
+};
+
+EventPool& Events() {
+  static auto* pool = new EventPool();  // Leaked, as the registries.
+  return *pool;
+}
+
 DeviceFence::~DeviceFence() {
   try {
-    ops_->destroy_event(ctx_.dev_id, event_);
+    Events().Give(ctx_, event_, *ops_);
   } catch (...) {
     // Nothing to report to; the event is gone with its device context.
   }
@@ -160,6 +201,16 @@ bool DeviceFence::Done() const {
 }
 
 void DeviceFence::AwaitOnHost() const {
+  if (Done()) return;
+  if (ops_->synchronize_event) {
+    try {
+      ops_->synchronize_event(ctx_.dev_id, event_);
+    } catch (const Error& e) {
+      throw RuntimeError(FenceError(op_, ctx_, e));
+    }
+    done_.store(true, std::memory_order_release);
+    return;
+  }
   // Device work of one operation is short; spin a little, then yield.
   for (int spins = 0; !Done(); ++spins) {
     if (spins > 64) std::this_thread::yield();
@@ -185,7 +236,7 @@ bool HasDeviceEvents(Context ctx) {
 FenceRef RecordFence(Context ctx, void* stream, std::string_view op) {
   if (stream == nullptr || !HasDeviceEvents(ctx)) return nullptr;
   std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
-  void* event = ops->create_event(ctx.dev_id);
+  void* event = Events().Take(ctx, *ops);
   auto fence = std::make_shared<const DeviceFence>(ctx, stream, event,
                                                    std::string(op), ops);
   ops->record_event(ctx.dev_id, event, stream);

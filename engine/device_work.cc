@@ -3,6 +3,7 @@
 // its work is queued, what later operations wait for, and the var
 // deletions that wait for the device before freeing memory.
 #include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "engine/device_fence.h"
@@ -112,8 +113,12 @@ void EngineBase::RunDeferredDeletes(bool wait) {
     } else if (!lock.try_lock()) {
       return;  // Another thread is at it.
     }
-    std::vector<DeferredDelete> waiting;
-    for (DeferredDelete& d : deferred_) {
+    // Oldest first; fences of one stream are reached in order, so without
+    // `wait` the scan stops at the first deletion still waiting (each call
+    // costs a query or two, not one per waiting deletion).
+    size_t taken = 0;
+    for (; taken < deferred_.size(); ++taken) {
+      DeferredDelete& d = deferred_[taken];
       bool done = true;
       for (const FenceRef& f : d.fences) {
         try {
@@ -127,9 +132,10 @@ void EngineBase::RunDeferredDeletes(bool wait) {
           // A device error: reported by the waits on the vars it reached.
         }
       }
-      (done ? ready : waiting).push_back(std::move(d));
+      if (!done) break;
+      ready.push_back(std::move(d));
     }
-    deferred_.swap(waiting);
+    deferred_.erase(deferred_.begin(), deferred_.begin() + taken);
     has_deferred_.store(!deferred_.empty(), std::memory_order_release);
   }
   for (DeferredDelete& d : ready) {

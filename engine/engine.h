@@ -217,6 +217,9 @@ struct DeviceStreamOps {
   std::function<void(int dev_id, void* event, void* stream)> wait_event;
   // Whether the event's work is done (throws the device's error).
   std::function<bool(int dev_id, void* event)> query_event;
+  // Optional: blocks until the event's work is done (else query_event is
+  // polled).
+  std::function<void(int dev_id, void* event)> synchronize_event;
 };
 // Throws AlreadyExists when `dev_type` has streams.
 void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -237,7 +238,7 @@ class EngineBase : public Engine {
     RunContext rctx;
   };
   std::mutex deferred_mu_;
-  std::vector<DeferredDelete> deferred_;
+  std::deque<DeferredDelete> deferred_;  // Oldest first.
   std::atomic<bool> has_deferred_{false};
 };
 

@@ -126,6 +126,9 @@ int AddCDevice(const MxDeviceDef& def, const std::string& who, UndoList* undo) {
     c->fns.memset = def.memset;
     c->fns.struct_size = sizeof(MxDeviceDef);
   }
+  if (MX_HAS_FIELD(&def, MxDeviceDef, synchronize_event)) {
+    c->fns.synchronize_event = def.synchronize_event;  // Null: polled.
+  }
   int type = Context::DeviceTypeFromName(c->name);
   if (type > 0 && type != Context::kGPU) {
     throw AlreadyExists(label + ": a device of that name is registered");
@@ -194,6 +197,14 @@ int AddCDevice(const MxDeviceDef& def, const std::string& who, UndoList* undo) {
           status, c->Label(dev_id) + ": query_event");
       return done != 0;
     };
+    if (c->fns.synchronize_event != nullptr) {
+      streams.synchronize_event = [c](int dev_id, void* e) {
+        MxStatus status = EmptyStatus();
+        ThrowIfFailed(
+            c->fns.synchronize_event(c->fns.user_data, dev_id, e, &status),
+            status, c->Label(dev_id) + ": synchronize_event");
+      };
+    }
   }
   engine::RegisterDeviceStreams(type, std::move(streams));
   undo->push_back([type] { engine::UnregisterDeviceStreams(type); });

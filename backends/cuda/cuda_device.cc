@@ -99,6 +99,12 @@ bool CudaDevice::QueryEvent(int dev_id, void* event) {
   return true;
 }
 
+void CudaDevice::SynchronizeEvent(int dev_id, void* event) {
+  UseDevice(dev_id);
+  CheckCuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event)),
+            Gpu(dev_id) + ": cudaEventSynchronize");
+}
+
 void CudaDevice::Copy(int dev_id, void* dst, const void* src, size_t bytes,
                       int direction, void* stream) {
   if (bytes == 0) return;

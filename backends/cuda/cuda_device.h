@@ -28,6 +28,7 @@ class CudaDevice : public mxplugin::Device {
   void RecordEvent(int dev_id, void* event, void* stream) override;
   void WaitEvent(int dev_id, void* event, void* stream) override;
   bool QueryEvent(int dev_id, void* event) override;
+  void SynchronizeEvent(int dev_id, void* event) override;
   void Copy(int dev_id, void* dst, const void* src, size_t bytes, int direction,
             void* stream) override;
   void Memset(int dev_id, void* dst, int value, size_t bytes,

@@ -421,6 +421,10 @@ typedef struct MxDeviceDef {
   MxStatusCode (*memset)(void* user_data, int32_t dev_id, void* dst,
                          int32_t value, size_t bytes, void* stream,
                          MxStatus* status);
+  /* Since 1.2, optional: blocks until the event's point has been reached
+   * (the host polls query_event without it). */
+  MxStatusCode (*synchronize_event)(void* user_data, int32_t dev_id,
+                                    void* event, MxStatus* status);
 } MxDeviceDef;
 
 /* ---- The host and the entry point -------------------------------------- */

@@ -492,6 +492,11 @@ class Device {
                     int direction, void* stream) = 0;
   virtual void Memset(int dev_id, void* dst, int value, size_t bytes,
                       void* stream) = 0;
+  // Blocks until the event is reached; by default polls QueryEvent.
+  virtual void SynchronizeEvent(int dev_id, void* event) {
+    while (!QueryEvent(dev_id, event)) {
+    }
+  }
 };
 
 // ---- Registration ----
@@ -750,6 +755,10 @@ class Plugin {
       return detail::Guard(st, [&] {
         static_cast<Device*>(ud)->Memset(id, dst, value, bytes, s);
       });
+    };
+    def.synchronize_event = [](void* ud, int32_t id, void* e, MxStatus* st) {
+      return detail::Guard(
+          st, [&] { static_cast<Device*>(ud)->SynchronizeEvent(id, e); });
     };
     int32_t type = 0;
     MxStatus status = detail::NewStatus();
