@@ -22,24 +22,12 @@ using mxplugin::Tensors;
 ConvGeometry Geometry(const std::string& op, const Attrs& attrs,
                       const Tensor& data, const Tensor& weight,
                       const std::vector<int64_t>& out_shape) {
-  const auto kernel = mxplugin::ParseTuple(attrs.Get("kernel", "None"));
-  const auto groups = mxplugin::ParseInt(attrs.Get("num_group", "1"));
-  const auto no_bias = mxplugin::ParseBool(attrs.Get("no_bias", "False"));
-  const std::string layout = attrs.Get("layout", "None");
-  if (!kernel || kernel->empty() || kernel->size() > 3 || !groups ||
-      *groups < 1 || !no_bias) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": cannot read the attributes");
-  }
-  if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
-      layout != "NCDHW") {
-    Unsupported(op, "layout " + layout);
-  }
-  const size_t rank = kernel->size();
+  const ConvAttrs a = ParseConvAttrs(op, attrs, "False");
+  const size_t rank = a.kernel.size();
   ConvGeometry g;
   g.dtype = data.dtype();
-  g.groups = static_cast<int>(*groups);
-  g.has_bias = !*no_bias;
+  g.groups = static_cast<int>(a.groups);
+  g.has_bias = !a.no_bias;
   g.x = Ints(data.shape());
   g.w = Ints(weight.shape());
   g.y = Ints(out_shape);

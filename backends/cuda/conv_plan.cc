@@ -162,6 +162,25 @@ cudnnDataType_t DnnType(const std::string& op, int dtype) {
   }
 }
 
+ConvAttrs ParseConvAttrs(const std::string& op, const mxplugin::Attrs& attrs,
+                         const char* no_bias_default) {
+  const auto kernel = mxplugin::ParseTuple(attrs.Get("kernel", "None"));
+  const auto groups = mxplugin::ParseInt(attrs.Get("num_group", "1"));
+  const auto no_bias =
+      mxplugin::ParseBool(attrs.Get("no_bias", no_bias_default));
+  const std::string layout = attrs.Get("layout", "None");
+  if (!kernel || kernel->empty() || kernel->size() > 3 || !groups ||
+      *groups < 1 || !no_bias) {
+    throw mxplugin::Error(MX_STATUS_INVALID_ARGUMENT,
+                          op + ": cannot read the attributes");
+  }
+  if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
+      layout != "NCDHW") {
+    Unsupported(op, "layout " + layout);
+  }
+  return ConvAttrs{*kernel, *groups, *no_bias};
+}
+
 std::vector<int> Ints(const std::vector<int64_t>& v) {
   return std::vector<int>(v.begin(), v.end());
 }

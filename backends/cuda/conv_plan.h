@@ -55,6 +55,18 @@ std::vector<int64_t> PerAxis(const std::string& op,
                              const mxplugin::Attrs& attrs, const char* key,
                              size_t rank, int64_t fallback);
 
+// The attributes Convolution and Deconvolution share: kernel (1 to 3
+// spatial axes), num_group, no_bias (default `no_bias_default`: MXNet's
+// Deconvolution has no bias unless asked for) and a channels-first
+// layout; InvalidArgument or NotImplemented naming op otherwise.
+struct ConvAttrs {
+  std::vector<int64_t> kernel;
+  int64_t groups = 1;
+  bool no_bias = false;
+};
+ConvAttrs ParseConvAttrs(const std::string& op, const mxplugin::Attrs& attrs,
+                         const char* no_bias_default);
+
 // The cached plan of geometry g on dev_id (descriptors made on first use).
 std::shared_ptr<ConvPlan> GetConvPlan(const std::string& op, int dev_id,
                                       const ConvGeometry& g);

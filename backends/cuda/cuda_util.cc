@@ -190,6 +190,12 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
             op);
 }
 
+void ReadBack(const std::string& what, cudaStream_t s, const void* src,
+              void* dst, size_t bytes) {
+  CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), what);
+  CheckCuda(cudaStreamSynchronize(s), what);
+}
+
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t) {
   std::vector<int64_t> s(t.ndim(), 1);
   for (int d = t.ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * t.dim(d + 1);

@@ -70,6 +70,12 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
                const GatherIndex& gi, const mxplugin::Tensor& src,
                const mxplugin::Tensor& out, int32_t req);
 
+// Copies `bytes` of device memory at `src` to host memory at `dst` once the
+// work queued on `s` so far is done (a stream synchronize: for kernels
+// whose output size or error depends on device values). Errors name `what`.
+void ReadBack(const std::string& what, cudaStream_t s, const void* src,
+              void* dst, size_t bytes);
+
 // Row-major element strides of t's shape.
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t);
 

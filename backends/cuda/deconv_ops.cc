@@ -63,22 +63,15 @@ struct DeconvPlan {
 DeconvPlan DeconvGeometry(const std::string& op, const Attrs& attrs,
                           const Tensor& data, const Tensor& weight,
                           const std::vector<int64_t>& out_shape) {
-  const auto kernel = mxplugin::ParseTuple(attrs.Get("kernel", "None"));
-  const auto groups = mxplugin::ParseInt(attrs.Get("num_group", "1"));
   // MXNet's Deconvolution has no bias unless asked for.
-  const auto no_bias = mxplugin::ParseBool(attrs.Get("no_bias", "True"));
+  const ConvAttrs a = ParseConvAttrs(op, attrs, "True");
   const auto target = mxplugin::ParseTuple(attrs.Get("target_shape", "None"));
-  const std::string layout = attrs.Get("layout", "None");
-  if (!kernel || kernel->empty() || kernel->size() > 3 || !groups ||
-      *groups < 1 || !no_bias || !target) {
+  if (!target) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": cannot read the attributes");
+                op + ": cannot read target_shape=\"" +
+                    attrs.Get("target_shape", "None") + "\"");
   }
-  if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
-      layout != "NCDHW") {
-    Unsupported(op, "layout " + layout);
-  }
-  const size_t rank = kernel->size();
+  const size_t rank = a.kernel.size();
   if (data.ndim() != static_cast<int>(rank) + 2 ||
       weight.ndim() != data.ndim() ||
       out_shape.size() != static_cast<size_t>(data.ndim())) {
@@ -101,7 +94,7 @@ DeconvPlan DeconvGeometry(const std::string& op, const Attrs& attrs,
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = data.dim(2 + static_cast<int>(i));
     int64_t out = out_shape[2 + i];
-    const int64_t span = dilate[i] * ((*kernel)[i] - 1) + 1;
+    const int64_t span = dilate[i] * (a.kernel[i] - 1) + 1;
     if (has_target) {
       // As the CPU's shape inference: the crop split evenly, the larger
       // half first.
@@ -127,8 +120,8 @@ DeconvPlan DeconvGeometry(const std::string& op, const Attrs& attrs,
   }
   ConvGeometry& g = plan.g;
   g.dtype = data.dtype();
-  g.groups = static_cast<int>(*groups);
-  g.has_bias = !*no_bias;
+  g.groups = static_cast<int>(a.groups);
+  g.has_bias = !a.no_bias;
   g.bias_on_x = true;
   g.x = Ints(plan.padded);
   g.w = Ints(weight.shape());

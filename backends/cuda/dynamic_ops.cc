@@ -40,10 +40,8 @@ NonZeros CountNonZeros(const std::string& op, const KernelContext& ctx,
               NonZeroPositions(index.dtype(), n, index.data<void>(), positions,
                                ws + pos_bytes, s),
               index.dtype());
-  CheckCuda(cudaMemcpyAsync(&nz.count, positions + n - 1, sizeof(int64_t),
-                            cudaMemcpyDeviceToHost, s),
-            op + ": reading the count");
-  CheckCuda(cudaStreamSynchronize(s), op + ": counting");
+  ReadBack(op + ": counting", s, positions + n - 1, &nz.count,
+           sizeof(nz.count));
   nz.positions = positions;
   return nz;
 }

@@ -59,10 +59,7 @@ int* FlagAndScratch(const KernelContext& ctx, const std::string& op,
 void CheckFlag(const KernelContext& ctx, const std::string& op, const int* bad,
                const std::string& why) {
   int host = 0;
-  cudaStream_t s = StreamOf(ctx);
-  CheckCuda(cudaMemcpyAsync(&host, bad, sizeof(int), cudaMemcpyDeviceToHost, s),
-            op + " (index check)");
-  CheckCuda(cudaStreamSynchronize(s), op + " (index check)");
+  ReadBack(op + " (index check)", StreamOf(ctx), bad, &host, sizeof(host));
   if (host != 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + why);
 }
 

@@ -366,55 +366,43 @@ void PadBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             op);
 }
 
+// An op selecting part of its input (gi: where `part` lies in `whole`) and
+// its gradient, which scatters the part's gradient into zeros of the
+// whole: forward (data, ...) -> part; gradient (part's gradient, whole's
+// stand-in) -> whole.
+using PartIndex = GatherIndex (*)(const std::string& op, const Attrs& attrs,
+                                  const Tensor& whole, const Tensor& part);
+
+void RegisterPartOp(mxplugin::Plugin& plugin, const std::string& op,
+                    PartIndex index) {
+  RegisterGpuKernel(plugin, op,
+                    [op, index](const KernelContext& ctx, const Attrs& attrs,
+                                Tensors in, const int32_t* req, Tensors out) {
+                      RunGather(op, ctx, index(op, attrs, in[0], out[0]), in[0],
+                                out[0], req[0]);
+                    });
+  const std::string grad = "_backward_" + op;
+  RegisterGpuKernel(plugin, grad,
+                    [grad, index](const KernelContext& ctx, const Attrs& attrs,
+                                  Tensors in, const int32_t* req, Tensors out) {
+                      Scatter(grad, ctx, index(grad, attrs, out[0], in[0]),
+                              in[0], out[0], req[0]);
+                    });
+}
+
+GatherIndex LeadingBlock(const std::string& op, const Attrs&,
+                         const Tensor& whole, const Tensor& part) {
+  return LeadingBlockIndex(op, whole, part);
+}
+
 }  // namespace
 
 void RegisterLayoutOps(mxplugin::Plugin& plugin) {
-  RegisterGpuKernel(plugin, "slice",
-                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      RunGather("slice", ctx,
-                                SliceIndex("slice", attrs, in[0], out[0]),
-                                in[0], out[0], req[0]);
-                    });
-  // (data = the slice's gradient, like) -> zeros of like with data at the
-  // slice.
-  RegisterGpuKernel(plugin, "_backward_slice",
-                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      const std::string op = "_backward_slice";
-                      Scatter(op, ctx, SliceIndex(op, attrs, out[0], in[0]),
-                              in[0], out[0], req[0]);
-                    });
-  RegisterGpuKernel(plugin, "slice_axis",
-                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      RunGather(
-                          "slice_axis", ctx,
-                          SliceAxisIndex("slice_axis", attrs, in[0], out[0]),
-                          in[0], out[0], req[0]);
-                    });
-  RegisterGpuKernel(plugin, "_backward_slice_axis",
-                    [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      const std::string op = "_backward_slice_axis";
-                      Scatter(op, ctx, SliceAxisIndex(op, attrs, out[0], in[0]),
-                              in[0], out[0], req[0]);
-                    });
-  RegisterGpuKernel(plugin, "slice_like",
-                    [](const KernelContext& ctx, const Attrs&, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      RunGather("slice_like", ctx,
-                                LeadingBlockIndex("slice_like", in[0], out[0]),
-                                in[0], out[0], req[0]);
-                    });
-  // (out_grad, data) -> zeros of data with out_grad in the leading block.
-  RegisterGpuKernel(plugin, "_backward_slice_like",
-                    [](const KernelContext& ctx, const Attrs&, Tensors in,
-                       const int32_t* req, Tensors out) {
-                      const std::string op = "_backward_slice_like";
-                      Scatter(op, ctx, LeadingBlockIndex(op, out[0], in[0]),
-                              in[0], out[0], req[0]);
-                    });
+  // _backward_slice(_axis) take (the slice's gradient, like);
+  // _backward_slice_like takes (out_grad, data).
+  RegisterPartOp(plugin, "slice", SliceIndex);
+  RegisterPartOp(plugin, "slice_axis", SliceAxisIndex);
+  RegisterPartOp(plugin, "slice_like", LeadingBlock);
   RegisterGpuKernel(plugin, "reverse",
                     [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                        const int32_t* req, Tensors out) {

@@ -96,13 +96,6 @@ void CheckLabelDType(const std::string& op, const Tensor& label) {
   }
 }
 
-// Copies `bytes` of device memory back once the stream's work is done.
-void ReadBack(const std::string& op, cudaStream_t s, const void* src, void* dst,
-              size_t bytes) {
-  CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), op);
-  CheckCuda(cudaStreamSynchronize(s), op);
-}
-
 // (out_grad, output, label) -> data_grad.
 void SoftmaxOutputBackward(const KernelContext& ctx, const Attrs& attrs,
                            Tensors in, const int32_t* req, Tensors out) {

@@ -122,10 +122,7 @@ void PoolingBackward(const std::string& op, const KernelContext& ctx,
   CheckCuda(err, op);
   if (argmax != nullptr) {
     int host_bad = 0;
-    CheckCuda(
-        cudaMemcpyAsync(&host_bad, bad, sizeof(int), cudaMemcpyDeviceToHost, s),
-        op);
-    CheckCuda(cudaStreamSynchronize(s), op);
+    ReadBack(op, s, bad, &host_bad, sizeof(host_bad));
     if (host_bad != 0) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
                   op + ": input 1 (argmax) holds a position outside its "

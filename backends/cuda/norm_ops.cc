@@ -350,9 +350,7 @@ ROIAlignArgs ROIAlignOf(const std::string& op, const Attrs& attrs,
 
 void ThrowIfBadRoi(const std::string& op, cudaStream_t s, const uint64_t* bad) {
   uint64_t host = ~uint64_t{0};
-  CheckCuda(
-      cudaMemcpyAsync(&host, bad, sizeof(host), cudaMemcpyDeviceToHost, s), op);
-  CheckCuda(cudaStreamSynchronize(s), op);
+  ReadBack(op, s, bad, &host, sizeof(host));
   if (host != ~uint64_t{0}) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
                 op + ": input rois row " + std::to_string(host) +
