@@ -27,11 +27,9 @@ bool HasKernel(const Op& op, int dev_type) {
 // The ops of the CPU library the CUDA plugin has no kernel for, as the
 // README's CUDA section lists them.
 const std::set<std::string>& ExpectedWithoutGpuKernel() {
-  static const auto* ops =
-      new std::set<std::string>{"_contrib_box_nms", "_backward_contrib_box_nms",
-                                // Runs its subgraph on host memory; a GPU graph
-                                // is not partitioned with the default backend.
-                                "_default_subgraph_op"};
+  // Runs its subgraph on host memory; a GPU graph is not partitioned
+  // with the default backend.
+  static const auto* ops = new std::set<std::string>{"_default_subgraph_op"};
   return *ops;
 }
 

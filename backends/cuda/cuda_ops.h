@@ -18,6 +18,8 @@ void RegisterLayoutOps(mxplugin::Plugin& plugin);
 // flatnonzero, boolean_mask and its gradient (dynamic-shape: outputs
 // allocated through the ABI's alloc_output once counted).
 void RegisterDynamicOps(mxplugin::Plugin& plugin);
+// _contrib_box_nms and its gradient (box_nms_kernels.cu).
+void RegisterBoxNmsOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).

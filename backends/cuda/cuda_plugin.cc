@@ -14,6 +14,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterArrayOps(plugin);
   mx_cuda::RegisterLayoutOps(plugin);
   mx_cuda::RegisterDynamicOps(plugin);
+  mx_cuda::RegisterBoxNmsOps(plugin);
   mx_cuda::RegisterBlasOps(plugin);
   mx_cuda::RegisterConvOps(plugin);
   mx_cuda::RegisterDeconvOps(plugin);

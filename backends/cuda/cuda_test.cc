@@ -13,6 +13,7 @@
 
 #include "autograd/autograd.h"
 #include "engine/engine.h"
+#include "graph/op.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/imperative.h"
@@ -383,16 +384,29 @@ TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
   } catch (const Error& e) {
     EXPECT_TRUE(testing::Contains(e.what(), "sum")) << e.what();
   }
-  // An op without a GPU kernel (box_nms: the README lists it).
+  // An op without a GPU kernel (every op of the CPU library but
+  // _default_subgraph_op has one: a CPU-only op of this test).
+  static const bool registered = [] {
+    OpRegistry::Get()
+        ->Register("_cuda_test_cpu_only")
+        .SetNumInputs(1)
+        .SetInferShape([](const NodeAttrs&, std::vector<TShape>* in,
+                          std::vector<TShape>* out) { (*out)[0] = (*in)[0]; })
+        .SetInferType([](const NodeAttrs&, std::vector<DType>* in,
+                         std::vector<DType>* out) { (*out)[0] = (*in)[0]; })
+        .SetCompute(
+            Context::kCPU,
+            [](const OpContext&, const NodeAttrs&, const std::vector<TBlob>&,
+               const std::vector<OpReqType>&, const std::vector<TBlob>&) {});
+    return true;
+  }();
+  ASSERT_TRUE(registered);
   try {
-    const NDArray boxes =
-        testing::RandomArray({1, 4, 6}, DType::kFloat32, 0, 1, 5)
-            .Copy(Context::GPU(0));
-    NDArray y = Op("_contrib_box_nms", {boxes}, {});
+    NDArray y = Op("_cuda_test_cpu_only", {x}, {});
     y.WaitToRead();
-    ADD_FAILURE() << "_contrib_box_nms ran on gpu(0)";
+    ADD_FAILURE() << "_cuda_test_cpu_only ran on gpu(0)";
   } catch (const Error& e) {
-    EXPECT_TRUE(testing::Contains(e.what(), "box_nms")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "_cuda_test_cpu_only")) << e.what();
     EXPECT_TRUE(testing::Contains(e.what(), "gpu(0)")) << e.what();
   }
   // Indices the CPU raises on: flagged by the kernel, raised at the wait.

@@ -319,6 +319,30 @@ void AddLayoutCases(std::vector<OpCase>* t) {
                             {{{5, 3}, {5, 3}, {5}}, {{4}, {4}, {4}}}, {{}});
   mask_grad.ranges = {{-1, 1}, {-1, 1}, {0.5, 1}};
   t->push_back(mask_grad);
+  // box_nms: values in [0, 1], so boxes overlap and some scores fall under
+  // valid_thresh; class ids are distinct floats unless forced.
+  OpCase nms = Shaped("_contrib_box_nms", {{{2, 8, 6}}, {{9, 6}}},
+                      {{},
+                       {{"overlap_thresh", "0.3"}, {"topk", "4"}},
+                       {{"valid_thresh", "0.5"}, {"id_index", "0"}},
+                       {{"force_suppress", "True"},
+                        {"id_index", "0"},
+                        {"in_format", "center"},
+                        {"out_format", "corner"}}});
+  nms.lo = 0;
+  t->push_back(nms);
+  nms = Shaped(
+      "_contrib_box_nms", {{{1, 1, 5}}, {{3, 7, 5}}},
+      {{{"coord_start", "1"}, {"score_index", "0"}, {"out_format", "center"}}});
+  nms.lo = 0;
+  t->push_back(nms);
+  // (out_grad, source_row, data): source rows in [-1, 8), repeats allowed
+  // (the kernels add).
+  OpCase nms_grad = Shaped("_backward_contrib_box_nms",
+                           {{{2, 8, 6}, {2, 8}, {2, 8, 6}}}, {{}});
+  nms_grad.ranges = {{-1, 1}, {-1, 8}, {0, 1}};
+  nms_grad.int32_inputs = {1};
+  t->push_back(nms_grad);
 }
 
 // The indexing ops (take, gather_nd, where, SequenceMask, argmax, argsort,

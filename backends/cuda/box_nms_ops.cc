@@ -1,0 +1,118 @@
+// GPU kernels for _contrib_box_nms (non-maximum suppression, as the CPU
+// kernel decides it) and its gradient (box_nms_kernels.cu).
+#include <string>
+
+#include "backends/common/attr_parse.h"
+#include "backends/cuda/box_nms_kernels.h"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+// (batches, boxes, values per box) of data (..., boxes, values).
+struct BoxDims {
+  int64_t batches = 0, n = 0, k = 0;
+};
+
+BoxDims DimsOf(const std::string& op, const Tensor& data) {
+  if (data.ndim() < 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data must be (..., boxes, values)");
+  }
+  BoxDims d;
+  d.k = data.dim(data.ndim() - 1);
+  d.n = data.dim(data.ndim() - 2);
+  d.batches = d.n * d.k == 0 ? 0 : data.size() / (d.n * d.k);
+  return d;
+}
+
+int64_t IntAttr(const std::string& op, const Attrs& attrs, const char* key,
+                int64_t fallback) {
+  return static_cast<int64_t>(NumberAttr(op, attrs, key, fallback));
+}
+
+std::string FormatAttr(const std::string& op, const Attrs& attrs,
+                       const char* key) {
+  const std::string v = attrs.Get(key, "corner");
+  if (v != "corner" && v != "center") {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=\"" + v + "\" is not corner or center");
+  }
+  return v;
+}
+
+BoxNmsParams ParamsOf(const std::string& op, const Attrs& attrs, int64_t k) {
+  BoxNmsParams p;
+  p.overlap_thresh = NumberAttr(op, attrs, "overlap_thresh", 0.5);
+  p.valid_thresh = NumberAttr(op, attrs, "valid_thresh", 0);
+  p.topk = IntAttr(op, attrs, "topk", -1);
+  p.coord_start = IntAttr(op, attrs, "coord_start", 2);
+  p.score_index = IntAttr(op, attrs, "score_index", 1);
+  p.id_index = IntAttr(op, attrs, "id_index", -1);
+  p.background_id = IntAttr(op, attrs, "background_id", -1);
+  p.force_suppress = FlagAttr(op, attrs, "force_suppress", "False");
+  p.center_in = FormatAttr(op, attrs, "in_format") == "center";
+  p.center_out = FormatAttr(op, attrs, "out_format") == "center";
+  // The kernel indexes rows with these: as the CPU's checks.
+  if (p.coord_start < 0 || p.coord_start > k - 4 || p.score_index < 0 ||
+      p.score_index >= k || p.id_index < -1 || p.id_index >= k) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op +
+                    ": coord_start, score_index or id_index out of range "
+                    "for boxes of " +
+                    std::to_string(k) + " values");
+  }
+  return p;
+}
+
+// data -> (output, source_row).
+void BoxNms(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_box_nms";
+  RequireFloat(op, in[0]);
+  const BoxDims d = DimsOf(op, in[0]);
+  const BoxNmsParams p = ParamsOf(op, attrs, d.k);
+  if (d.batches > 2147483647) Unsupported(op, "more than 2^31 batch items");
+  void* scratch = Workspace(ctx.dev_id(), BoxNmsScratchBytes(d.batches, d.n));
+  CheckLaunch(
+      op,
+      LaunchBoxNms(in[0].dtype(), d.batches, d.n, d.k, p, in[0].data<void>(),
+                   out[0].data<void>(), req[0], out[1].data<int32_t>(), req[1],
+                   scratch, StreamOf(ctx)),
+      in[0].dtype());
+}
+
+// (out_grad, source_row, data) -> data_grad.
+void BoxNmsBackward(const KernelContext& ctx, const Attrs&, Tensors in,
+                    const int32_t* req, Tensors out) {
+  const std::string op = "_backward_contrib_box_nms";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[2]);
+  const BoxDims d = DimsOf(op, in[2]);
+  if (in[0].size() != in[2].size() || in[1].size() != d.batches * d.n ||
+      in[1].dtype() != MX_DTYPE_INT32) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": out_grad and source_row do not fit data");
+  }
+  CheckLaunch(op,
+              LaunchBoxNmsGrad(in[2].dtype(), d.batches, d.n, d.k,
+                               in[0].data<void>(), in[1].data<int32_t>(),
+                               out[0].data<void>(), req[0], StreamOf(ctx)),
+              in[2].dtype());
+}
+
+}  // namespace
+
+void RegisterBoxNmsOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "_contrib_box_nms", BoxNms);
+  RegisterGpuKernel(plugin, "_backward_contrib_box_nms", BoxNmsBackward);
+}
+
+}  // namespace mx_cuda
