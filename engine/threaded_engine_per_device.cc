@@ -1,9 +1,10 @@
 // ThreadedEnginePerDevice: separate worker pools per device, so a slow device
 // never holds up another. Per CPU device: compute workers and one worker for
 // CPU-prioritized ops. Per other device: compute workers and one copy worker
-// for host<->device transfers, so copies overlap compute. Each worker has
-// its own stream per device; device operations complete once their work is
-// queued where the device has events (fences, see DeviceStreamOps).
+// for each direction of host<->device transfers, so copies overlap compute.
+// Each worker has its own stream per device; device operations complete once
+// their work is queued where the device has events (fences, see
+// DeviceStreamOps).
 #include <memory>
 #include <mutex>
 
@@ -15,7 +16,10 @@ namespace mx {
 namespace engine {
 namespace {
 
-enum class PoolKind { kCompute, kPrioritized, kCopy };
+// Copies to and from a device have a worker (and stream) each: with fences
+// a stream waits on the device for what its copies read, and a copy back
+// waiting for compute must not hold up the next batch's copy in.
+enum class PoolKind { kCompute, kPrioritized, kCopyIn, kCopyOut };
 
 struct PoolKey {
   Context ctx;
@@ -62,9 +66,10 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
     PoolKind kind = PoolKind::kCompute;
     if (ctx.is_host()) {
       if (prop == FnProperty::kCPUPrioritized) kind = PoolKind::kPrioritized;
-    } else if (prop == FnProperty::kCopyToDevice ||
-               prop == FnProperty::kCopyFromDevice) {
-      kind = PoolKind::kCopy;
+    } else if (prop == FnProperty::kCopyToDevice) {
+      kind = PoolKind::kCopyIn;
+    } else if (prop == FnProperty::kCopyFromDevice) {
+      kind = PoolKind::kCopyOut;
     }
     // Pinned host memory is still host memory: run on the CPU's workers.
     Context pool_ctx =
