@@ -139,13 +139,17 @@ struct JoinGeometry {
   int64_t outer = 1, inner = 1, total = 0;
 };
 
+// The geometry of `whole` along the axis in attribute `key` (Concat's and
+// _split_like's "dim", SliceChannel's "axis", and stack's "axis" counted
+// on its output, where the new axis is one of the output's).
 JoinGeometry JoinOf(const std::string& op, const Attrs& attrs,
-                    const Tensor& whole) {
+                    const Tensor& whole, const char* key = "dim",
+                    const char* fallback = "1") {
   const int n = whole.ndim();
-  const auto dim = mxplugin::ParseInt(attrs.Get("dim", "1"));
+  const auto dim = mxplugin::ParseInt(attrs.Get(key, fallback));
   if (!dim || *dim < -n || *dim >= n) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": dim=" + attrs.Get("dim", "1") + " for " +
+                op + ": " + key + "=" + attrs.Get(key, fallback) + " for " +
                     std::to_string(n) + " dims");
   }
   const int ax = static_cast<int>(*dim < 0 ? *dim + n : *dim);
@@ -183,71 +187,21 @@ void JoinCopy(const std::string& op, const KernelContext& ctx,
   }
 }
 
-void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-            const int32_t* req, Tensors out) {
-  if (req[0] == MX_REQ_NULL) return;
-  if (req[0] == MX_REQ_ADD) Unsupported("Concat", "adding to the output");
-  std::vector<Tensor> pieces;
-  for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
-  JoinCopy("Concat", ctx, JoinOf("Concat", attrs, out[0]), out[0], pieces,
-           true);
-}
-
-// (data, like_1..like_n) -> n pieces of data shaped like the others.
-void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-               const int32_t* req, Tensors out) {
-  std::vector<Tensor> pieces;
-  std::vector<bool> skip;
-  for (int i = 0; i < out.size(); ++i) {
-    if (req[i] == MX_REQ_ADD) Unsupported("_split_like", "adding to outputs");
-    pieces.push_back(out[i]);
-    skip.push_back(req[i] == MX_REQ_NULL);
-  }
-  JoinCopy("_split_like", ctx, JoinOf("_split_like", attrs, in[0]), in[0],
-           pieces, false, skip);
-}
-
-// stack: input i is block i along a new axis of the output: the output
-// viewed as (dims before the axis, num_args, the input's dims from it).
-void Stack(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-           const int32_t* req, Tensors out) {
-  const std::string op = "stack";
+// The inputs written as the pieces of out[0] (Concat, stack).
+void JoinInto(const std::string& op, const KernelContext& ctx,
+              const JoinGeometry& g, Tensors in, const int32_t* req,
+              Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
   if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
-  const int nd = in[0].ndim();
-  const auto axis = mxplugin::ParseInt(attrs.Get("axis", "0"));
-  if (!axis || *axis < -nd - 1 || *axis > nd) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": axis=" + attrs.Get("axis", "0") + " for inputs of " +
-                    std::to_string(nd) + " dims");
-  }
-  const int ax = static_cast<int>(*axis < 0 ? *axis + nd + 1 : *axis);
-  JoinGeometry g;
-  for (int d = 0; d < ax; ++d) g.outer *= in[0].dim(d);
-  for (int d = ax; d < nd; ++d) g.inner *= in[0].dim(d);
-  g.total = in.size();
   std::vector<Tensor> pieces;
   for (int i = 0; i < in.size(); ++i) pieces.push_back(in[i]);
   JoinCopy(op, ctx, g, out[0], pieces, true);
 }
 
-// SliceChannel (split): num_outputs equal pieces along `axis` (squeezed or
-// not, the bytes are the same).
-void SliceChannel(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                  const int32_t* req, Tensors out) {
-  const std::string op = "SliceChannel";
-  const int n = in[0].ndim();
-  const auto axis = mxplugin::ParseInt(attrs.Get("axis", "1"));
-  if (!axis || *axis < -n || *axis >= n) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": axis=" + attrs.Get("axis", "1") + " for " +
-                    std::to_string(n) + " dims");
-  }
-  const int ax = static_cast<int>(*axis < 0 ? *axis + n : *axis);
-  JoinGeometry g;
-  for (int d = 0; d < ax; ++d) g.outer *= in[0].dim(d);
-  for (int d = ax + 1; d < n; ++d) g.inner *= in[0].dim(d);
-  g.total = in[0].dim(ax);
+// `whole` split into the outputs (_split_like, SliceChannel).
+void SplitInto(const std::string& op, const KernelContext& ctx,
+               const JoinGeometry& g, const Tensor& whole, const int32_t* req,
+               Tensors out) {
   std::vector<Tensor> pieces;
   std::vector<bool> skip;
   for (int i = 0; i < out.size(); ++i) {
@@ -255,7 +209,34 @@ void SliceChannel(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     pieces.push_back(out[i]);
     skip.push_back(req[i] == MX_REQ_NULL);
   }
-  JoinCopy(op, ctx, g, in[0], pieces, false, skip);
+  JoinCopy(op, ctx, g, whole, pieces, false, skip);
+}
+
+void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  JoinInto("Concat", ctx, JoinOf("Concat", attrs, out[0]), in, req, out);
+}
+
+// (data, like_1..like_n) -> n pieces of data shaped like the others.
+void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  SplitInto("_split_like", ctx, JoinOf("_split_like", attrs, in[0]), in[0], req,
+            out);
+}
+
+// stack: input i is block i along the output's new axis.
+void Stack(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+           const int32_t* req, Tensors out) {
+  JoinInto("stack", ctx, JoinOf("stack", attrs, out[0], "axis", "0"), in, req,
+           out);
+}
+
+// SliceChannel (split): num_outputs equal pieces along `axis` (squeezed or
+// not, the bytes are the same).
+void SliceChannel(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  SplitInto("SliceChannel", ctx,
+            JoinOf("SliceChannel", attrs, in[0], "axis", "1"), in[0], req, out);
 }
 
 // shape_array: the input's shape as int64, copied from the host (pageable

@@ -6,6 +6,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "backends/cuda/dynamic_kernels.h"
+#include "backends/cuda/index_util.cuh"
 #include "backends/cuda/kernel_util.cuh"
 #include "backends/plugin_api/mx_plugin.h"
 
@@ -23,35 +24,11 @@ __device__ __forceinline__ bool NonZero<__half>(__half v) {
   return __half2float(v) != 0.0f;
 }
 
-// Calls launch(I()) for the index dtype I.
+// WithIndexType (index_util.cuh) as a launch status: an index dtype it
+// lacks is cudaErrorInvalidValue.
 template <typename Launch>
 cudaError_t IndexDispatch(int dtype, Launch launch) {
-  switch (dtype) {
-    case MX_DTYPE_FLOAT32:
-      launch(float());
-      break;
-    case MX_DTYPE_FLOAT64:
-      launch(double());
-      break;
-    case MX_DTYPE_FLOAT16:
-      launch(__half());
-      break;
-    case MX_DTYPE_INT32:
-      launch(int32_t());
-      break;
-    case MX_DTYPE_INT64:
-      launch(int64_t());
-      break;
-    case MX_DTYPE_INT8:
-      launch(int8_t());
-      break;
-    case MX_DTYPE_UINT8:
-    case MX_DTYPE_BOOL:
-      launch(uint8_t());
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
+  if (!WithIndexType(dtype, launch)) return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
 
@@ -140,13 +117,11 @@ cudaError_t NonZeroPositions(int dtype, int64_t n, const void* index,
   });
   if (err != cudaSuccess) return err;
   size_t cub_bytes = 0;
-  cub::DeviceScan::InclusiveSum(nullptr, cub_bytes,
-                                static_cast<const int64_t*>(flags), positions,
-                                n);
+  cub::DeviceScan::InclusiveSum(
+      nullptr, cub_bytes, static_cast<const int64_t*>(flags), positions, n);
   uintptr_t tail = reinterpret_cast<uintptr_t>(flags + n);
   tail = (tail + 255) & ~uintptr_t{255};
-  return cub::DeviceScan::InclusiveSum(reinterpret_cast<void*>(tail),
-                                       cub_bytes,
+  return cub::DeviceScan::InclusiveSum(reinterpret_cast<void*>(tail), cub_bytes,
                                        static_cast<const int64_t*>(flags),
                                        positions, n, stream);
 }
@@ -182,8 +157,9 @@ cudaError_t ScatterKeptRows(int dtype, int index_dtype, int64_t rows,
   bool bad_dtype = false;
   const cudaError_t err = IndexDispatch(index_dtype, [&](auto tag) {
     using I = decltype(tag);
-    const ScatterRows<I> s{rows, row, static_cast<const I*>(index), positions,
-                           ograd, dx, add, stream};
+    const ScatterRows<I> s{rows,      row,   static_cast<const I*>(index),
+                           positions, ograd, dx,
+                           add,       stream};
     switch (dtype) {
       case MX_DTYPE_FLOAT32:
         s.template Run<float>();
