@@ -56,6 +56,11 @@ using FenceRef = std::shared_ptr<const DeviceFence>;
 // device has events and MX_ENGINE_SYNC_DEVICE_OPS is not 1).
 bool HasDeviceEvents(Context ctx);
 
+// Whether any fence was ever recorded (in this process): until then no var
+// carries one, and operations skip looking (CPU-only programs pay
+// nothing).
+bool AnyFenceRecorded();
+
 // A fence after the work queued so far on `stream`; null when the device
 // has no events. Throws the device's error.
 FenceRef RecordFence(Context ctx, void* stream, std::string_view op);

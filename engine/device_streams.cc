@@ -1,4 +1,5 @@
 // Per-thread device streams (see DeviceStreamOps in engine.h).
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -124,6 +125,8 @@ absl::flat_hash_map<StreamKey, FenceRef>& Latest() {
   return *latest;
 }
 
+std::atomic<bool> g_fence_recorded{false};
+
 std::string FenceError(const std::string& op, Context ctx, const Error& e) {
   return absl::StrCat("operation \"", op, "\" on ", ctx.ToString(), ": ",
                       e.what());
@@ -240,9 +243,16 @@ FenceRef RecordFence(Context ctx, void* stream, std::string_view op) {
   auto fence = std::make_shared<const DeviceFence>(ctx, stream, event,
                                                    std::string(op), ops);
   ops->record_event(ctx.dev_id, event, stream);
+  // Released before the fence reaches a var, so an operation that finds
+  // the fence on a var (after the dependency protocol's handover) sees it.
+  g_fence_recorded.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> lock(LatestMu());
   Latest()[StreamKey{ctx, stream}] = fence;
   return fence;
+}
+
+bool AnyFenceRecorded() {
+  return g_fence_recorded.load(std::memory_order_acquire);
 }
 
 std::vector<FenceRef> LatestFences() {

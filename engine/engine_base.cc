@@ -270,7 +270,8 @@ void EngineBase::Execute(OprBlock* block) {
     }
     // Waits (run inline on a completing thread) wait for device work
     // themselves, on their own thread (WaitForVar).
-    const bool run = opr->run_inline || AwaitFences(block);
+    const bool fences = AnyFenceRecorded();
+    const bool run = opr->run_inline || !fences || AwaitFences(block);
     if (!run) {
       Complete(block, nullptr);  // A deletion deferred until its fences.
     } else if (opr->sync_fn) {
@@ -283,7 +284,7 @@ void EngineBase::Execute(OprBlock* block) {
         AttachFence(*opr, fence);
       } else {
         SynchronizeDeviceWork(*opr, block->rctx);
-        ClearFences(*opr);
+        if (fences) ClearFences(*opr);
       }
       Complete(block, nullptr);
     } else {
