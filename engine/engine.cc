@@ -13,6 +13,8 @@ uint64_t VarHandle::version() const {
   return var_ == nullptr ? 0 : var_->version.load(std::memory_order_acquire);
 }
 
+uint64_t VarHandle::id() const { return var_ == nullptr ? 0 : var_->id; }
+
 void CallbackOnComplete::operator()() const {
   engine_->Complete(block_, nullptr);
 }

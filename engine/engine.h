@@ -50,6 +50,10 @@ class VarHandle {
   // Number of completed operations that wrote this var (run, failed or
   // skipped because of an upstream error). Reads never change it.
   uint64_t version() const;
+  // A number no other variable of this process shares (0 for an invalid
+  // handle): with version(), identifies the contents a reader sees, e.g. to
+  // cache something derived from them.
+  uint64_t id() const;
 
   friend bool operator==(const VarHandle& a, const VarHandle& b) {
     return a.var_ == b.var_ && a.generation_ == b.generation_;

@@ -1,5 +1,6 @@
 // Bookkeeping shared by every engine: handle checks, the var pool, operation
 // lifetime, and how errors travel from a failing op to the next wait.
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -57,6 +58,8 @@ VarHandle EngineBase::NewVariable() {
     }
   }
   var->version.store(0, std::memory_order_relaxed);
+  static std::atomic<uint64_t> next_id{0};
+  var->id = next_id.fetch_add(1, std::memory_order_relaxed) + 1;
   var->error.reset();
   return VarHandle(var, var->generation.load(std::memory_order_relaxed));
 }

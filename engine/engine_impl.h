@@ -49,6 +49,9 @@ struct Var {
   // Bumped by DeleteVariable, so stale handles are detected.
   std::atomic<uint32_t> generation{0};
   std::atomic<uint64_t> version{0};
+  // Unique per NewVariable (never reused, unlike the Var object); set
+  // before the handle is handed out.
+  uint64_t id = 0;
 
   // Threaded engines: the queue of operations waiting for this var.
   SpinLock mu;

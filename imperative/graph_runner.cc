@@ -104,6 +104,7 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
     b.mutated = node.op()->MutateInputs(node.attrs);
   }
   nodes_alive_ = std::make_shared<const Graph>(graph_);
+  node_states_.resize(num_nodes());
 }
 
 std::vector<NDArray> GraphRunner::MakeBlocks() const {
@@ -198,6 +199,7 @@ void GraphRunner::InvokeNode(State* state, uint32_t nid) const {
   }
   imperative::InvokeOptions options;
   options.ctx = ctx_;
+  options.state_slot = &node_states_[nid];
   imperative::Invoke(node.attrs, in, &out, options);
 }
 

@@ -89,6 +89,9 @@ class GraphRunner {
   // the engine when the runner goes away.
   std::shared_ptr<const Graph> nodes_alive_;
   int bulk_max_nodes_ = 0;
+  // Per node, the state of a stateful op (its shapes are fixed for the
+  // runner's life); slots are filled under Invoke's lock.
+  mutable std::vector<OpStatePtr> node_states_;
   mutable std::atomic<size_t> last_pushes_{0};
 };
 

@@ -57,6 +57,11 @@ struct InvokeOptions {
   // Per output; empty means kWriteTo for all.
   std::vector<OpReqType> req;
   int priority = 0;
+  // Stateful ops run again and again as one graph node (GraphRunner):
+  // where the node's state lives. Created on the first call (while null)
+  // and reused, as the plugin ABI promises ("once per node"); without a
+  // slot every call creates a fresh state.
+  OpStatePtr* state_slot = nullptr;
 };
 
 // Runs attrs.op on `inputs`. `outputs` may be empty (allocated here) or hold

@@ -1,5 +1,6 @@
 // Invoke: from an op and arrays to a kernel pushed on the engine.
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -411,7 +412,19 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
       throw NotImplemented(Label(attrs) +
                            " is stateful but cannot create state");
     }
-    launch->state = op.create_state()(attrs, ctx, in_shapes, in_types);
+    if (options.state_slot == nullptr) {
+      launch->state = op.create_state()(attrs, ctx, in_shapes, in_types);
+    } else {
+      // One lock for all slots: creating a state is rare, and a runner
+      // may be used from several threads.
+      static std::mutex* slots_mu = new std::mutex();
+      std::lock_guard<std::mutex> lock(*slots_mu);
+      if (*options.state_slot == nullptr) {
+        *options.state_slot =
+            op.create_state()(attrs, ctx, in_shapes, in_types);
+      }
+      launch->state = *options.state_slot;
+    }
   } else {
     launch->stateful = nullptr;
   }

@@ -319,6 +319,7 @@ TBlob NDArray::blob() const {
   b.shape = shape_;
   b.dtype = dtype_;
   b.ctx = ptr_->ctx;
+  b.var = ptr_->var;
   return b;
 }
 

@@ -47,6 +47,10 @@ struct TBlob {
   TShape shape;
   DType dtype = DType::kFloat32;
   Context ctx;
+  // The array's dependency variable when the blob views an NDArray
+  // (invalid for temporaries): at run time, var.id() and var.version()
+  // identify the contents a kernel reads.
+  engine::VarHandle var;
 
   template <typename T>
   T* data() const {

@@ -66,7 +66,7 @@ FCompute WrapCompute(MxComputeFn fn, void* user_data, std::string who,
              const std::vector<TBlob>& out) {
     const CTensors cin(in), cout(out);
     const auto creq = CRequests(req);
-    const CKernelContext cctx(ctx);
+    const CKernelContext cctx(ctx, in);
     MxStatus status;
     status.struct_size = sizeof(status);
     status.message[0] = '\0';
@@ -112,7 +112,7 @@ FComputeDynamic WrapComputeDynamic(
                          c.dev_id};
     }
     const std::vector<int32_t> creq(out.size(), MX_REQ_WRITE);
-    const CKernelContext cctx(ctx, &out);
+    const CKernelContext cctx(ctx, in, &out);
     MxStatus status = EmptyStatus();
     const CAttrStrings host_attrs(attrs.dict, attrs.name.c_str());
     const MxStatusCode code = fn(
@@ -252,6 +252,40 @@ struct COpDef {
                                          " (allowed: 0 to ", kMaxOpArity, ")"));
     }
     return n;
+  }
+
+  // The inputs `fn` says the node writes, checked against its arity.
+  std::vector<int> MutateInputs(decltype(MxOpDef::mutate_inputs) fn,
+                                const NodeAttrs& attrs) const {
+    std::vector<int32_t> indices(4);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      int32_t count = -1;
+      MxStatus status = EmptyStatus();
+      ThrowIfFailed(fn(user_data, ParsedOf(attrs), indices.data(),
+                       static_cast<int32_t>(indices.size()), &count, &status),
+                    status, Label(attrs) + ": mutate_inputs");
+      if (count < 0 || count > kMaxOpArity) {
+        throw InvalidArgument(absl::StrCat(Label(attrs), ": mutate_inputs: ",
+                                           count, " inputs"));
+      }
+      if (static_cast<size_t>(count) > indices.size()) {
+        indices.resize(count);  // Ask again with room for all.
+        continue;
+      }
+      const int n_in = attrs.op->NumInputs(attrs);
+      std::vector<int> out;
+      for (int i = 0; i < count; ++i) {
+        if (indices[i] < 0 || indices[i] >= n_in) {
+          throw InvalidArgument(absl::StrCat(
+              Label(attrs), ": mutate_inputs: input ", indices[i],
+              " of an op with ", n_in, " inputs"));
+        }
+        out.push_back(indices[i]);
+      }
+      return out;
+    }
+    throw InvalidArgument(Label(attrs) +
+                          ": mutate_inputs changed its answer between calls");
   }
 
   void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in,
@@ -468,6 +502,12 @@ void AddCOp(const MxOpDef& def, const std::string& who, UndoList* undo) {
   }
   op.SetParamParser(
       [c](const std::string&, const AttrDict& dict) { return c->Parse(dict); });
+  if (MX_HAS_FIELD(&def, MxOpDef, mutate_inputs) &&
+      def.mutate_inputs != nullptr) {
+    op.SetMutateInputs([c, fn = def.mutate_inputs](const NodeAttrs& a) {
+      return c->MutateInputs(fn, a);
+    });
+  }
   op.SetInferShape(
       [c](const NodeAttrs& a, std::vector<TShape>* in,
           std::vector<TShape>* out) { c->InferShape(a, in, out); });
@@ -522,7 +562,7 @@ void AddCOp(const MxOpDef& def, const std::string& who, UndoList* undo) {
                                 const std::vector<TBlob>& out) {
           const CTensors cin(in), cout(out);
           const auto creq = CRequests(req);
-          const CKernelContext cctx(ctx);
+          const CKernelContext cctx(ctx, in);
           MxStatus status = EmptyStatus();
           const MxStatusCode code =
               compute(user_data, static_cast<const CState*>(state.get())->get(),

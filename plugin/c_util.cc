@@ -161,6 +161,20 @@ MxStatusCode Fail(MxStatus* status, MxStatusCode code,
 
 // The shape a dynamic-shape kernel asks for, checked against what shape
 // inference knew (rank and the known dims) before anything is allocated.
+// Read when the kernel runs: every write ordered before it has completed,
+// so the version is the one of the contents the kernel sees.
+void InputVersion(void* host, int32_t index, uint64_t* array_id,
+                  uint64_t* version) {
+  const auto* h = static_cast<const CKernelContext::Host*>(host);
+  *array_id = 0;
+  *version = 0;
+  if (index < 0 || static_cast<size_t>(index) >= h->inputs->size()) return;
+  const engine::VarHandle& var = (*h->inputs)[index].var;
+  if (!var.valid()) return;
+  *array_id = var.id();
+  *version = var.version();
+}
+
 MxStatusCode AllocOutput(void* host, int32_t index, int32_t ndim,
                          const int64_t* shape, const MxTensor** tensor,
                          MxStatus* status) {
@@ -227,8 +241,9 @@ MxStatusCode AllocOutput(void* host, int32_t index, int32_t ndim,
 }  // namespace
 
 CKernelContext::CKernelContext(const OpContext& ctx,
+                               const std::vector<TBlob>& inputs,
                                const std::vector<NDArray>* dynamic_outputs)
-    : host_{&ctx, dynamic_outputs, {}, {}, {}} {
+    : host_{&ctx, &inputs, dynamic_outputs, {}, {}, {}} {
   if (dynamic_outputs != nullptr) {
     host_.allocated.assign(dynamic_outputs->size(), false);
   }
@@ -242,6 +257,7 @@ CKernelContext::CKernelContext(const OpContext& ctx,
   c_.random_u64 = RandomU64;
   c_.parallel_for = ParallelForC;
   c_.alloc_output = dynamic_outputs != nullptr ? AllocOutput : nullptr;
+  c_.input_version = InputVersion;
 }
 
 }  // namespace plugin

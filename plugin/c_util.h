@@ -79,9 +79,9 @@ absl::InlinedVector<int32_t, 8> CRequests(const std::vector<OpReqType>& req);
 // the kernel allocates through alloc_output (null for other kernels).
 class CKernelContext {
  public:
-  explicit CKernelContext(
-      const OpContext& ctx,
-      const std::vector<NDArray>* dynamic_outputs = nullptr);
+  // `inputs`: the kernel's input blobs, for input_version.
+  CKernelContext(const OpContext& ctx, const std::vector<TBlob>& inputs,
+                 const std::vector<NDArray>* dynamic_outputs = nullptr);
   CKernelContext(const CKernelContext&) = delete;
   CKernelContext& operator=(const CKernelContext&) = delete;
   const MxKernelContext* get() const { return &c_; }
@@ -94,6 +94,7 @@ class CKernelContext {
   // What MxKernelContext::host points to.
   struct Host {
     const OpContext* ctx;
+    const std::vector<TBlob>* inputs;
     const std::vector<NDArray>* dynamic_outputs;
     // alloc_output's answers, alive until the kernel returns.
     std::vector<std::unique_ptr<MxTensor>> tensors;

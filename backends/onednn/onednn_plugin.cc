@@ -9,11 +9,13 @@
 #include "backends/onednn/conv_kernels.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/eltwise_kernels.h"
+#include "backends/onednn/fusion_property.h"
 #include "backends/onednn/join_add_kernels.h"
 #include "backends/onednn/matmul_kernels.h"
 #include "backends/onednn/pooling_kernels.h"
 #include "backends/onednn/primitive_cache.h"
 #include "backends/onednn/softmax_kernels.h"
+#include "backends/onednn/weight_cache.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
@@ -24,6 +26,7 @@ MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
   mx_onednn::RegisterSoftmaxKernels(plugin);
   mx_onednn::RegisterBatchNormKernels(plugin);
   mx_onednn::RegisterJoinAddKernels(plugin);
+  mx_onednn::RegisterFusionProperty(plugin);
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin
@@ -37,6 +40,13 @@ extern "C" __attribute__((visibility("default"))) void mx_onednn_stats(
   *cache_misses = static_cast<int64_t>(cache.misses());
   *cache_entries = static_cast<int64_t>(cache.size());
   *declined_calls = mx_onednn::DeclinedCalls();
+}
+
+// Weights the fused ops prepared (folded and reordered) since the plugin
+// loaded: once per node unless an input they come from changed.
+extern "C" __attribute__((visibility("default"))) int64_t
+mx_onednn_weight_preparations() {
+  return mx_onednn::WeightPreparations();
 }
 
 // oneDNN executions (primitives and sgemm calls) since the plugin loaded.

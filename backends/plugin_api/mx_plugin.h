@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define MX_PLUGIN_ABI_MAJOR 1
-#define MX_PLUGIN_ABI_MINOR 2
+#define MX_PLUGIN_ABI_MINOR 3
 
 /* Size of a struct up to and including `field`: what a plugin built
  * against an older minor version passes as struct_size. */
@@ -146,6 +146,15 @@ typedef struct MxKernelContext {
   MxStatusCode (*alloc_output)(void* host, int32_t index, int32_t ndim,
                                const int64_t* shape, const MxTensor** tensor,
                                MxStatus* status);
+  /* Since 1.3. What input `index` holds, for caches of things derived from
+   * inputs (weights reordered or folded once for inference): *array_id
+   * identifies the array (no two arrays of the process share one) and
+   * *version counts the completed writes to it, so the pair changes
+   * whenever the contents may have. Both 0 when the host cannot tell (a
+   * temporary): do not cache then. An op's own write to an input it
+   * mutates (MxOpDef.mutate_inputs) counts once it completes. */
+  void (*input_version)(void* host, int32_t index, uint64_t* array_id,
+                        uint64_t* version);
 } MxKernelContext;
 
 /* A stateless kernel. `attrs`, here and in every op callback, is what the
@@ -291,6 +300,14 @@ typedef struct MxOpDef {
   void* user_data;
   /* Since 1.1. */
   const char* description;
+  /* Since 1.3, optional: the inputs the op writes (as BatchNorm writes its
+   * moving statistics); the graph lists their variables as auxiliary
+   * states and the engine orders the op as a writer of them. Fill up to
+   * `capacity` indices into `indices` and set *count (which may exceed
+   * capacity: the host asks again with room for *count). */
+  MxStatusCode (*mutate_inputs)(void* user_data, const void* attrs,
+                                int32_t* indices, int32_t capacity,
+                                int32_t* count, MxStatus* status);
 } MxOpDef;
 
 /* ---- Graphs, for subgraph properties ----------------------------------- */

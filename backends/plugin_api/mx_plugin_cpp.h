@@ -180,6 +180,26 @@ class KernelContext {
     if (code != MX_STATUS_OK) throw Error(code, status.message);
     return Tensor(t);
   }
+  // What input `index` holds (since ABI 1.3): equal pairs mean equal
+  // contents. {0, 0} when the host cannot tell: do not cache then.
+  struct InputVersion {
+    uint64_t array_id = 0, version = 0;
+    bool known() const { return array_id != 0; }
+    friend bool operator==(const InputVersion& a, const InputVersion& b) {
+      return a.array_id == b.array_id && a.version == b.version;
+    }
+    friend bool operator!=(const InputVersion& a, const InputVersion& b) {
+      return !(a == b);
+    }
+  };
+  InputVersion InputVersionOf(int index) const {
+    InputVersion v;
+    if (MX_HAS_FIELD(c_, MxKernelContext, input_version) &&
+        c_->input_version != nullptr) {
+      c_->input_version(c_->host, index, &v.array_id, &v.version);
+    }
+    return v;
+  }
   // fn(begin, end) on the host's CPU kernel threads. fn must not throw.
   template <typename Fn>
   void ParallelFor(int64_t n, int64_t grain, const Fn& fn) const {
@@ -344,6 +364,11 @@ class OpDef {
     resources_ = flags;
     return *this;
   }
+  // The inputs the op writes (kept as auxiliary states; ABI 1.3).
+  OpDef& MutateInputs(std::function<std::vector<int>(const Attrs&)> fn) {
+    mutate_inputs_ = std::move(fn);
+    return *this;
+  }
   // The backward op and what it takes (MX_GRAD_* flags).
   OpDef& Gradient(std::string backward_op, int uses) {
     gradient_op_ = std::move(backward_op);
@@ -391,6 +416,7 @@ class OpDef {
   int resources_ = 0;
   std::string gradient_op_;
   int gradient_uses_ = 0;
+  std::function<std::vector<int>(const Attrs&)> mutate_inputs_;
   // C views, filled by Plugin::RegisterOp.
   std::vector<const char*> c_inputs_, c_outputs_;
   std::vector<MxAttrSpec> c_attrs_;
@@ -585,6 +611,7 @@ class Plugin {
     def.user_data = d;
     def.description =
         d->description_.empty() ? nullptr : d->description_.c_str();
+    if (d->mutate_inputs_) def.mutate_inputs = &OpMutateInputs;
     MxStatus status = detail::NewStatus();
     detail::Check(host_->register_op(host_->registrar, &def, &status), status);
   }
@@ -808,6 +835,16 @@ class Plugin {
     return detail::Guard(st, [&] {
       *n = static_cast<OpDef*>(ud)->num_inputs_fn_(
           static_cast<OpDef*>(ud)->AttrsOf(attrs));
+    });
+  }
+  static MxStatusCode OpMutateInputs(void* ud, const void* attrs,
+                                     int32_t* indices, int32_t capacity,
+                                     int32_t* count, MxStatus* st) {
+    return detail::Guard(st, [&] {
+      auto* d = static_cast<OpDef*>(ud);
+      const std::vector<int> m = d->mutate_inputs_(d->AttrsOf(attrs));
+      *count = static_cast<int32_t>(m.size());
+      for (int i = 0; i < *count && i < capacity; ++i) indices[i] = m[i];
     });
   }
   static MxStatusCode OpNumOutputs(void* ud, const void* attrs, int32_t* n,

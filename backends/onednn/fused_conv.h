@@ -1,0 +1,35 @@
+// The ops the onednn subgraph property (fusion_property.h) puts in place of
+// what it claims, inference only, float32:
+//   _sg_onednn_conv: Convolution [+ BatchNorm folded into the weights]
+//     [+ activation] [+ residual added as oneDNN's "sum" post-op]
+//     [+ activation], with the weights folded and reordered once per node
+//     and prepared again when an input they come from changes;
+//   _sg_onednn_fc: FullyConnected [+ activation], weights likewise.
+// Their attributes name which input plays which role ("weight_input": 1).
+#ifndef MXCORE_BACKENDS_ONEDNN_FUSED_CONV_H_
+#define MXCORE_BACKENDS_ONEDNN_FUSED_CONV_H_
+
+#include <dnnl.hpp>
+#include <optional>
+#include <string>
+
+#include "backends/plugin_api/mx_plugin_cpp.h"
+
+namespace mx_onednn {
+
+// An activation applied as an eltwise post-op.
+struct PostOp {
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0;
+};
+
+// "relu", "leaky" (slope), "sigmoid", "tanh", "softrelu"; nullopt for
+// anything else.
+std::optional<PostOp> ParsePostOp(const std::string& act, double slope);
+
+void RegisterFusedConv(mxplugin::Plugin& plugin);
+void RegisterFusedFc(mxplugin::Plugin& plugin);
+
+}  // namespace mx_onednn
+
+#endif  // MXCORE_BACKENDS_ONEDNN_FUSED_CONV_H_

@@ -1,0 +1,254 @@
+// The "onednn" subgraph property (plugin loaded through MX_PLUGINS, set in
+// BUILD): fused graphs give the unfused graph's outputs. The unfused graph
+// runs the plugin's per-op kernels; fused ones fold BatchNorm into the
+// weights and use other primitives, so outputs agree within float32
+// rounding: relative 1e-4 plus absolute 1e-4 of the output's scale.
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "imperative/executor.h"
+#include "plugin/plugin.h"
+#include "subgraph/partition_graph.h"
+#include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
+
+namespace mx {
+namespace {
+
+using testing::CountOps;
+using testing::ToDouble;
+
+Symbol Op(const std::string& op, const std::vector<Symbol>& in,
+          const AttrDict& attrs = {}, const std::string& name = "") {
+  return Symbol::Create(op, in, attrs, name);
+}
+
+// Uniform values per input; BatchNorm variances positive.
+void Fill(Executor* exec, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto fill = [&](const std::string& name, NDArray a) {
+    const bool positive = name.find("var") != std::string::npos;
+    std::uniform_real_distribution<float> u(positive ? 0.5f : -1.0f, 1.0f);
+    std::vector<float> v(a.size());
+    for (float& x : v) x = u(rng);
+    a.SyncCopyFromCPU(v.data(), v.size());
+  };
+  for (auto& [name, a] : exec->arg_dict()) fill(name, a);
+  for (auto& [name, a] : exec->aux_dict()) fill(name, a);
+}
+
+int64_t Preparations() {
+  using Fn = int64_t (*)();
+  const char* path = std::getenv("MX_PLUGINS");
+  void* plugin = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto fn = reinterpret_cast<Fn>(
+      plugin ? dlsym(plugin, "mx_onednn_weight_preparations") : nullptr);
+  return fn == nullptr ? -1 : fn();
+}
+
+void ExpectClose(const Executor& fused, const Executor& ref) {
+  ASSERT_EQ(fused.outputs().size(), ref.outputs().size());
+  for (size_t i = 0; i < ref.outputs().size(); ++i) {
+    const std::vector<double> a = ToDouble(fused.outputs()[i]);
+    const std::vector<double> b = ToDouble(ref.outputs()[i]);
+    ASSERT_EQ(a.size(), b.size());
+    double scale = 0;
+    for (double x : b) scale = std::max(scale, std::abs(x));
+    size_t bad = 0;
+    for (size_t j = 0; j < a.size(); ++j) {
+      if (!(std::abs(a[j] - b[j]) <= 1e-4 * std::abs(b[j]) + 1e-4 * scale)) {
+        if (bad++ < 5) ADD_FAILURE() << "output " << i << "[" << j
+                                     << "]: fused " << a[j] << " vs " << b[j];
+      }
+    }
+    EXPECT_EQ(bad, 0u);
+  }
+}
+
+// Binds `net` unfused and partitioned with "onednn", runs both on the same
+// random inputs and compares; returns the partitioned symbol.
+Symbol CheckFused(const Symbol& net,
+                  const std::map<std::string, TShape>& shapes) {
+  PartitionReport report;
+  const Symbol part = PartitionGraph(net, "onednn", {}, &report);
+  EXPECT_EQ(part.ListArguments(), net.ListArguments());
+  EXPECT_EQ(part.ListAuxiliaryStates(), net.ListAuxiliaryStates());
+  auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, {},
+                                  OpReqType::kNullOp);
+  auto fused = Executor::SimpleBind(part, Context::CPU(), shapes, {},
+                                    OpReqType::kNullOp);
+  Fill(ref.get(), 7);
+  testing::CopyInputs(*ref, fused.get());
+  ref->Forward();
+  fused->Forward();
+  ExpectClose(*fused, *ref);
+  return part;
+}
+
+// data -> conv-bn-relu -> conv-bn -> + data -> relu.
+Symbol ResidualBlock(const std::string& act = "relu") {
+  Symbol x = Symbol::Variable("data");
+  auto conv_bn = [](Symbol in, const std::string& name) {
+    Symbol c = Op("Convolution", {in},
+                  {{"kernel", "(3, 3)"}, {"pad", "(1, 1)"},
+                   {"num_filter", "8"}, {"no_bias", "True"}},
+                  name + "_conv");
+    return Op("BatchNorm", {c}, {{"fix_gamma", "False"}, {"eps", "1e-5"}},
+              name + "_bn");
+  };
+  Symbol a = Op("Activation", {conv_bn(x, "a")}, {{"act_type", act}}, "a_act");
+  Symbol sum = Op("elemwise_add", {conv_bn(a, "b"), x}, {}, "sum");
+  return Op("Activation", {sum}, {{"act_type", "relu"}}, "out");
+}
+
+TEST(OnednnFusion, ResidualBlockFusesIntoTwoOps) {
+  const Symbol part = CheckFused(ResidualBlock(), {{"data", {2, 8, 9, 7}}});
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 2);
+  EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
+  EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
+  EXPECT_EQ(CountOps(part, "Activation"), 0);
+}
+
+TEST(OnednnFusion, OtherActivationsAndBias) {
+  CheckFused(ResidualBlock("tanh"), {{"data", {1, 8, 5, 5}}});
+  CheckFused(ResidualBlock("sigmoid"), {{"data", {1, 8, 5, 5}}});
+  Symbol x = Symbol::Variable("data");
+  Symbol c = Op("Convolution", {x},
+                {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"},
+                 {"dilate", "(2, 2)"}, {"num_filter", "6"},
+                 {"num_group", "2"}},
+                "c");
+  Symbol net = Op("LeakyReLU", {c}, {{"act_type", "leaky"}, {"slope", "0.1"}});
+  const Symbol part = CheckFused(net, {{"data", {3, 4, 11, 12}}});
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 1);
+  EXPECT_EQ(CountOps(part, "LeakyReLU"), 0);
+}
+
+TEST(OnednnFusion, FullyConnectedWithActivation) {
+  Symbol x = Symbol::Variable("data");
+  Symbol h = Op("Activation",
+                {Op("FullyConnected", {x}, {{"num_hidden", "16"}}, "fc1")},
+                {{"act_type", "relu"}});
+  Symbol net = Op("FullyConnected", {h}, {{"num_hidden", "5"}}, "fc2");
+  const Symbol part = CheckFused(net, {{"data", {4, 3, 5}}});
+  EXPECT_EQ(CountOps(part, "_sg_onednn_fc"), 2);
+}
+
+TEST(OnednnFusion, SeedStructuresGiveTheSameOutputs) {
+  for (int i = 1; i <= 7; ++i) {
+    SCOPED_TRACE("structure " + std::to_string(i));
+    CheckFused(testing::SeedStructure(i), {});
+  }
+}
+
+TEST(OnednnFusion, IntermediateUsedElsewhereStaysUnfused) {
+  Symbol x = Symbol::Variable("data");
+  Symbol c = Op("Convolution", {x}, {{"kernel", "(1, 1)"}, {"num_filter", "4"}},
+                "c");
+  Symbol r = Op("Activation", {c}, {{"act_type", "relu"}});
+  const Symbol net = Symbol::Group({r, Op("sin", {c})});
+  const Symbol part = CheckFused(net, {{"data", {1, 2, 3, 3}}});
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 0);
+}
+
+TEST(OnednnFusion, WeightsArePreparedOnceAndAgainWhenChanged) {
+  const Symbol net = ResidualBlock();
+  const Symbol part = PartitionGraph(net, "onednn");
+  const std::map<std::string, TShape> shapes = {{"data", {1, 8, 6, 6}}};
+  auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, {},
+                                  OpReqType::kNullOp);
+  auto fused = Executor::SimpleBind(part, Context::CPU(), shapes, {},
+                                    OpReqType::kNullOp);
+  Fill(ref.get(), 3);
+  testing::CopyInputs(*ref, fused.get());
+  const int64_t before = Preparations();
+  ASSERT_GE(before, 0) << "mx_onednn_weight_preparations not found";
+  for (int i = 0; i < 3; ++i) {
+    fused->Forward();
+    ToDouble(fused->outputs()[0]);  // Waits for the kernels.
+  }
+  EXPECT_EQ(Preparations() - before, 2);  // One per fused node.
+  ref->Forward();
+  ExpectClose(*fused, *ref);
+  // New weights and moving statistics: prepared again, new outputs.
+  Fill(ref.get(), 11);
+  testing::CopyInputs(*ref, fused.get());
+  fused->Forward();
+  ref->Forward();
+  ToDouble(fused->outputs()[0]);
+  EXPECT_EQ(Preparations() - before, 4);
+  ExpectClose(*fused, *ref);
+  // Only a moving variance changes.
+  NDArray var = fused->aux_dict().at("b_bn_moving_var");
+  std::vector<float> v(var.size(), 2.0f);
+  var.SyncCopyFromCPU(v.data(), v.size());
+  ref->aux_dict().at("b_bn_moving_var").SyncCopyFromCPU(v.data(), v.size());
+  fused->Forward();
+  ref->Forward();
+  ToDouble(fused->outputs()[0]);
+  EXPECT_EQ(Preparations() - before, 5);
+  ExpectClose(*fused, *ref);
+}
+
+// ../shared/mxnet-models next to the source tree (the data file WORKSPACE
+// links back into it), or MX_MXNET_MODELS_DIR.
+std::string ModelsDir() {
+  if (const char* dir = std::getenv("MX_MXNET_MODELS_DIR")) return dir;
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const std::string link =
+      std::string(srcdir ? srcdir : ".") + "/mxcore/WORKSPACE";
+  char resolved[PATH_MAX];
+  if (realpath(link.c_str(), resolved) == nullptr) return "";
+  std::string root(resolved);
+  return root.substr(0, root.rfind('/')) + "/../shared/mxnet-models";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(OnednnFusion, ResNet18FromMxnetJson) {
+  const std::string path = ModelsDir() + "/resnet18_v1-symbol.json";
+  const std::string json = ReadFile(path);
+  ASSERT_FALSE(json.empty()) << path << " not found (set MX_MXNET_MODELS_DIR)";
+  const Symbol net = Symbol::FromJSON(json);
+  const Symbol part = CheckFused(net, {{"data", {1, 3, 64, 64}}});
+  // 20 convolutions (with their BatchNorm, ReLU and the 8 residual adds)
+  // and the classifier.
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 20);
+  EXPECT_EQ(CountOps(part, "_sg_onednn_fc"), 1);
+  EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
+  EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
+}
+
+TEST(OnednnFusion, BadAttributesAreTypedErrors) {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        Op("_sg_onednn_conv", {x, w},
+           {{"num_inputs", "2"}, {"data_input", "0"}, {"weight_input", "5"},
+            {"kernel", "(3, 3)"}, {"num_filter", "4"}});
+      },
+      {"_sg_onednn_conv", "inconsistent attributes"});
+  testing::ExpectError<InvalidArgument>(
+      [&] {
+        Op("_sg_onednn_conv", {x, w},
+           {{"num_inputs", "2"}, {"data_input", "0"}, {"weight_input", "1"},
+            {"kernel", "(3, 3)"}, {"num_filter", "4"}, {"act", "gelu"}});
+      },
+      {"unknown activation \"gelu\""});
+}
+
+}  // namespace
+}  // namespace mx
