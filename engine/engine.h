@@ -86,6 +86,11 @@ enum class FnProperty {
   // than running it. Otherwise it is queued like kNormal. Non-host contexts
   // treat it as kNormal.
   kInlineIfReady,
+  // One step of a collective across processes (the kvstore's reductions):
+  // runs even when a var it uses carries an error, so every process issues
+  // the same sequence of collectives; the vars it writes still receive that
+  // error. Scheduled like kNormal.
+  kCollective,
 };
 
 // What an operation sees when it runs.

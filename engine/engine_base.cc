@@ -104,7 +104,8 @@ void EngineBase::FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
     if (!listed(h)) opr->const_vars.push_back(h);
   }
   opr->prop = prop;
-  opr->never_skip = prop == FnProperty::kDeleteVar;
+  opr->never_skip =
+      prop == FnProperty::kDeleteVar || prop == FnProperty::kCollective;
   if (!name.empty()) opr->name = std::string(name);
 }
 
@@ -265,6 +266,8 @@ void EngineBase::Execute(OprBlock* block) {
       Finish(block);
       return;
     }
+  } else if (opr->prop == FnProperty::kCollective) {
+    block->inherited_error = UpstreamError(*opr);
   }
   if (has_deferred_.load(std::memory_order_acquire)) RunDeferredDeletes(false);
   try {
@@ -313,6 +316,8 @@ void EngineBase::Complete(OprBlock* block, std::exception_ptr error) {
   if (error) {
     ref = std::make_shared<ErrorState>(std::move(error));
     RecordFailure(ref);
+  } else if (block->inherited_error != nullptr) {
+    ref = std::move(block->inherited_error);  // Recorded where it arose.
   }
   ReleaseVars(block, ref);
   if (block->state.fetch_or(OprBlock::kCompleted, std::memory_order_acq_rel) &

@@ -110,6 +110,9 @@ struct OprBlock {
   bool free_at_finish = true;
   std::atomic<bool> done{false};
   absl::InlinedVector<VarLink, 4> links;
+  // kCollective: the error a var it used carried when it started; its
+  // written vars receive it at completion (unless it fails itself).
+  ErrorRef inherited_error;
 };
 
 // Shared by all engine implementations.

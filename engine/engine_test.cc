@@ -428,6 +428,44 @@ TEST_P(EngineTest, ErrorPropagatesToDependentsAndIsReportedOnce) {
   EXPECT_EQ(value, 6);
 }
 
+TEST_P(EngineTest, CollectiveRunsOnAFailedInputAndPassesTheErrorOn) {
+  VarHandle x = engine_->NewVariable(), y = engine_->NewVariable(),
+            z = engine_->NewVariable();
+  std::atomic<int> collectives{0};
+  std::atomic<bool> downstream_ran{false};
+  engine_->PushSync([](RunContext) { throw std::out_of_range("boom"); }, kCPU,
+                    {}, {x});
+  // A collective step (all processes must take part) runs anyway, on both
+  // its read and its written var...
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        ++collectives;
+        done();
+      },
+      kCPU, {x}, {y}, FnProperty::kCollective);
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        ++collectives;
+        done();
+      },
+      kCPU, {}, {x}, FnProperty::kCollective);
+  // ...and what it writes still carries the error: readers are skipped.
+  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {y}, {z});
+  EXPECT_THROW(engine_->WaitForVar(z), std::out_of_range);
+  EXPECT_EQ(collectives.load(), 2);
+  EXPECT_FALSE(downstream_ran.load());
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  // Without an upstream error it completes cleanly.
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        ++collectives;
+        done();
+      },
+      kCPU, {}, {y}, FnProperty::kCollective);
+  EXPECT_NO_THROW(engine_->WaitForVar(y));
+  EXPECT_EQ(collectives.load(), 3);
+}
+
 TEST_P(EngineTest, WaitForAllRethrowsFirstFailureOnce) {
   VarHandle a = engine_->NewVariable();
   engine_->PushSync([](RunContext) { throw InvalidArgument("first"); }, kCPU,

@@ -13,12 +13,27 @@
 //   }
 //   autograd::Backward({loss});
 //   trainer.Step(batch_size);
+//
+// Data-parallel (under mpirun, one process per rank):
+//   auto kv = std::shared_ptr<kvstore::KVStore>(
+//       kvstore::KVStore::Create("dist_sync"));
+//   nn::Trainer trainer(net->CollectParams(), nn::MakeSGD(sgd), kv);
+//   ... trainer.Step(batch_size_per_rank);
+// Parameters are broadcast from rank 0 when the Trainer is made (those not
+// initialized yet: at their first Step), so every rank starts equal. Step
+// sums the gradients across ranks (a PushPull in place, last parameters
+// first, so their reduction overlaps backward of earlier layers) and
+// scales them by 1 / (batch_size * num_workers): the mean over the global
+// batch. With update_on_kvstore the store applies the optimizer after the
+// reduction and the parameters are pulled back (MXNet's
+// update_on_kvstore).
 #ifndef MXCORE_NN_TRAINER_H_
 #define MXCORE_NN_TRAINER_H_
 
 #include <memory>
 #include <vector>
 
+#include "kvstore/kvstore.h"
 #include "nn/block.h"
 #include "nn/optimizer.h"
 
@@ -28,19 +43,32 @@ namespace nn {
 class Trainer {
  public:
   Trainer(ParameterList params, std::unique_ptr<Optimizer> optimizer);
+  Trainer(ParameterList params, std::unique_ptr<Optimizer> optimizer,
+          std::shared_ptr<kvstore::KVStore> kvstore,
+          bool update_on_kvstore = false);
 
   // One update of every trainable parameter. Throws StateError naming a
   // parameter that is not initialized yet; InvalidArgument for
-  // batch_size <= 0.
+  // batch_size <= 0. With a KVStore, batch_size is this rank's.
   void Step(int batch_size);
 
   double learning_rate() const { return optimizer_->learning_rate(); }
   void set_learning_rate(double lr) { optimizer_->set_learning_rate(lr); }
   const ParameterList& params() const { return params_; }
+  const std::shared_ptr<kvstore::KVStore>& kvstore() const { return kvstore_; }
 
  private:
+  // Broadcasts rank 0's values of the initialized parameters not
+  // broadcast yet.
+  void BroadcastNew();
+
   ParameterList params_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::shared_ptr<Optimizer> optimizer_;
+  std::shared_ptr<kvstore::KVStore> kvstore_;
+  bool update_on_kvstore_ = false;
+  std::vector<bool> broadcast_;  // Per parameter.
+  // The gradient scale of the current Step, read by the store's updater.
+  std::shared_ptr<double> rescale_ = std::make_shared<double>(1.0);
 };
 
 }  // namespace nn

@@ -18,6 +18,8 @@ PACKAGES=(
   libc++-14-dev libc++abi-14-dev
   # Building the examples that use an installed mxcore (tools/examples.sh).
   cmake pkg-config
+  # The dist_sync KVStore and its mpirun tests (Open MPI 4).
+  openmpi-bin libopenmpi-dev
   # Data for the trainer (the README's main job).
   dataset-fashion-mnist
 )

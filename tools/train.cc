@@ -6,6 +6,11 @@
 // bazel-bin, or in its runfiles) unless --backend=builtin or MX_PLUGINS
 // names plugins; the trainer prints which backend runs.
 //
+// Data-parallel on several processes (README "Distributed training"):
+//   mpirun -np 2 bazel-bin/tools/train --kvstore=dist_sync --model=cnn
+// shards every global batch (--batch_size per rank) across the ranks,
+// sums gradients with the KVStore, and reports from rank 0 only.
+//
 // The data comes from the Debian package dataset-fashion-mnist (gzip'd IDX
 // files in /usr/share/datasets/fashion-mnist); tools/setup.sh installs it.
 #include <unistd.h>
@@ -26,6 +31,7 @@
 #include "autograd/autograd.h"
 #include "base/error.h"
 #include "imperative/nd.h"
+#include "kvstore/kvstore.h"
 #include "nn/nn.h"
 #include "plugin/plugin.h"
 #include "tools/data/idx.h"
@@ -49,6 +55,9 @@ ABSL_FLAG(int, limit, 0, "use only the first N training examples (0: all)");
 ABSL_FLAG(std::string, backend, "auto",
           "CPU kernels: auto (the oneDNN plugin when built, else built-in), "
           "onednn (fail without the plugin) or builtin");
+ABSL_FLAG(std::string, kvstore, "",
+          "\"\" (one process), local or dist_sync (under mpirun: the "
+          "gradients of --batch_size examples per rank summed across ranks)");
 ABSL_FLAG(std::string, lr_schedule, "none",
           "none, or cosine: the learning rate follows half a cosine from "
           "--lr to 0 over the epochs (set per epoch)");
@@ -196,9 +205,23 @@ double Accuracy(nn::Block& net, const data::Dataset& test, Context ctx) {
 
 int Train(const char* argv0) {
   using Clock = std::chrono::steady_clock;
-  std::printf("backend: %s\n", ChooseBackend(argv0).c_str());
+  // The store first: under mpirun only rank 0 reports.
+  std::shared_ptr<kvstore::KVStore> kv;
+  if (const std::string type = absl::GetFlag(FLAGS_kvstore); !type.empty()) {
+    kv = kvstore::KVStore::Create(type);
+  }
+  const int rank = kv ? kv->rank() : 0;
+  const int workers = kv ? kv->num_workers() : 1;
+  const bool lead = rank == 0;
+  const std::string backend = ChooseBackend(argv0);
   const Context ctx = ChooseContext(argv0);
-  std::printf("device: %s\n", ctx.ToString().c_str());
+  if (lead) {
+    std::printf("backend: %s\n", backend.c_str());
+    std::printf("device: %s\n", ctx.ToString().c_str());
+    if (kv) {
+      std::printf("kvstore: %s, %d worker(s)\n", kv->type().c_str(), workers);
+    }
+  }
   const std::string schedule = absl::GetFlag(FLAGS_lr_schedule);
   if (schedule != "none" && schedule != "cosine") {
     throw InvalidArgument("--lr_schedule must be none or cosine, not \"" +
@@ -220,8 +243,12 @@ int Train(const char* argv0) {
   net->Initialize(nn::init::Xavier(), ctx);
   if (absl::GetFlag(FLAGS_hybridize)) net->Hybridize();
   nn::SoftmaxCrossEntropyLoss loss_fn;
-  nn::Trainer trainer(net->CollectParams(), MakeOptimizer());
-  data::BatchIterator batches(train, batch, /*shuffle=*/true, seed);
+  nn::Trainer trainer(net->CollectParams(), MakeOptimizer(), kv);
+  // Every rank shuffles with the same seed and takes its slice of each
+  // global batch.
+  data::BatchIterator batches(train, batch, /*shuffle=*/true, seed, rank,
+                              workers);
+  const int64_t global_batch = static_cast<int64_t>(batch) * workers;
 
   double accuracy = 0, train_seconds = 0;
   const double base_lr = trainer.learning_rate();
@@ -230,7 +257,7 @@ int Train(const char* argv0) {
       trainer.set_learning_rate(base_lr * 0.5 *
                                 (1 + std::cos(M_PI * (epoch - 1) / epochs)));
     }
-    ProgressBar bar(epoch, epochs, batches.batches_per_epoch() * batch);
+    ProgressBar bar(epoch, epochs, batches.batches_per_epoch() * global_batch);
     const auto start = Clock::now();
     NDArray x, y;
     int64_t done = 0;
@@ -248,9 +275,11 @@ int Train(const char* argv0) {
       }
       autograd::Backward({loss});
       trainer.Step(batch);
-      done += batch;
-      // Reading the loss waits for the step; do it now and then only.
-      if (step % 50 == 0 || done == batches.batches_per_epoch() * batch) {
+      done += global_batch;
+      // Reading the loss waits for the step; do it now and then only (the
+      // loss of rank 0's shard).
+      const bool last = done == batches.batches_per_epoch() * global_batch;
+      if (lead && (step % 50 == 0 || last)) {
         loss_sum += nd::mean(loss).ToVector<float>()[0];
         ++loss_count;
         const double s =
@@ -258,21 +287,35 @@ int Train(const char* argv0) {
         bar.Update(done, done / s, loss_sum / loss_count);
       }
     }
-    bar.Finish();
+    // The epoch's time is that of its last step on every rank.
+    for (const auto& [name, p] : net->CollectParams()) p->data().WaitToRead();
     train_seconds +=
         std::chrono::duration<double>(Clock::now() - start).count();
-    accuracy = Accuracy(*net, test, ctx);
-    std::printf("epoch %d/%d: train loss %.4f, test accuracy %.4f\n", epoch,
-                epochs, loss_sum / loss_count, accuracy);
+    if (lead) {
+      bar.Finish();
+      accuracy = Accuracy(*net, test, ctx);
+      std::printf("epoch %d/%d: train loss %.4f, test accuracy %.4f\n", epoch,
+                  epochs, loss_sum / loss_count, accuracy);
+    }
   }
-  const double images =
-      static_cast<double>(epochs) * batches.batches_per_epoch() * batch;
+  if (!lead) return 0;
+  const int64_t steps =
+      static_cast<int64_t>(epochs) * batches.batches_per_epoch();
+  const double images = static_cast<double>(steps) * global_batch;
   std::printf(
       "summary: model=%s hybridize=%d optimizer=%s epochs=%d batch=%d "
-      "test_accuracy=%.4f train_time=%.1fs images_per_s=%.0f\n",
+      "workers=%d test_accuracy=%.4f train_time=%.1fs images_per_s=%.0f\n",
       absl::GetFlag(FLAGS_model).c_str(), absl::GetFlag(FLAGS_hybridize),
-      absl::GetFlag(FLAGS_optimizer).c_str(), epochs, batch, accuracy,
+      absl::GetFlag(FLAGS_optimizer).c_str(), epochs, batch, workers, accuracy,
       train_seconds, images / train_seconds);
+  if (kv && workers > 1) {
+    const kvstore::CommStats c = kv->comm_stats();
+    std::printf(
+        "communication (rank 0): %lld collectives, %.1f MB, %.3f ms per step "
+        "in collectives (overlapping backward)\n",
+        static_cast<long long>(c.collectives), c.bytes / 1e6,
+        1e3 * c.seconds / steps);
+  }
   return 0;
 }
 

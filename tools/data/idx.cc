@@ -111,11 +111,22 @@ Dataset LoadFashionMNIST(const std::string& dir, bool train) {
 }
 
 BatchIterator::BatchIterator(const Dataset& data, int64_t batch_size,
-                             bool shuffle, uint64_t seed)
-    : data_(data), batch_size_(batch_size), shuffle_(shuffle), rng_(seed) {
-  if (batch_size <= 0 || batch_size > data.size) {
+                             bool shuffle, uint64_t seed, int shard,
+                             int num_shards)
+    : data_(data),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
+      shard_(shard),
+      num_shards_(num_shards),
+      rng_(seed) {
+  if (num_shards < 1 || shard < 0 || shard >= num_shards) {
+    throw InvalidArgument(
+        absl::StrCat("BatchIterator: shard ", shard, " of ", num_shards));
+  }
+  if (batch_size <= 0 || batch_size * num_shards > data.size) {
     throw InvalidArgument(absl::StrCat("BatchIterator: batch size ", batch_size,
-                                       " for ", data.size, " examples"));
+                                       " x ", num_shards, " shards for ",
+                                       data.size, " examples"));
   }
   order_.resize(data.size);
   std::iota(order_.begin(), order_.end(), 0);
@@ -123,11 +134,12 @@ BatchIterator::BatchIterator(const Dataset& data, int64_t batch_size,
 }
 
 int64_t BatchIterator::batches_per_epoch() const {
-  return data_.size / batch_size_;
+  return data_.size / (batch_size_ * num_shards_);
 }
 
 bool BatchIterator::Next(NDArray* images, NDArray* labels) {
-  if (pos_ + batch_size_ > data_.size) {
+  const int64_t global = batch_size_ * num_shards_;
+  if (pos_ + global > data_.size) {
     pos_ = 0;
     if (shuffle_) std::shuffle(order_.begin(), order_.end(), rng_);
     return false;
@@ -136,12 +148,12 @@ bool BatchIterator::Next(NDArray* images, NDArray* labels) {
   std::vector<float> x(static_cast<size_t>(batch_size_ * pixels));
   std::vector<float> y(static_cast<size_t>(batch_size_));
   for (int64_t b = 0; b < batch_size_; ++b) {
-    const int64_t i = order_[pos_ + b];
+    const int64_t i = order_[pos_ + shard_ * batch_size_ + b];
     std::memcpy(&x[b * pixels], &data_.images[i * pixels],
                 pixels * sizeof(float));
     y[b] = data_.labels[i];
   }
-  pos_ += batch_size_;
+  pos_ += global;
   *images =
       NDArray::FromVector<float>({batch_size_, 1, data_.rows, data_.cols}, x);
   *labels = NDArray::FromVector<float>({batch_size_}, y);

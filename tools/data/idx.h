@@ -40,10 +40,16 @@ Dataset LoadFashionMNIST(const std::string& dir, bool train);
 
 // Mini-batches in a (re)shuffled order; the last, smaller batch is
 // dropped so every batch has the same shape.
+//
+// Sharded for data-parallel training (shard = rank, num_shards = number
+// of ranks): every shard shuffles with the same seed, each global batch is
+// batch_size * num_shards consecutive examples of that order, and shard k
+// gets its k-th slice, so the ranks together see exactly what one process
+// with the global batch would.
 class BatchIterator {
  public:
   BatchIterator(const Dataset& data, int64_t batch_size, bool shuffle,
-                uint64_t seed);
+                uint64_t seed, int shard = 0, int num_shards = 1);
   // The next batch as fresh CPU arrays; false at the end of an epoch (the
   // next call starts a new, reshuffled epoch).
   bool Next(NDArray* images, NDArray* labels);
@@ -53,6 +59,7 @@ class BatchIterator {
   const Dataset& data_;
   const int64_t batch_size_;
   const bool shuffle_;
+  const int shard_, num_shards_;
   std::mt19937_64 rng_;
   std::vector<int64_t> order_;
   int64_t pos_ = 0;

@@ -74,6 +74,38 @@ TEST(Idx, LoadsAndBatches) {
   EXPECT_TRUE(it.Next(&x, &y));  // A new epoch.
 }
 
+TEST(Idx, ShardsTogetherSeeTheGlobalBatches) {
+  const std::string images = TempPath("s_img.gz"),
+                    labels = TempPath("s_lab.gz");
+  WriteTiny(20, images, labels);
+  const Dataset d = LoadIdx(images, labels);
+  // One process with batch 6 and three shards with batch 2 each, the same
+  // seed: shard k's batch is the k-th third of the global one, two epochs.
+  BatchIterator whole(d, 6, /*shuffle=*/true, /*seed=*/5);
+  std::vector<BatchIterator> shards;
+  for (int k = 0; k < 3; ++k) shards.emplace_back(d, 2, true, 5, k, 3);
+  EXPECT_EQ(shards[1].batches_per_epoch(), 3);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    NDArray x, y;
+    while (whole.Next(&x, &y)) {
+      const std::vector<float> want = y.ToVector<float>();
+      for (int k = 0; k < 3; ++k) {
+        NDArray sx, sy;
+        ASSERT_TRUE(shards[k].Next(&sx, &sy));
+        const std::vector<float> got = sy.ToVector<float>();
+        EXPECT_EQ(got, std::vector<float>(want.begin() + 2 * k,
+                                          want.begin() + 2 * k + 2));
+      }
+    }
+    for (auto& s : shards) {
+      NDArray sx, sy;
+      EXPECT_FALSE(s.Next(&sx, &sy));
+    }
+  }
+  EXPECT_THROW(BatchIterator(d, 2, true, 5, 3, 3), InvalidArgument);
+  EXPECT_THROW(BatchIterator(d, 8, true, 5, 0, 3), InvalidArgument);
+}
+
 TEST(Idx, ClearErrors) {
   try {
     LoadFashionMNIST("/nonexistent", true);

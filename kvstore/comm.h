@@ -1,0 +1,65 @@
+// Comm: how a KVStore sums arrays across worker processes. Internal to
+// //kvstore.
+//
+// Each call pushes engine operations (FnProperty::kCollective) that write
+// the given arrays in place, so reductions wait for the computations that
+// produce their inputs and later readers wait for them. Every process must
+// make the same calls in the same order (the store's users do: the same
+// program on every rank).
+#ifndef MXCORE_KVSTORE_COMM_H_
+#define MXCORE_KVSTORE_COMM_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kvstore/kvstore.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+namespace kvstore {
+
+// An array reduced or broadcast in place, with the key it belongs to (for
+// the cross-rank agreement check and error messages).
+struct Piece {
+  int key = 0;
+  NDArray array;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Each array becomes the sum of that array over all processes.
+  virtual void AllReduce(std::vector<Piece> pieces, int priority) = 0;
+  // Each array becomes rank 0's contents of it.
+  virtual void Broadcast(std::vector<Piece> pieces, int priority) = 0;
+  // Blocks until every process called Barrier (after the work pushed
+  // before it).
+  virtual void Barrier() = 0;
+  virtual CommStats stats() const { return {}; }
+};
+
+// One process: reductions are the identity.
+std::unique_ptr<Comm> MakeLocalComm();
+
+// Open MPI processes (mpirun); ConfigError when built without MPI or when
+// MPI cannot start. All stores of a process share one communication
+// thread, which initializes MPI (MPI_THREAD_FUNNELED) and finalizes it at
+// exit.
+std::unique_ptr<Comm> MakeMpiComm();
+
+// Consecutive pieces of one dtype grouped into messages of at most
+// `bucket_bytes` (a piece larger than that is a message of its own), in
+// order. Returns the index ranges [begin, end) of each group.
+std::vector<std::pair<size_t, size_t>> Buckets(const std::vector<Piece>& pieces,
+                                               int64_t bucket_bytes);
+
+// MX_KVSTORE_BUCKET_BYTES (default 1 MiB); ConfigError when bad.
+int64_t BucketBytesFromEnv();
+
+}  // namespace kvstore
+}  // namespace mx
+
+#endif  // MXCORE_KVSTORE_COMM_H_
