@@ -33,6 +33,7 @@
 #include "nn/mxnet_params_file.h"
 #include "nn/params_file.h"
 #include "nn/symbol_block.h"
+#include "testing/shared_data.h"
 #include "tools/data/idx.h"
 #include "tools/mxnet_model.h"
 
@@ -90,19 +91,7 @@ const std::set<std::string> kExpectedPassing = {
 
 constexpr size_t kForwardBudgetBytes = size_t{16} << 20;
 
-std::string ModelsDir() {
-  if (const char* dir = std::getenv("MX_MXNET_MODELS_DIR")) return dir;
-  // Under bazel test the data file WORKSPACE links back into the source
-  // tree; ../shared sits next to it.
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const std::string link =
-      std::string(srcdir ? srcdir : ".") + "/mxcore/WORKSPACE";
-  char resolved[PATH_MAX];
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string root(resolved);
-  root = root.substr(0, root.rfind('/'));
-  return root + "/../shared/mxnet-models";
-}
+std::string ModelsDir() { return mx::testing::MxnetModelsDir(); }
 
 struct ModelRow {
   std::string name;

@@ -39,6 +39,19 @@ std::optional<PostOp> ParsePostOp(const std::string& act, double slope) {
   return p;
 }
 
+void RequireFloat32(const char* op, Tensors in, Tensors out) {
+  for (Tensors t : {in, out}) {
+    for (int i = 0; i < t.size(); ++i) {
+      if (t[i].dtype() != MX_DTYPE_FLOAT32) {
+        throw Error(MX_STATUS_DTYPE_ERROR,
+                    std::string(op) +
+                        ": float32 only (partition other dtypes without the "
+                        "onednn backend)");
+      }
+    }
+  }
+}
+
 namespace {
 
 constexpr char kOp[] = "_sg_onednn_conv";
@@ -86,7 +99,8 @@ std::shared_ptr<void> Parse(const Attrs& a) {
   f->sum = Role(a, "sum_input");
   f->with_bn = f->gamma >= 0;
   f->eps = a.GetFloat("bn_eps", 1e-3);
-  f->fix_gamma = mxplugin::ParseBool(a.Get("bn_fix_gamma", "True")).value_or(true);
+  f->fix_gamma =
+      mxplugin::ParseBool(a.Get("bn_fix_gamma", "True")).value_or(true);
   f->num_filter = a.GetInt("num_filter", 0);
   f->num_group = a.GetInt("num_group", 1);
   f->kernel = Tuple(a, "kernel");
@@ -96,8 +110,8 @@ std::shared_ptr<void> Parse(const Attrs& a) {
   for (const char* key : {"act", "postsum_act"}) {
     const std::string act = a.Get(key, "");
     if (act.empty()) continue;
-    std::optional<PostOp> p = ParsePostOp(
-        act, a.GetFloat(std::string(key) + "_slope", 0.25));
+    std::optional<PostOp> p =
+        ParsePostOp(act, a.GetFloat(std::string(key) + "_slope", 0.25));
     if (!p) {
       throw Error(MX_STATUS_INVALID_ARGUMENT,
                   std::string(kOp) + ": unknown activation \"" + act + "\"");
@@ -108,9 +122,9 @@ std::shared_ptr<void> Parse(const Attrs& a) {
   auto in_range = [n](int i, bool required) {
     return required ? (i >= 0 && i < n) : (i >= -1 && i < n);
   };
-  const bool bn_ok = !f->with_bn || (in_range(f->beta, true) &&
-                                     in_range(f->mean, true) &&
-                                     in_range(f->var, true));
+  const bool bn_ok =
+      !f->with_bn || (in_range(f->beta, true) && in_range(f->mean, true) &&
+                      in_range(f->var, true));
   if (n < 2 || !in_range(f->data, true) || !in_range(f->weight, true) ||
       !in_range(f->bias, false) || !in_range(f->sum, false) || !bn_ok ||
       f->kernel.empty() || f->kernel.size() > 3 || f->num_filter < 1 ||
@@ -148,10 +162,10 @@ void InferShape(const Attrs& a, mxplugin::ShapeSlots& in,
   if (in[f.data]) {
     const mxplugin::Shape& d = *in[f.data];
     if (d.size() != rank + 2) {
-      throw Error(MX_STATUS_SHAPE_ERROR,
-                  std::string(kOp) + ": data of rank " +
-                      std::to_string(d.size()) + " for a " +
-                      std::to_string(rank) + "-D kernel");
+      throw Error(MX_STATUS_SHAPE_ERROR, std::string(kOp) + ": data of rank " +
+                                             std::to_string(d.size()) +
+                                             " for a " + std::to_string(rank) +
+                                             "-D kernel");
     }
     mxplugin::Shape w = {filters, d[1] / f.num_group};
     w.insert(w.end(), f.kernel.begin(), f.kernel.end());
@@ -183,8 +197,19 @@ struct Geometry {
   bool has_bias = false;
 };
 
+std::vector<int> WeightInputs(const ConvFusion& f);
+
 struct State {
   ConvFusion f;
+  // The inputs the prepared weights come from, and which of them the op
+  // writes itself (BatchNorm's moving statistics: their version bumps are
+  // its own).
+  std::vector<int> weight_inputs;
+  std::vector<bool> own_writes;
+  void Init() {
+    weight_inputs = WeightInputs(f);
+    for (int i : weight_inputs) own_writes.push_back(i == f.mean || i == f.var);
+  }
   std::mutex mu;
   WeightCache cache;
   bool built = false;
@@ -294,17 +319,7 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
              const int32_t* req, Tensors out) {
   auto* s = static_cast<State*>(state);
   const ConvFusion& f = s->f;
-  for (int i = 0; i < in.size(); ++i) {
-    if (in[i].dtype() != MX_DTYPE_FLOAT32) {
-      throw Error(MX_STATUS_DTYPE_ERROR,
-                  std::string(kOp) +
-                      ": float32 only (partition other dtypes without the "
-                      "onednn backend)");
-    }
-  }
-  if (out[0].dtype() != MX_DTYPE_FLOAT32) {
-    throw Error(MX_STATUS_DTYPE_ERROR, std::string(kOp) + ": float32 only");
-  }
+  RequireFloat32(kOp, in, out);
   if (ctx.is_train() && f.with_bn) {
     throw Error(MX_STATUS_NOT_IMPLEMENTED,
                 std::string(kOp) +
@@ -317,10 +332,7 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->built) Build(s, in, out);
-  std::vector<int> weight_inputs = WeightInputs(f);
-  std::vector<bool> own_writes;
-  for (int i : weight_inputs) own_writes.push_back(i == f.mean || i == f.var);
-  if (!s->cache.Fresh(ctx, weight_inputs, own_writes)) {
+  if (!s->cache.Fresh(ctx, s->weight_inputs, s->own_writes)) {
     PrepareWeights(s, in);
   }
   if (residual != nullptr && residual != dst.data()) {
@@ -377,18 +389,9 @@ void RegisterFusedConv(mxplugin::Plugin& plugin) {
         // The moving statistics stay auxiliary states, as under BatchNorm
         // (the op reads them only).
         const auto& f = a.parsed<ConvFusion>();
-        return f.with_bn ? std::vector<int>{f.mean, f.var}
-                         : std::vector<int>{};
+        return f.with_bn ? std::vector<int>{f.mean, f.var} : std::vector<int>{};
       })
-      .Stateful(
-          MX_DEVICE_CPU,
-          [](const Attrs& a, int, int, const std::vector<mxplugin::Shape>&,
-             const std::vector<int>&) {
-            auto s = std::make_shared<State>();
-            s->f = a.parsed<ConvFusion>();
-            return std::shared_ptr<void>(s);
-          },
-          Compute);
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, ConvFusion>(), Compute);
   plugin.RegisterOp(std::move(op));
 }
 

@@ -10,8 +10,10 @@
 #define MXCORE_BACKENDS_ONEDNN_FUSED_CONV_H_
 
 #include <dnnl.hpp>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
@@ -26,6 +28,24 @@ struct PostOp {
 // "relu", "leaky" (slope), "sigmoid", "tanh", "softrelu"; nullopt for
 // anything else.
 std::optional<PostOp> ParsePostOp(const std::string& act, double slope);
+
+// Throws `op`'s DTypeError unless every input and output is float32.
+void RequireFloat32(const char* op, mxplugin::Tensors in,
+                    mxplugin::Tensors out);
+
+// The state factory of a fused op (OpDef::Stateful): a new State holding
+// the op's parsed attributes (`State::f`, of type Fusion) and the inputs
+// its weights come from (`State::Init()` works them out once).
+template <typename State, typename Fusion>
+auto FusedStateFactory() {
+  return [](const mxplugin::Attrs& a, int, int,
+            const std::vector<mxplugin::Shape>&, const std::vector<int>&) {
+    auto s = std::make_shared<State>();
+    s->f = a.parsed<Fusion>();
+    s->Init();
+    return std::shared_ptr<void>(s);
+  };
+}
 
 void RegisterFusedConv(mxplugin::Plugin& plugin);
 void RegisterFusedFc(mxplugin::Plugin& plugin);

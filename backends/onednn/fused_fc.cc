@@ -45,9 +45,8 @@ std::shared_ptr<void> Parse(const Attrs& a) {
     }
   }
   const int n = f->num_inputs;
-  if (n < 2 || f->data < 0 || f->data >= n || f->weight < 0 ||
-      f->weight >= n || f->bias < -1 || f->bias >= n || f->num_hidden < 1 ||
-      !f->flatten) {
+  if (n < 2 || f->data < 0 || f->data >= n || f->weight < 0 || f->weight >= n ||
+      f->bias < -1 || f->bias >= n || f->num_hidden < 1 || !f->flatten) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
                 std::string(kOp) +
                     ": inconsistent attributes (input roles, num_hidden; "
@@ -73,6 +72,11 @@ void InferShape(const Attrs& a, mxplugin::ShapeSlots& in,
 
 struct State {
   FcFusion f;
+  std::vector<int> weight_inputs;  // Weight and bias.
+  void Init() {
+    weight_inputs = {f.weight};
+    if (f.bias >= 0) weight_inputs.push_back(f.bias);
+  }
   std::mutex mu;
   WeightCache cache;
   bool built = false;
@@ -125,21 +129,12 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
              const int32_t* req, Tensors out) {
   auto* s = static_cast<State*>(state);
   const FcFusion& f = s->f;
-  for (int i = 0; i < in.size(); ++i) {
-    if (in[i].dtype() != MX_DTYPE_FLOAT32) {
-      throw Error(MX_STATUS_DTYPE_ERROR,
-                  std::string(kOp) +
-                      ": float32 only (partition other dtypes without the "
-                      "onednn backend)");
-    }
-  }
+  RequireFloat32(kOp, in, out);
   OutputBuffer dst(out[0], req[0], {in[f.data].data<float>()});
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->built) Build(s, in);
-  std::vector<int> weight_inputs = {f.weight};
-  if (f.bias >= 0) weight_inputs.push_back(f.bias);
-  if (!s->cache.Fresh(ctx, weight_inputs, {})) PrepareWeights(s, in);
+  if (!s->cache.Fresh(ctx, s->weight_inputs, {})) PrepareWeights(s, in);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, Wrap(s->src, in[f.data].data<float>())},
       {DNNL_ARG_WEIGHTS, s->weights},
@@ -171,15 +166,7 @@ void RegisterFusedFc(mxplugin::Plugin& plugin) {
       .Attr("act_slope", MX_ATTR_FLOAT, "0.25")
       .Parse(Parse)
       .InferShape(InferShape)
-      .Stateful(
-          MX_DEVICE_CPU,
-          [](const Attrs& a, int, int, const std::vector<mxplugin::Shape>&,
-             const std::vector<int>&) {
-            auto s = std::make_shared<State>();
-            s->f = a.parsed<FcFusion>();
-            return std::shared_ptr<void>(s);
-          },
-          Compute);
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, FcFusion>(), Compute);
   plugin.RegisterOp(std::move(op));
 }
 

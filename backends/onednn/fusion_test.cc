@@ -18,6 +18,7 @@
 #include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
 #include "testing/op_test_util.h"
+#include "testing/shared_data.h"
 #include "testing/subgraph_test_util.h"
 
 namespace mx {
@@ -65,8 +66,9 @@ void ExpectClose(const Executor& fused, const Executor& ref) {
     size_t bad = 0;
     for (size_t j = 0; j < a.size(); ++j) {
       if (!(std::abs(a[j] - b[j]) <= 1e-4 * std::abs(b[j]) + 1e-4 * scale)) {
-        if (bad++ < 5) ADD_FAILURE() << "output " << i << "[" << j
-                                     << "]: fused " << a[j] << " vs " << b[j];
+        if (bad++ < 5)
+          ADD_FAILURE() << "output " << i << "[" << j << "]: fused " << a[j]
+                        << " vs " << b[j];
       }
     }
     EXPECT_EQ(bad, 0u);
@@ -81,8 +83,8 @@ Symbol CheckFused(const Symbol& net,
   const Symbol part = PartitionGraph(net, "onednn", {}, &report);
   EXPECT_EQ(part.ListArguments(), net.ListArguments());
   EXPECT_EQ(part.ListAuxiliaryStates(), net.ListAuxiliaryStates());
-  auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, {},
-                                  OpReqType::kNullOp);
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), shapes, {}, OpReqType::kNullOp);
   auto fused = Executor::SimpleBind(part, Context::CPU(), shapes, {},
                                     OpReqType::kNullOp);
   Fill(ref.get(), 7);
@@ -98,8 +100,10 @@ Symbol ResidualBlock(const std::string& act = "relu") {
   Symbol x = Symbol::Variable("data");
   auto conv_bn = [](Symbol in, const std::string& name) {
     Symbol c = Op("Convolution", {in},
-                  {{"kernel", "(3, 3)"}, {"pad", "(1, 1)"},
-                   {"num_filter", "8"}, {"no_bias", "True"}},
+                  {{"kernel", "(3, 3)"},
+                   {"pad", "(1, 1)"},
+                   {"num_filter", "8"},
+                   {"no_bias", "True"}},
                   name + "_conv");
     return Op("BatchNorm", {c}, {{"fix_gamma", "False"}, {"eps", "1e-5"}},
               name + "_bn");
@@ -122,8 +126,10 @@ TEST(OnednnFusion, OtherActivationsAndBias) {
   CheckFused(ResidualBlock("sigmoid"), {{"data", {1, 8, 5, 5}}});
   Symbol x = Symbol::Variable("data");
   Symbol c = Op("Convolution", {x},
-                {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"},
-                 {"dilate", "(2, 2)"}, {"num_filter", "6"},
+                {{"kernel", "(3, 3)"},
+                 {"stride", "(2, 2)"},
+                 {"dilate", "(2, 2)"},
+                 {"num_filter", "6"},
                  {"num_group", "2"}},
                 "c");
   Symbol net = Op("LeakyReLU", {c}, {{"act_type", "leaky"}, {"slope", "0.1"}});
@@ -151,8 +157,8 @@ TEST(OnednnFusion, SeedStructuresGiveTheSameOutputs) {
 
 TEST(OnednnFusion, IntermediateUsedElsewhereStaysUnfused) {
   Symbol x = Symbol::Variable("data");
-  Symbol c = Op("Convolution", {x}, {{"kernel", "(1, 1)"}, {"num_filter", "4"}},
-                "c");
+  Symbol c =
+      Op("Convolution", {x}, {{"kernel", "(1, 1)"}, {"num_filter", "4"}}, "c");
   Symbol r = Op("Activation", {c}, {{"act_type", "relu"}});
   const Symbol net = Symbol::Group({r, Op("sin", {c})});
   const Symbol part = CheckFused(net, {{"data", {1, 2, 3, 3}}});
@@ -163,8 +169,8 @@ TEST(OnednnFusion, WeightsArePreparedOnceAndAgainWhenChanged) {
   const Symbol net = ResidualBlock();
   const Symbol part = PartitionGraph(net, "onednn");
   const std::map<std::string, TShape> shapes = {{"data", {1, 8, 6, 6}}};
-  auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, {},
-                                  OpReqType::kNullOp);
+  auto ref =
+      Executor::SimpleBind(net, Context::CPU(), shapes, {}, OpReqType::kNullOp);
   auto fused = Executor::SimpleBind(part, Context::CPU(), shapes, {},
                                     OpReqType::kNullOp);
   Fill(ref.get(), 3);
@@ -198,29 +204,10 @@ TEST(OnednnFusion, WeightsArePreparedOnceAndAgainWhenChanged) {
   ExpectClose(*fused, *ref);
 }
 
-// ../shared/mxnet-models next to the source tree (the data file WORKSPACE
-// links back into it), or MX_MXNET_MODELS_DIR.
-std::string ModelsDir() {
-  if (const char* dir = std::getenv("MX_MXNET_MODELS_DIR")) return dir;
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const std::string link =
-      std::string(srcdir ? srcdir : ".") + "/mxcore/WORKSPACE";
-  char resolved[PATH_MAX];
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string root(resolved);
-  return root.substr(0, root.rfind('/')) + "/../shared/mxnet-models";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 TEST(OnednnFusion, ResNet18FromMxnetJson) {
-  const std::string path = ModelsDir() + "/resnet18_v1-symbol.json";
-  const std::string json = ReadFile(path);
+  const std::string path =
+      mx::testing::MxnetModelsDir() + "/resnet18_v1-symbol.json";
+  const std::string json = mx::testing::ReadTextFile(path);
   ASSERT_FALSE(json.empty()) << path << " not found (set MX_MXNET_MODELS_DIR)";
   const Symbol net = Symbol::FromJSON(json);
   const Symbol part = CheckFused(net, {{"data", {1, 3, 64, 64}}});
@@ -237,15 +224,22 @@ TEST(OnednnFusion, BadAttributesAreTypedErrors) {
   testing::ExpectError<InvalidArgument>(
       [&] {
         Op("_sg_onednn_conv", {x, w},
-           {{"num_inputs", "2"}, {"data_input", "0"}, {"weight_input", "5"},
-            {"kernel", "(3, 3)"}, {"num_filter", "4"}});
+           {{"num_inputs", "2"},
+            {"data_input", "0"},
+            {"weight_input", "5"},
+            {"kernel", "(3, 3)"},
+            {"num_filter", "4"}});
       },
       {"_sg_onednn_conv", "inconsistent attributes"});
   testing::ExpectError<InvalidArgument>(
       [&] {
         Op("_sg_onednn_conv", {x, w},
-           {{"num_inputs", "2"}, {"data_input", "0"}, {"weight_input", "1"},
-            {"kernel", "(3, 3)"}, {"num_filter", "4"}, {"act", "gelu"}});
+           {{"num_inputs", "2"},
+            {"data_input", "0"},
+            {"weight_input", "1"},
+            {"kernel", "(3, 3)"},
+            {"num_filter", "4"},
+            {"act", "gelu"}});
       },
       {"unknown activation \"gelu\""});
 }
