@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # A rank that exits or stops calling the store makes the whole job fail in
 # bounded time with an error naming what happened (dist_fault_test.cc):
-#   mpirun_fault_test.sh LSAN_SUPPRESSIONS PROGRAM
+#   mpirun_fault_test.sh PROGRAM
 set -uo pipefail
-supp=$1 program=$2
+program=$1
 if ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIPPED: mpirun not found (Open MPI: openmpi-bin, libopenmpi-dev; tools/setup.sh installs them)"
   exit 0
 fi
 source "$(dirname "$0")/mpirun_test.sh"
-mpirun_setup "$supp"
+mpirun_setup
 failed=0
 
 # expect MODE MAX_SECONDS PATTERN...: mpirun fails within MAX_SECONDS and

@@ -24,6 +24,19 @@ const dnnl::engine& Engine() {
   return *engine;
 }
 
+void WarmUp() {
+  float x = -1.0f;
+  const dnnl::memory::desc md = PlainDesc({1});
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                   dnnl::algorithm::eltwise_relu, md, 0.0f);
+  dnnl::eltwise_forward::primitive_desc pd(desc, Engine());
+  dnnl::memory m = Wrap(md, &x);
+  dnnl::stream stream(Engine());
+  dnnl::eltwise_forward(pd).execute(stream,
+                                    {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+  stream.wait();
+}
+
 int KernelThreads() {
 #if defined(__SANITIZE_THREAD__)
   return 1;

@@ -24,6 +24,12 @@ using Dims = dnnl::memory::dims;
 
 const dnnl::engine& Engine();
 
+// Creates and runs one tiny primitive, at plugin load: oneDNN builds its
+// lazily created globals (primitive cache, CPU detection, JIT state) on
+// the loading thread, before engine workers race to do it (races that
+// ThreadSanitizer, blind to the uninstrumented library's guards, reports).
+void WarmUp();
+
 // Threads one kernel uses: MX_CPU_KERNEL_NTHREADS (1..256, default 1; the
 // variable the built-in kernels read), forced to 1 under ThreadSanitizer
 // (Debian's libgomp is not instrumented, so its worker threads would be

@@ -39,7 +39,7 @@ std::optional<PostOp> ParsePostOp(const std::string& act, double slope) {
   return p;
 }
 
-void RequireFloat32(const char* op, Tensors in, Tensors out) {
+void CheckFusedFloat32(const char* op, Tensors in, Tensors out) {
   for (Tensors t : {in, out}) {
     for (int i = 0; i < t.size(); ++i) {
       if (t[i].dtype() != MX_DTYPE_FLOAT32) {
@@ -319,7 +319,7 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
              const int32_t* req, Tensors out) {
   auto* s = static_cast<State*>(state);
   const ConvFusion& f = s->f;
-  RequireFloat32(kOp, in, out);
+  CheckFusedFloat32(kOp, in, out);
   if (ctx.is_train() && f.with_bn) {
     throw Error(MX_STATUS_NOT_IMPLEMENTED,
                 std::string(kOp) +

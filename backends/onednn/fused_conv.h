@@ -29,9 +29,10 @@ struct PostOp {
 // anything else.
 std::optional<PostOp> ParsePostOp(const std::string& act, double slope);
 
-// Throws `op`'s DTypeError unless every input and output is float32.
-void RequireFloat32(const char* op, mxplugin::Tensors in,
-                    mxplugin::Tensors out);
+// Throws `op`'s DTypeError unless every input and output is float32 (a
+// fused op has no built-in kernel to decline to).
+void CheckFusedFloat32(const char* op, mxplugin::Tensors in,
+                       mxplugin::Tensors out);
 
 // The state factory of a fused op (OpDef::Stateful): a new State holding
 // the op's parsed attributes (`State::f`, of type Fusion) and the inputs

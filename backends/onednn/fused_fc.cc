@@ -129,7 +129,7 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
              const int32_t* req, Tensors out) {
   auto* s = static_cast<State*>(state);
   const FcFusion& f = s->f;
-  RequireFloat32(kOp, in, out);
+  CheckFusedFloat32(kOp, in, out);
   OutputBuffer dst(out[0], req[0], {in[f.data].data<float>()});
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);

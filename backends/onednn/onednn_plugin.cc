@@ -19,6 +19,7 @@
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
+  mx_onednn::WarmUp();
   mx_onednn::RegisterMatmulKernels(plugin);
   mx_onednn::RegisterConvKernels(plugin);
   mx_onednn::RegisterPoolingKernels(plugin);

@@ -12,7 +12,7 @@ limit="${2:-30000}"
 bazel build --config=opt ${MX_BAZEL_FLAGS:-} //tools:train \
   //kvstore:kvstore_benchmark
 source kvstore/mpirun_test.sh
-mpirun_setup kvstore/lsan_mpi.supp
+mpirun_setup
 export MX_CPU_KERNEL_NTHREADS=1 OMP_NUM_THREADS=1 MX_CPU_WORKER_NTHREADS=1
 train=(bazel-bin/tools/train --model=cnn --optimizer=sgd --batch_size=64
        --epochs="$epochs" --limit="$limit")
