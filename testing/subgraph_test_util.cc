@@ -1,5 +1,7 @@
 #include "testing/subgraph_test_util.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -62,6 +64,36 @@ void CopyInputs(const Executor& from, Executor* to) {
       if (std::memcmp(&x[k], &y[k], sizeof(double)) != 0) {
         return ::testing::AssertionFailure()
                << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult NearOutputs(const Executor& a, const Executor& b,
+                                       double rtol) {
+  if (rtol <= 0) return SameOutputs(a, b);
+  if (a.outputs().size() != b.outputs().size()) {
+    return ::testing::AssertionFailure()
+           << a.outputs().size() << " vs " << b.outputs().size() << " outputs";
+  }
+  for (size_t i = 0; i < a.outputs().size(); ++i) {
+    const std::vector<double> x = ToDouble(a.outputs()[i]);
+    const std::vector<double> y = ToDouble(b.outputs()[i]);
+    if (x.size() != y.size()) {
+      return ::testing::AssertionFailure() << "output " << i << " sizes differ";
+    }
+    double scale = 0;
+    for (double v : y) {
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+    }
+    for (size_t k = 0; k < x.size(); ++k) {
+      // Equal values (infinities too) and NaN against NaN are the same.
+      if (x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k]))) continue;
+      if (!(std::abs(x[k] - y[k]) <= rtol * (std::abs(y[k]) + scale))) {
+        return ::testing::AssertionFailure()
+               << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k]
+               << " (rtol " << rtol << ")";
       }
     }
   }

@@ -33,6 +33,11 @@ void FillRandom(Executor* exec, double lo = 0, double hi = 1);
 void CopyInputs(const Executor& from, Executor* to);
 // Outputs equal element for element (bitwise on doubles).
 ::testing::AssertionResult SameOutputs(const Executor& a, const Executor& b);
+// With rtol > 0: |a - b| <= rtol * (|b| + max|b|) per output, for a
+// partition that computes the same math by another algorithm (a fused
+// convolution's rounding); rtol == 0 is SameOutputs.
+::testing::AssertionResult NearOutputs(const Executor& a, const Executor& b,
+                                       double rtol);
 
 // How many nodes of op `op` the symbol has (not looking into subgraphs).
 int CountOps(const Symbol& symbol, const std::string& op);

@@ -150,6 +150,22 @@ void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
   stream.wait();
 }
 
+void* ThreadBuffer(int slot, size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[4];
+  Buffer& b = buffers[slot];
+  if (bytes + 64 > b.size) {
+    b.size = bytes + 64;
+    b.data.reset(new char[b.size]);
+  }
+  void* aligned = b.data.get();
+  size_t space = b.size;
+  return std::align(64, bytes, aligned, space);
+}
+
 OutputBuffer::OutputBuffer(const mxplugin::Tensor& out, int32_t req,
                            std::vector<const void*> must_not_alias)
     : array_(out.data<float>()), size_(out.size()), req_(req) {

@@ -76,6 +76,11 @@ dnnl::primitive_attr UserScratchpadAttr();
 void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
              std::unordered_map<int, dnnl::memory> args);
 
+// A 64-byte aligned buffer of at least `bytes` owned by the calling
+// thread, one per `slot` (0..3), grown as needed and reused by every call
+// on the thread: scratch space a kernel needs only while it runs.
+void* ThreadBuffer(int slot, size_t bytes);
+
 // Where a kernel writes one output under its write request: the array
 // itself for kWriteTo/kWriteInplace, a temporary for kAddTo (added to the
 // array by Finish). `must_not_alias` lists input data the primitive reads
