@@ -50,29 +50,11 @@ void CopyInputs(const Executor& from, Executor* to) {
 }
 
 ::testing::AssertionResult SameOutputs(const Executor& a, const Executor& b) {
-  if (a.outputs().size() != b.outputs().size()) {
-    return ::testing::AssertionFailure()
-           << a.outputs().size() << " vs " << b.outputs().size() << " outputs";
-  }
-  for (size_t i = 0; i < a.outputs().size(); ++i) {
-    const std::vector<double> x = ToDouble(a.outputs()[i]);
-    const std::vector<double> y = ToDouble(b.outputs()[i]);
-    if (x.size() != y.size()) {
-      return ::testing::AssertionFailure() << "output " << i << " sizes differ";
-    }
-    for (size_t k = 0; k < x.size(); ++k) {
-      if (std::memcmp(&x[k], &y[k], sizeof(double)) != 0) {
-        return ::testing::AssertionFailure()
-               << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k];
-      }
-    }
-  }
-  return ::testing::AssertionSuccess();
+  return NearOutputs(a, b, 0);
 }
 
 ::testing::AssertionResult NearOutputs(const Executor& a, const Executor& b,
                                        double rtol) {
-  if (rtol <= 0) return SameOutputs(a, b);
   if (a.outputs().size() != b.outputs().size()) {
     return ::testing::AssertionFailure()
            << a.outputs().size() << " vs " << b.outputs().size() << " outputs";
@@ -88,12 +70,17 @@ void CopyInputs(const Executor& from, Executor* to) {
       if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
     }
     for (size_t k = 0; k < x.size(); ++k) {
-      // Equal values (infinities too) and NaN against NaN are the same.
-      if (x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k]))) continue;
-      if (!(std::abs(x[k] - y[k]) <= rtol * (std::abs(y[k]) + scale))) {
+      // rtol 0: bitwise. Otherwise equal values (infinities too) and NaN
+      // against NaN are the same, and others must be within rtol.
+      const bool same =
+          rtol <= 0
+              ? std::memcmp(&x[k], &y[k], sizeof(double)) == 0
+              : x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k])) ||
+                    std::abs(x[k] - y[k]) <= rtol * (std::abs(y[k]) + scale);
+      if (!same) {
         return ::testing::AssertionFailure()
                << "output " << i << "[" << k << "]: " << x[k] << " vs " << y[k]
-               << " (rtol " << rtol << ")";
+               << (rtol > 0 ? " (rtol " + std::to_string(rtol) + ")" : "");
       }
     }
   }
