@@ -89,7 +89,8 @@ enum class FnProperty {
   // One step of a collective across processes (the kvstore's reductions):
   // runs even when a var it uses carries an error, so every process issues
   // the same sequence of collectives; the vars it writes still receive that
-  // error. Scheduled like kNormal.
+  // error (RunContext::upstream_failed tells the op). Scheduled like
+  // kNormal.
   kCollective,
 };
 
@@ -98,6 +99,9 @@ struct RunContext {
   Context ctx;
   // The device stream of the worker running the op; null on the CPU.
   void* stream = nullptr;
+  // kCollective only: a var the op uses carries an error (the op runs
+  // anyway; what it writes receives that error).
+  bool upstream_failed = false;
 };
 
 // Passed to asynchronous operations, which must call it exactly once when

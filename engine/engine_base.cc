@@ -268,6 +268,7 @@ void EngineBase::Execute(OprBlock* block) {
     }
   } else if (opr->prop == FnProperty::kCollective) {
     block->inherited_error = UpstreamError(*opr);
+    block->rctx.upstream_failed = block->inherited_error != nullptr;
   }
   if (has_deferred_.load(std::memory_order_acquire)) RunDeferredDeletes(false);
   try {

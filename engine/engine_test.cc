@@ -438,7 +438,8 @@ TEST_P(EngineTest, CollectiveRunsOnAFailedInputAndPassesTheErrorOn) {
   // A collective step (all processes must take part) runs anyway, on both
   // its read and its written var...
   engine_->PushAsync(
-      [&](RunContext, CallbackOnComplete done) {
+      [&](RunContext rctx, CallbackOnComplete done) {
+        EXPECT_TRUE(rctx.upstream_failed);
         ++collectives;
         done();
       },
@@ -457,7 +458,8 @@ TEST_P(EngineTest, CollectiveRunsOnAFailedInputAndPassesTheErrorOn) {
   EXPECT_NO_THROW(engine_->WaitForAll());
   // Without an upstream error it completes cleanly.
   engine_->PushAsync(
-      [&](RunContext, CallbackOnComplete done) {
+      [&](RunContext rctx, CallbackOnComplete done) {
+        EXPECT_FALSE(rctx.upstream_failed);
         ++collectives;
         done();
       },

@@ -189,14 +189,20 @@ void KVStore::PushPull(const std::vector<int>& keys,
   }
   std::vector<Group> groups =
       GroupByKey("PushPull", keys, values, /*need_init=*/false);
+  // Every check before the collective is pushed: all ranks push it or none.
+  for (const Group& g : groups) {
+    for (size_t pos : g.positions) {
+      if (outs[pos].is_none()) {
+        throw InvalidArgument(
+            absl::StrCat("KVStore::PushPull: the output for key ", g.key,
+                         " is a none array"));
+      }
+      CheckLike("PushPull", g.key, g.values[0], outs[pos]);
+    }
+  }
   std::vector<Piece> pieces;
   for (const Group& g : groups) {
     const NDArray& target = outs[g.positions[0]];
-    if (target.is_none()) {
-      throw InvalidArgument(absl::StrCat(
-          "KVStore::PushPull: the output for key ", g.key, " is a none array"));
-    }
-    CheckLike("PushPull", g.key, g.values[0], target);
     const NDArray merged = Merge(g.values);
     // In place when the one value is its own output: no copy.
     if (!SameArray(merged, target)) CopyFromTo(merged, target, priority);
@@ -207,8 +213,11 @@ void KVStore::PushPull(const std::vector<int>& keys,
     const NDArray& reduced = outs[g.positions[0]];
     for (size_t k = 1; k < g.positions.size(); ++k) {
       const NDArray& out = outs[g.positions[k]];
-      CheckLike("PushPull", g.key, reduced, out);
       if (!SameArray(out, reduced)) CopyFromTo(reduced, out, priority);
+    }
+    // An initialized key stores the sum, as Push would.
+    if (auto s = stored_.find(g.key); s != stored_.end()) {
+      CopyFromTo(reduced, s->second, priority);
     }
   }
 }

@@ -15,11 +15,17 @@
 // given arrays and write the outputs, so a reduction starts as soon as its
 // gradients are computed and overlaps the rest of backward. dist_sync
 // groups consecutive small arrays of one call into one message (buckets of
-// MX_KVSTORE_BUCKET_BYTES). Errors reach the caller at the next wait on an
-// output: a key unknown to Push/Pull is NotFound, a shape or dtype other
-// than the key's is ShapeError/DTypeError, and processes that disagree on
-// the keys, shapes or dtypes of a call get an InvalidArgument on every
-// rank naming the ranks that differ.
+// MX_KVSTORE_BUCKET_BYTES). Bad arguments are thrown by the call itself: a
+// key unknown to Push/Pull is NotFound, a shape or dtype other than the
+// key's is ShapeError/DTypeError, mismatched counts InvalidArgument (under
+// dist_sync a rank that throws there leaves the others waiting in that
+// collective until MX_KVSTORE_TIMEOUT). What the communication finds
+// reaches the caller at the next wait on an output: processes that disagree
+// on the keys, shapes or dtypes of a call get an InvalidArgument on every
+// rank naming the ranks that differ; an input whose computation failed on
+// one rank fails the collective on every rank (that rank keeps its own
+// error); an MPI failure or timeout is a RuntimeError, for this and every
+// later collective.
 #ifndef MXCORE_KVSTORE_KVSTORE_H_
 #define MXCORE_KVSTORE_KVSTORE_H_
 
@@ -77,7 +83,8 @@ class KVStore {
             int priority = 0);
   // Push then Pull. Without an optimizer the keys need no Init: each out
   // receives the sum over workers of the key's values (outs may be the
-  // values themselves, reduced in place: no copy).
+  // values themselves, reduced in place: no copy), and an initialized key
+  // stores that sum.
   void PushPull(const std::vector<int>& keys,
                 const std::vector<NDArray>& values,
                 const std::vector<NDArray>& outs, int priority = 0);

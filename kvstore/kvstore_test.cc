@@ -54,6 +54,15 @@ TEST(KVStore, PushPullInPlaceAndIntoOutputs) {
   EXPECT_EQ(Values(o1), (std::vector<float>{4, 6}));
   EXPECT_EQ(Values(o2), (std::vector<float>{4, 6}));
   EXPECT_EQ(Values(x), (std::vector<float>{1, 2}));
+  // An initialized key stores the sum, as Push does.
+  kv->Init({2}, {nd::zeros({2})});
+  kv->PushPull({2, 2}, {x, y}, {o1, o2});
+  NDArray stored = nd::zeros({2});
+  kv->Pull({2}, {stored});
+  EXPECT_EQ(Values(stored), (std::vector<float>{4, 6}));
+  // Outputs are checked before anything is pushed.
+  EXPECT_THROW(kv->PushPull({3, 3}, {x, y}, {o1, Floats({1, 2, 3})}),
+               ShapeError);
 }
 
 TEST(KVStore, BroadcastAndOptimizer) {

@@ -30,11 +30,22 @@ namespace mx {
 namespace kvstore {
 namespace {
 
+// Every rank fails the collective together because an input failed on
+// some rank: the store stays usable.
+class InputFailedOnARank : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 struct Job {
   enum Kind { kAllReduce, kBroadcast, kBarrier, kStop } kind;
   std::vector<Piece> pieces;  // Host arrays.
   // Set when the engine runs the job's operation (or at once for barriers).
   bool ready = false;
+  // An input's computation failed on this rank (RunContext::
+  // upstream_failed), or the operation could not be pushed: the ranks
+  // still meet, then every rank fails the collective.
+  bool failed_here = false;
   std::optional<engine::CallbackOnComplete> on_complete;
   std::promise<void> finished;  // Barrier and stop.
 };
@@ -65,7 +76,7 @@ uint64_t Fingerprint(const std::string& text) {
 }
 
 std::string Describe(const Job& job) {
-  static const char* kNames[] = {"PushPull", "Broadcast", "Barrier", "stop"};
+  static const char* kNames[] = {"AllReduce", "Broadcast", "Barrier", "stop"};
   std::vector<std::string> parts;
   for (const Piece& p : job.pieces) {
     parts.push_back(absl::StrCat("key ", p.key, " ",
@@ -96,10 +107,14 @@ class MpiWorld {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  void Enqueue(std::shared_ptr<Job> job) {
+  // Queues a job (in the order every rank runs them); false once the
+  // thread has stopped at exit (the job will never run).
+  bool Enqueue(std::shared_ptr<Job> job) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return false;
     queue_.push_back(std::move(job));
     if (queue_.back()->ready) cv_.notify_one();
+    return true;
   }
 
   CommStats stats() const {
@@ -107,9 +122,11 @@ class MpiWorld {
     return stats_;
   }
 
-  void MarkReady(Job* job, engine::CallbackOnComplete done) {
+  void MarkReady(Job* job, std::optional<engine::CallbackOnComplete> done,
+                 bool failed_here) {
     std::lock_guard<std::mutex> lock(mu_);
     job->on_complete = done;
+    job->failed_here = failed_here;
     job->ready = true;
     cv_.notify_one();
   }
@@ -132,7 +149,12 @@ class MpiWorld {
     auto job = std::make_shared<Job>();
     job->kind = Job::kStop;
     job->ready = true;
-    Enqueue(job);
+    if (!Enqueue(job)) return;
+    {
+      // Later jobs would never run: refuse them.
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
     thread_.join();
   }
 
@@ -141,7 +163,8 @@ class MpiWorld {
     MPI_Initialized(&initialized);
     if (!initialized) {
       if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
-          MPI_SUCCESS) {
+              MPI_SUCCESS ||
+          provided < MPI_THREAD_FUNNELED) {
         throw ConfigError(
             "KVStore dist_sync: MPI_Init_thread failed (start the program "
             "with mpirun)");
@@ -199,10 +222,17 @@ class MpiWorld {
           ++stats_.collectives;
           stats_.bytes += bytes;
           stats_.seconds += seconds;
+        } catch (const InputFailedOnARank&) {
+          // The rank whose input failed keeps that error (the engine gives
+          // it to what the job writes); the others get this one.
+          if (!job->failed_here) error = std::current_exception();
+        } catch (const InvalidArgument&) {
+          error = std::current_exception();  // Every rank agrees on it.
         } catch (const Error&) {
-          error = std::current_exception();
+          // MPI failed or timed out: the ranks may be out of step.
+          error = broken_ = std::current_exception();
         } catch (const std::exception& e) {
-          error = std::make_exception_ptr(RuntimeError(absl::StrCat(
+          error = broken_ = std::make_exception_ptr(RuntimeError(absl::StrCat(
               "KVStore dist_sync: ", Describe(*job), ": ", e.what())));
         }
       }
@@ -222,6 +252,9 @@ class MpiWorld {
 
   void Finish() {
     if (broken_) return;  // A collective is still pending: MPI cannot end.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;  // The program finalized the MPI it started.
     MPI_Op_free(&half_sum_);
     MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
@@ -261,16 +294,23 @@ class MpiWorld {
   // mismatch is an error on every rank instead of a wrong sum or a hang.
   void Agree(const Job& job) {
     const std::string mine = Describe(job);
-    const uint64_t fingerprint = Fingerprint(mine);
-    std::vector<uint64_t> all(size_);
+    const uint64_t local[2] = {Fingerprint(mine), job.failed_here ? 1u : 0u};
+    std::vector<uint64_t> all(2 * size_);
     MPI_Request request;
-    Check(MPI_Iallgather(&fingerprint, 1, MPI_UINT64_T, all.data(), 1,
-                         MPI_UINT64_T, comm_, &request),
+    Check(MPI_Iallgather(local, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T,
+                         comm_, &request),
           "MPI_Iallgather");
     Wait(&request, job);
-    std::vector<int> differ;
-    for (int r = 1; r < size_; ++r) {
-      if (all[r] != all[0]) differ.push_back(r);
+    std::vector<int> differ, failed;
+    for (int r = 0; r < size_; ++r) {
+      if (all[2 * r] != all[0]) differ.push_back(r);
+      if (all[2 * r + 1] != 0) failed.push_back(r);
+    }
+    if (!failed.empty()) {
+      throw InputFailedOnARank(absl::StrCat(
+          "KVStore dist_sync: ", mine, ": an input failed on rank(s) ",
+          absl::StrJoin(failed, ", "),
+          ", so no rank ran it (that rank's error reached its outputs)"));
     }
     if (!differ.empty()) {
       throw InvalidArgument(absl::StrCat(
@@ -368,6 +408,7 @@ class MpiWorld {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
+  bool stopped_ = false;  // Stop ran: no job is queued any more.
   CommStats stats_;
   // Only the thread touches these after Start.
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -378,6 +419,9 @@ class MpiWorld {
   std::exception_ptr broken_;
   std::vector<char> pack_;
 };
+
+constexpr char kStopped[] =
+    "KVStore dist_sync: the communication thread stopped at exit";
 
 class MpiComm : public Comm {
  public:
@@ -399,7 +443,7 @@ class MpiComm : public Comm {
     job->kind = Job::kBarrier;
     job->ready = true;
     std::future<void> done = job->finished.get_future();
-    world_.Enqueue(job);
+    if (!world_.Enqueue(job)) throw StateError(kStopped);
     done.get();
   }
 
@@ -423,19 +467,32 @@ class MpiComm : public Comm {
       std::vector<engine::VarHandle> vars;
       for (size_t i = begin; i < end; ++i) {
         pieces[i].array.CheckAndAlloc();
-        vars.push_back(pieces[i].array.var());
+        // Views of one array share its var: written once.
+        const engine::VarHandle v = pieces[i].array.var();
+        if (std::find(vars.begin(), vars.end(), v) == vars.end()) {
+          vars.push_back(v);
+        }
         job->pieces.push_back(pieces[i]);
       }
       // The order every rank runs them in; the push follows at once, so
       // the job becomes ready (kCollective operations are never skipped).
-      world_.Enqueue(job);
+      if (!world_.Enqueue(job)) throw StateError(kStopped);
       MpiWorld* world = &world_;
-      engine->PushAsync(
-          [world, job](engine::RunContext, engine::CallbackOnComplete done) {
-            world->MarkReady(job.get(), done);
-          },
-          Context::CPU(), {}, vars, engine::FnProperty::kCollective, priority,
-          kind == Job::kAllReduce ? "kvstore_allreduce" : "kvstore_broadcast");
+      try {
+        engine->PushAsync(
+            [world, job](engine::RunContext rctx,
+                         engine::CallbackOnComplete done) {
+              world->MarkReady(job.get(), done, rctx.upstream_failed);
+            },
+            Context::CPU(), {}, vars, engine::FnProperty::kCollective, priority,
+            kind == Job::kAllReduce ? "kvstore_allreduce"
+                                    : "kvstore_broadcast");
+      } catch (...) {
+        // Still meet the other ranks (they fail this collective too), so
+        // the queue and the ranks stay in step.
+        world->MarkReady(job.get(), std::nullopt, /*failed_here=*/true);
+        throw;
+      }
     }
     for (size_t i = 0; i < pieces.size(); ++i) {
       if (!originals[i].ctx().is_host()) {

@@ -32,7 +32,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     exit 0
   fi
   mpirun_setup
-  timeout 600 mpirun -np "$np" "$program" "$@"
+  # Inside Bazel's 300 s limit for a medium test, so this reports first.
+  timeout 280 mpirun -np "$np" "$program" "$@"
   rc=$?
   rm -rf "$MPI_TMP"
   exit $rc

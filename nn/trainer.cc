@@ -45,9 +45,10 @@ void Trainer::BroadcastNew() {
     if (broadcast_[i] || !params_[i].second->is_initialized()) continue;
     keys.push_back(static_cast<int>(i));
     values.push_back(params_[i].second->data());
-    broadcast_[i] = true;
   }
-  if (!keys.empty()) kvstore_->Broadcast(keys, values, values);
+  if (keys.empty()) return;
+  kvstore_->Broadcast(keys, values, values);
+  for (int k : keys) broadcast_[k] = true;
 }
 
 void Trainer::Step(int batch_size) {

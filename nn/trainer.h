@@ -20,7 +20,9 @@
 //   nn::Trainer trainer(net->CollectParams(), nn::MakeSGD(sgd), kv);
 //   ... trainer.Step(batch_size_per_rank);
 // Parameters are broadcast from rank 0 when the Trainer is made (those not
-// initialized yet: at their first Step), so every rank starts equal. Step
+// initialized yet: at their first Step, so that step's gradients still come
+// from each rank's own values, as in MXNet), so every rank starts equal.
+// The store's keys are parameter indices: one store serves one Trainer. Step
 // sums the gradients across ranks (a PushPull in place, last parameters
 // first, so their reduction overlaps backward of earlier layers) and
 // scales them by 1 / (batch_size * num_workers): the mean over the global
