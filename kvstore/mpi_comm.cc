@@ -263,23 +263,23 @@ class MpiWorld {
   // Completes a nonblocking collective, giving the CPU to the computation
   // while it waits: yields first (small messages finish within
   // microseconds), then polls every 50 us. After MX_KVSTORE_TIMEOUT seconds
-  // the store is broken: this and every later collective fail.
+  // it throws, and Loop marks the store broken: this and every later
+  // collective fail.
   void Wait(MPI_Request* request, const Job& job) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
-    for (int polls = 0;; ++polls) {
+    for (;;) {
       int done = 0;
       Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (done) return;
       const double waited =
           std::chrono::duration<double>(Clock::now() - start).count();
       if (timeout_s_ > 0 && waited > timeout_s_) {
-        broken_ = std::make_exception_ptr(RuntimeError(absl::StrCat(
+        throw RuntimeError(absl::StrCat(
             "KVStore dist_sync: rank ", rank_, ": ", Describe(job),
             " did not complete within ", timeout_s_,
             " s (MX_KVSTORE_TIMEOUT): another rank failed or stopped calling "
-            "the store")));
-        std::rethrow_exception(broken_);
+            "the store"));
       }
       if (waited < 1e-3) {
         std::this_thread::yield();
@@ -365,16 +365,26 @@ class MpiWorld {
     const size_t element = DTypeSize(dtype);
     int64_t count = 0;
     for (const Piece& p : job.pieces) count += p.array.static_shape().Size();
-    void* data = job.pieces[0].array.blob().dptr;
-    if (job.pieces.size() > 1) {
-      pack_.resize(static_cast<size_t>(count) * element);
-      data = pack_.data();
+    const bool packed = job.pieces.size() > 1;
+    // Copies every piece into the pack (or back out of it).
+    auto copy_pieces = [&](bool into_pack) {
       size_t offset = 0;
       for (const Piece& p : job.pieces) {
         const size_t bytes = p.array.static_shape().Size() * element;
-        std::memcpy(pack_.data() + offset, p.array.blob().dptr, bytes);
+        char* piece = static_cast<char*>(p.array.blob().dptr);
+        if (into_pack) {
+          std::memcpy(pack_.data() + offset, piece, bytes);
+        } else {
+          std::memcpy(piece, pack_.data() + offset, bytes);
+        }
         offset += bytes;
       }
+    };
+    void* data = job.pieces[0].array.blob().dptr;
+    if (packed) {
+      pack_.resize(static_cast<size_t>(count) * element);
+      data = pack_.data();
+      copy_pieces(/*into_pack=*/true);
     }
     // Large messages go in 1 MiB segments, one collective each: Open MPI's
     // nonblocking algorithms advance a step per poll, so one huge request
@@ -392,14 +402,7 @@ class MpiWorld {
       }
       Wait(&request, job);
     }
-    if (job.pieces.size() > 1) {
-      size_t offset = 0;
-      for (const Piece& p : job.pieces) {
-        const size_t bytes = p.array.static_shape().Size() * element;
-        std::memcpy(p.array.blob().dptr, pack_.data() + offset, bytes);
-        offset += bytes;
-      }
-    }
+    if (packed) copy_pieces(/*into_pack=*/false);
     return count * static_cast<int64_t>(element);
   }
 

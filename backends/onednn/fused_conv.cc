@@ -52,6 +52,19 @@ void CheckFusedFloat32(const char* op, Tensors in, Tensors out) {
   }
 }
 
+mxplugin::OpDef FusedOpDef(const char* op, const char* description) {
+  mxplugin::OpDef def(op);
+  def.Describe(description)
+      .NumInputs([](const Attrs& a) {
+        return static_cast<int>(a.GetInt("num_inputs", 0));
+      })
+      .Attr("num_inputs", MX_ATTR_INT)
+      .Attr("data_input", MX_ATTR_INT)
+      .Attr("weight_input", MX_ATTR_INT)
+      .Attr("bias_input", MX_ATTR_INT, "-1");
+  return def;
+}
+
 namespace {
 
 constexpr char kOp[] = "_sg_onednn_conv";
@@ -398,21 +411,13 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
 }  // namespace
 
 void RegisterFusedConv(mxplugin::Plugin& plugin) {
-  mxplugin::OpDef op(kOp);
-  op.Describe(
-        "Convolution fused by the onednn subgraph property with what "
-        "follows it: BatchNorm (folded into the weights once, refolded when "
-        "an input changes), an activation, the addition of a residual (a "
-        "\"sum\" post-op) and an activation after it. Inference only; "
-        "float32.")
-      .NumInputs([](const Attrs& a) {
-        return static_cast<int>(a.GetInt("num_inputs", 0));
-      })
-      .Attr("num_inputs", MX_ATTR_INT)
-      .Attr("data_input", MX_ATTR_INT)
-      .Attr("weight_input", MX_ATTR_INT)
-      .Attr("bias_input", MX_ATTR_INT, "-1")
-      .Attr("gamma_input", MX_ATTR_INT, "-1")
+  mxplugin::OpDef op = FusedOpDef(
+      kOp,
+      "Convolution fused by the onednn subgraph property with what follows "
+      "it: BatchNorm (folded into the weights once, refolded when an input "
+      "changes), an activation, the addition of a residual (a \"sum\" "
+      "post-op) and an activation after it. Inference only; float32.");
+  op.Attr("gamma_input", MX_ATTR_INT, "-1")
       .Attr("beta_input", MX_ATTR_INT, "-1")
       .Attr("mean_input", MX_ATTR_INT, "-1")
       .Attr("var_input", MX_ATTR_INT, "-1")

@@ -48,6 +48,10 @@ auto FusedStateFactory() {
   };
 }
 
+// The schema every fused op starts with: `description`, num_inputs
+// inputs, and the attributes naming the data, weight and bias inputs.
+mxplugin::OpDef FusedOpDef(const char* op, const char* description);
+
 void RegisterFusedConv(mxplugin::Plugin& plugin);
 void RegisterFusedFc(mxplugin::Plugin& plugin);
 

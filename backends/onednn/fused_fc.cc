@@ -147,19 +147,12 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
 }  // namespace
 
 void RegisterFusedFc(mxplugin::Plugin& plugin) {
-  mxplugin::OpDef op(kOp);
-  op.Describe(
-        "FullyConnected fused by the onednn subgraph property with the "
-        "activation after it; weights reordered once per node. Inference "
-        "only; float32.")
-      .NumInputs([](const Attrs& a) {
-        return static_cast<int>(a.GetInt("num_inputs", 0));
-      })
-      .Attr("num_inputs", MX_ATTR_INT)
-      .Attr("data_input", MX_ATTR_INT)
-      .Attr("weight_input", MX_ATTR_INT)
-      .Attr("bias_input", MX_ATTR_INT, "-1")
-      .Attr("num_hidden", MX_ATTR_INT)
+  mxplugin::OpDef op = FusedOpDef(
+      kOp,
+      "FullyConnected fused by the onednn subgraph property with the "
+      "activation after it; weights reordered once per node. Inference "
+      "only; float32.");
+  op.Attr("num_hidden", MX_ATTR_INT)
       .Attr("flatten", MX_ATTR_BOOL, "True")
       .Attr("no_bias", MX_ATTR_STRING, "False")
       .Attr("act", MX_ATTR_STRING, "")
