@@ -1,8 +1,7 @@
 #include "graph/op.h"
 
-#include <atomic>
-
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -94,6 +93,10 @@ Op& Op::SetInputNames(
   input_names_fn_ = std::move(fn);
   return *this;
 }
+Op& Op::SetKeyVarNumArgs(std::string key) {
+  key_var_num_args_ = std::move(key);
+  return *this;
+}
 Op& Op::SetOutputNames(std::vector<std::string> names) {
   output_names_ = std::move(names);
   return *this;
@@ -133,7 +136,8 @@ void Op::RestoreKernels(int dev_type, DeviceKernels k) {
   compute_dynamic_.erase(dev_type);
   stateful_compute_.erase(dev_type);
   if (k.compute) compute_[dev_type] = std::move(*k.compute);
-  if (k.compute_dynamic) compute_dynamic_[dev_type] = std::move(*k.compute_dynamic);
+  if (k.compute_dynamic)
+    compute_dynamic_[dev_type] = std::move(*k.compute_dynamic);
   if (k.stateful_compute) {
     stateful_compute_[dev_type] = std::move(*k.stateful_compute);
   }

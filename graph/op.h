@@ -146,6 +146,11 @@ class Op {
   Op& SetInputNames(
       std::function<std::vector<std::string>(const NodeAttrs&)> fn);
   Op& SetOutputNames(std::vector<std::string> names);
+  // Variadic ops (MXNet's key_var_num_args): the attribute holding the
+  // number of inputs. Symbol::Create fills it in from the inputs given and
+  // refuses a value that disagrees with them, rather than creating a
+  // variable per missing input.
+  Op& SetKeyVarNumArgs(std::string key);
   // Outputs a composed symbol exposes (the first n); the rest are internal
   // (BatchNorm's saved statistics, Dropout's mask). Default: all.
   Op& SetNumVisibleOutputs(std::function<int(const NodeAttrs&)> fn);
@@ -202,6 +207,8 @@ class Op {
   }
 
   // ---- Queries. ----
+  // Empty unless the op is variadic.
+  const std::string& key_var_num_args() const { return key_var_num_args_; }
   int NumInputs(const NodeAttrs& attrs) const;
   int NumOutputs(const NodeAttrs& attrs) const;
   int NumVisibleOutputs(const NodeAttrs& attrs) const;
@@ -234,6 +241,7 @@ class Op {
   std::vector<std::string> input_names_;
   std::function<std::vector<std::string>(const NodeAttrs&)> input_names_fn_;
   std::vector<std::string> output_names_;
+  std::string key_var_num_args_;
   std::function<std::any(const std::string&, const AttrDict&)> param_parser_;
   FInferShape infer_shape_;
   FInferType infer_type_;

@@ -67,8 +67,14 @@ Symbol Symbol::Create(const std::string& op_name,
                       const std::vector<Symbol>& inputs, const AttrDict& attrs,
                       const std::string& name) {
   const Op& op = OpRegistry::Get()->Lookup(op_name);
+  const std::string& num_args_key = op.key_var_num_args();
+  AttrDict full_attrs = attrs;
+  if (!num_args_key.empty()) {
+    // As MXNet's frontend does: a variadic op counts the inputs it is given.
+    full_attrs.emplace(num_args_key, std::to_string(inputs.size()));
+  }
   NodePtr node =
-      Node::Create(op, attrs, name.empty() ? UniqueName(op.name()) : name);
+      Node::Create(op, full_attrs, name.empty() ? UniqueName(op.name()) : name);
   const size_t n_in = node->num_inputs();
   if (inputs.size() > n_in) {
     throw InvalidArgument(absl::StrCat("Symbol::Create(\"", op.name(),
@@ -84,6 +90,12 @@ Symbol Symbol::Create(const std::string& op_name,
           in.outputs.size(), " outputs; compose with single outputs"));
     }
     node->inputs.push_back(in.outputs[0]);
+  }
+  if (n_in - inputs.size() > static_cast<size_t>(kMaxCreatedVariables)) {
+    throw InvalidArgument(absl::StrCat(
+        "Symbol::Create(\"", op.name(), "\"): ", n_in - inputs.size(),
+        " of its ", n_in, " inputs are missing; at most ", kMaxCreatedVariables,
+        " are created as variables (give the inputs)"));
   }
   const std::vector<std::string> arg_names = op.InputNames(node->attrs);
   for (size_t i = inputs.size(); i < n_in; ++i) {

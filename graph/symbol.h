@@ -22,6 +22,11 @@
 
 namespace mx {
 
+// The most inputs Symbol::Create makes variables for: real ops miss a few
+// (weight, bias, statistics); a count attribute (num_args=65536 with two
+// inputs given) must not turn a short request into a graph of 65536 nodes.
+constexpr int kMaxCreatedVariables = 1024;
+
 class Symbol {
  public:
   enum class InputKind { kAll, kReadOnlyArgs, kAuxStates };
@@ -32,9 +37,12 @@ class Symbol {
   static Symbol Variable(const std::string& name,
                          const TShape& shape = TShape(),
                          DType dtype = DType::kUnknown);
-  // `op` applied to `inputs` (trailing missing inputs become variables).
-  // An empty name gets a unique one ("relu3"). Throws NotFound for an
-  // unknown op, InvalidArgument for bad attributes or too many inputs.
+  // `op` applied to `inputs` (trailing missing inputs become variables, at
+  // most kMaxCreatedVariables of them). A variadic op's count attribute
+  // (num_args) defaults to the number of inputs, as MXNet's frontend sets
+  // it. An empty name gets a unique one ("relu3"). Throws NotFound for an
+  // unknown op, InvalidArgument for bad attributes, too many inputs, or
+  // more missing inputs than the bound.
   static Symbol Create(const std::string& op, const std::vector<Symbol>& inputs,
                        const AttrDict& attrs = {},
                        const std::string& name = "");

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kvstore/kvstore.h"
@@ -39,6 +40,8 @@ class Comm {
   // before it).
   virtual void Barrier() = 0;
   virtual CommStats stats() const { return {}; }
+  // Tells the other processes this one gave up (KVStore::Abort).
+  virtual void Abort(const std::string& /*reason*/) {}
 };
 
 // One process: reductions are the identity.

@@ -2,7 +2,10 @@
 //   dist_fault_test exit   rank 1 exits (code 3) after the first
 //                          reduction; the other ranks wait in the second.
 //   dist_fault_test stall  rank 1 stops calling the store for 20 s; the
-//                          others fail with MX_KVSTORE_TIMEOUT's error.
+//                          others fail with MX_KVSTORE_TIMEOUT's error,
+//                          naming rank 1 as the one that never waited.
+//   dist_fault_test abort  rank 1 calls KVStore::Abort after the first
+//                          reduction; the others fail at once naming it.
 // Each rank prints what happened to it; the script checks the outcome.
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,14 @@ int main(int argc, char** argv) {
       std::printf("rank 1: exiting with code 3\n");
       std::fflush(stdout);
       std::_Exit(3);
+    }
+    if (mode == "abort") {
+      kv->Abort("gave up on purpose");
+      std::printf("rank 1: aborted\n");
+      std::fflush(stdout);
+      // Lets the others report before mpirun ends the job.
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      return 1;
     }
     std::this_thread::sleep_for(std::chrono::seconds(20));
     return 0;

@@ -78,6 +78,8 @@ KVStore::KVStore(std::string type, std::unique_ptr<Comm> comm)
 
 KVStore::~KVStore() = default;
 
+void KVStore::Abort(const std::string& reason) { comm_->Abort(reason); }
+
 int KVStore::rank() const { return comm_->rank(); }
 int KVStore::num_workers() const { return comm_->size(); }
 

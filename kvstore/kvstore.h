@@ -102,6 +102,14 @@ class KVStore {
   void SetOptimizer(Updater updater);
   bool has_optimizer() const { return static_cast<bool>(updater_); }
 
+  // For a rank that cannot go on (its program caught an error): tells every
+  // other rank, whose pending and later collectives then fail within
+  // milliseconds with a RuntimeError naming this rank and `reason`, instead
+  // of waiting out MX_KVSTORE_TIMEOUT; this process's collectives fail too
+  // from then on. No-op for local stores.
+  //   catch (const mx::Error& e) { kv->Abort(e.what()); throw; }
+  void Abort(const std::string& reason);
+
   // Collectives, bytes and seconds of communication so far (dist_sync;
   // zeros for local), for benchmarks and the trainer's report.
   CommStats comm_stats() const;

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +27,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "kvstore/comm.h"
+#include "kvstore/rank_notices.h"
 
 namespace mx {
 namespace kvstore {
@@ -122,6 +125,20 @@ class MpiWorld {
     return stats_;
   }
 
+  // Tells the other ranks this one gave up (they fail naming it) and breaks
+  // this process's collectives. Waits up to a few seconds for the notices
+  // to leave; once is enough.
+  void Abort(const std::string& reason) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopped_ || abort_requested_) return;
+    abort_requested_ = true;
+    abort_reason_ = reason;
+    abort_pending_ = true;
+    cv_.notify_one();
+    abort_cv_.wait_for(lock, std::chrono::seconds(5),
+                       [&] { return !abort_pending_; });
+  }
+
   void MarkReady(Job* job, std::optional<engine::CallbackOnComplete> done,
                  bool failed_here) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -186,6 +203,7 @@ class MpiWorld {
     Check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     Check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
     Check(MPI_Op_create(&HalfSum, /*commute=*/1, &half_sum_), "MPI_Op_create");
+    notices_.Start(comm_);
     started->set_value();
   }
 
@@ -200,8 +218,14 @@ class MpiWorld {
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock,
-                 [&] { return !queue_.empty() && queue_.front()->ready; });
+        cv_.wait(lock, [&] {
+          return abort_pending_ || (!queue_.empty() && queue_.front()->ready);
+        });
+        if (abort_pending_) {
+          lock.unlock();
+          SendAbort();
+          continue;
+        }
         job = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -255,16 +279,82 @@ class MpiWorld {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;  // The program finalized the MPI it started.
+    notices_.Finish();
     MPI_Op_free(&half_sum_);
     MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
   }
 
+  // Sends this rank's failure notice (Abort) and breaks the store.
+  void SendAbort() {
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reason = abort_reason_;
+    }
+    notices_.SendToAll(RankNotices::kFailed, seq_, reason, /*seconds=*/2);
+    if (!broken_) {
+      broken_ = std::make_exception_ptr(RuntimeError(absl::StrCat(
+          "KVStore dist_sync: rank ", rank_, " aborted: ", reason)));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    abort_pending_ = false;
+    abort_cv_.notify_all();
+  }
+
+  // Handles the notices that arrived: a failed rank ends the wait with an
+  // error naming it; a rank that timed out is remembered.
+  void ReadNotices(const Job& job) {
+    while (std::optional<RankNotices::Notice> n = notices_.Poll()) {
+      if (n->kind == RankNotices::kFailed) {
+        throw RuntimeError(absl::StrCat(
+            "KVStore dist_sync: rank ", rank_, ": ", Describe(job),
+            " cannot complete: rank ", n->rank, " failed: ", n->text));
+      }
+      timed_out_.insert(n->rank);
+    }
+  }
+
+  // After MX_KVSTORE_TIMEOUT: tells the other ranks, gives theirs a moment
+  // to arrive, and names the ranks that never reported waiting (stalled,
+  // still computing, or no longer calling the store).
+  [[noreturn]] void TimedOut(const Job& job) {
+    notices_.SendToAll(RankNotices::kTimedOut, seq_, "", /*seconds=*/1);
+    const auto grace_end =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration<double>(std::min<double>(2, timeout_s_));
+    while (static_cast<int>(timed_out_.size()) < size_ - 1 &&
+           std::chrono::steady_clock::now() < grace_end) {
+      ReadNotices(job);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::vector<int> silent, waiting;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      (timed_out_.count(r) ? waiting : silent).push_back(r);
+    }
+    std::string who =
+        silent.empty()
+            ? std::string("every other rank timed out too")
+            : absl::StrCat("rank(s) ", absl::StrJoin(silent, ", "),
+                           " never reported waiting in a collective (stalled, "
+                           "still computing or no longer calling the store)");
+    if (!silent.empty() && !waiting.empty()) {
+      absl::StrAppend(&who, "; rank(s) ", absl::StrJoin(waiting, ", "),
+                      " timed out too");
+    }
+    throw RuntimeError(absl::StrCat("KVStore dist_sync: rank ", rank_, ": ",
+                                    Describe(job), " did not complete within ",
+                                    timeout_s_,
+                                    " s (MX_KVSTORE_TIMEOUT): ", who));
+  }
+
   // Completes a nonblocking collective, giving the CPU to the computation
   // while it waits: yields first (small messages finish within
-  // microseconds), then polls every 50 us. After MX_KVSTORE_TIMEOUT seconds
-  // it throws, and Loop marks the store broken: this and every later
-  // collective fail.
+  // microseconds), then polls every 50 us, reading the other ranks'
+  // notices too. A failed rank's notice, this rank's Abort, or
+  // MX_KVSTORE_TIMEOUT seconds end it with an error, and Loop marks the
+  // store broken: this and every later collective fail.
   void Wait(MPI_Request* request, const Job& job) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
@@ -272,15 +362,14 @@ class MpiWorld {
       int done = 0;
       Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (done) return;
+      if (abort_pending_) {
+        SendAbort();
+        std::rethrow_exception(broken_);
+      }
+      ReadNotices(job);
       const double waited =
           std::chrono::duration<double>(Clock::now() - start).count();
-      if (timeout_s_ > 0 && waited > timeout_s_) {
-        throw RuntimeError(absl::StrCat(
-            "KVStore dist_sync: rank ", rank_, ": ", Describe(job),
-            " did not complete within ", timeout_s_,
-            " s (MX_KVSTORE_TIMEOUT): another rank failed or stopped calling "
-            "the store"));
-      }
+      if (timeout_s_ > 0 && waited > timeout_s_) TimedOut(job);
       if (waited < 1e-3) {
         std::this_thread::yield();
       } else {
@@ -323,6 +412,7 @@ class MpiWorld {
 
   // Returns the bytes sent.
   int64_t Run(Job& job) {
+    ++seq_;
     Agree(job);
     MPI_Request request;
     if (job.kind == Job::kBarrier) {
@@ -412,6 +502,11 @@ class MpiWorld {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopped_ = false;  // Stop ran: no job is queued any more.
+  // Abort: asked once; pending until the thread sent the notices.
+  bool abort_requested_ = false;
+  std::atomic<bool> abort_pending_{false};
+  std::string abort_reason_;
+  std::condition_variable abort_cv_;
   CommStats stats_;
   // Only the thread touches these after Start.
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -421,6 +516,9 @@ class MpiWorld {
   int64_t timeout_s_ = 300;
   std::exception_ptr broken_;
   std::vector<char> pack_;
+  RankNotices notices_;
+  int64_t seq_ = 0;          // Collectives this rank started.
+  std::set<int> timed_out_;  // Ranks whose timeout notice arrived.
 };
 
 constexpr char kStopped[] =
@@ -440,6 +538,7 @@ class MpiComm : public Comm {
   }
 
   CommStats stats() const override { return world_.stats(); }
+  void Abort(const std::string& reason) override { world_.Abort(reason); }
 
   void Barrier() override {
     auto job = std::make_shared<Job>();

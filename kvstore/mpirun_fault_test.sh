@@ -38,8 +38,15 @@ expect() {
 
 # mpirun names the rank that exited and ends the others.
 expect exit 60 "rank 1: exiting with code 3" 'Process name: \[\[[0-9]+,1\],1\]'
-# The waiting ranks fail with the store's timeout error.
-expect stall 60 "rank 0: error: .*did not complete within 3 s" \
-  "rank 2: error: .*did not complete within 3 s"
+# The waiting ranks fail with the store's timeout error, naming the rank
+# that never reported waiting.
+expect stall 60 \
+  "rank 0: error: .*did not complete within 3 s.*rank\(s\) 1 never reported waiting.*rank\(s\) 2 timed out too" \
+  "rank 2: error: .*did not complete within 3 s.*rank\(s\) 1 never reported waiting.*rank\(s\) 0 timed out too"
+# KVStore::Abort on rank 1: the others fail naming it and its reason, well
+# before the 3 s timeout would have (no timeout message).
+expect abort 60 "rank 1: aborted" \
+  "rank 0: error: .*cannot complete: rank 1 failed: gave up on purpose" \
+  "rank 2: error: .*cannot complete: rank 1 failed: gave up on purpose"
 rm -rf "$MPI_TMP"
 [ "$failed" -eq 0 ] && echo "PASSED" || exit 1

@@ -203,13 +203,8 @@ double Accuracy(nn::Block& net, const data::Dataset& test, Context ctx) {
   return static_cast<double>(correct) / seen;
 }
 
-int Train(const char* argv0) {
+int TrainWith(const char* argv0, const std::shared_ptr<kvstore::KVStore>& kv) {
   using Clock = std::chrono::steady_clock;
-  // The store first: under mpirun only rank 0 reports.
-  std::shared_ptr<kvstore::KVStore> kv;
-  if (const std::string type = absl::GetFlag(FLAGS_kvstore); !type.empty()) {
-    kv = kvstore::KVStore::Create(type);
-  }
   const int rank = kv ? kv->rank() : 0;
   const int workers = kv ? kv->num_workers() : 1;
   const bool lead = rank == 0;
@@ -317,6 +312,22 @@ int Train(const char* argv0) {
         1e3 * c.seconds / steps);
   }
   return 0;
+}
+
+int Train(const char* argv0) {
+  // The store first: under mpirun only rank 0 reports.
+  std::shared_ptr<kvstore::KVStore> kv;
+  if (const std::string type = absl::GetFlag(FLAGS_kvstore); !type.empty()) {
+    kv = kvstore::KVStore::Create(type);
+  }
+  try {
+    return TrainWith(argv0, kv);
+  } catch (const Error& e) {
+    // The other ranks fail at once, naming this one, instead of waiting
+    // out MX_KVSTORE_TIMEOUT in their next reduction.
+    if (kv) kv->Abort(e.what());
+    throw;
+  }
 }
 
 }  // namespace

@@ -161,6 +161,7 @@ MX_REGISTER_OP(Concat)
     .SetNumInputs([](const NodeAttrs& a) {
       return std::max(0, a.get<ConcatParam>().num_args);
     })
+    .SetKeyVarNumArgs("num_args")
     .SetInputNames([](const NodeAttrs& a) {
       return ArgNames(a.get<ConcatParam>().num_args);
     })
@@ -256,6 +257,7 @@ MX_REGISTER_OP(stack)
     .SetNumInputs([](const NodeAttrs& a) {
       return std::max(0, a.get<StackParam>().num_args);
     })
+    .SetKeyVarNumArgs("num_args")
     .SetInputNames([](const NodeAttrs& a) {
       return ArgNames(a.get<StackParam>().num_args);
     })
@@ -405,6 +407,7 @@ MX_REGISTER_OP(add_n)
     .SetNumInputs([](const NodeAttrs& a) {
       return std::max(0, a.get<AddNParam>().num_args);
     })
+    .SetKeyVarNumArgs("num_args")
     .SetInputNames([](const NodeAttrs& a) {
       return ArgNames(a.get<AddNParam>().num_args);
     })

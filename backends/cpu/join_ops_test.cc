@@ -311,6 +311,33 @@ TEST(JoinOps, ArityAttributesAboveTheBoundAreRefusedWhenParsed) {
   }
 }
 
+// Variadic ops count their inputs, as MXNet's frontend sets num_args; a
+// count far above the inputs given is refused instead of making a variable
+// for each missing input (one attribute could otherwise add 65536 nodes).
+TEST(JoinOps, VariadicOpsCountTheirInputsInSymbolCreate) {
+  const Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  for (const char* op : {"add_n", "Concat", "stack"}) {
+    Symbol s = Symbol::Create(op, {a, b, a}, {});
+    EXPECT_EQ(s.outputs[0].node->attrs.dict.at("num_args"), "3") << op;
+    EXPECT_EQ(s.outputs[0].node->inputs.size(), 3u) << op;
+    // A few missing inputs become variables, as in MXNet.
+    Symbol declared = Symbol::Create(op, {a}, {{"num_args", "3"}}, "d");
+    EXPECT_EQ(declared.ListInputNames(),
+              (std::vector<std::string>{"a", "d_arg1", "d_arg2"}))
+        << op;
+    ExpectError<InvalidArgument>(
+        [&] {
+          Symbol::Create(op, {a, b}, {{"num_args", "65536"}});
+        },
+        {op, "65534 of its 65536 inputs are missing", "at most 1024"});
+    ExpectError<InvalidArgument>(
+        [&] {
+          Symbol::Create(op, {a, b}, {{"num_args", "1"}});
+        },
+        {op, "2 inputs given but the op takes 1"});
+  }
+}
+
 TEST(JoinOps, ArityAtTheBoundIsAccepted) {
   const Symbol s =
       Symbol::Create("SliceChannel", {Symbol::Variable("x")},
