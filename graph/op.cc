@@ -337,6 +337,12 @@ std::vector<std::string> OpRegistry::ListNames() const {
   return names;
 }
 
+void FillVarNumArgs(const Op& op, size_t num_inputs, AttrDict* attrs) {
+  const std::string& key = op.key_var_num_args();
+  if (key.empty() || num_inputs == 0) return;
+  attrs->emplace(key, std::to_string(num_inputs));
+}
+
 NodeAttrs MakeAttrs(const Op& op, AttrDict dict, std::string name) {
   NodeAttrs attrs;
   attrs.name = std::move(name);

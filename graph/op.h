@@ -147,9 +147,8 @@ class Op {
       std::function<std::vector<std::string>(const NodeAttrs&)> fn);
   Op& SetOutputNames(std::vector<std::string> names);
   // Variadic ops (MXNet's key_var_num_args): the attribute holding the
-  // number of inputs. Symbol::Create fills it in from the inputs given and
-  // refuses a value that disagrees with them, rather than creating a
-  // variable per missing input.
+  // number of inputs, which Symbol::Create and imperative::Invoke fill in
+  // from the inputs given when it is absent (FillVarNumArgs).
   Op& SetKeyVarNumArgs(std::string key);
   // Outputs a composed symbol exposes (the first n); the rest are internal
   // (BatchNorm's saved statistics, Dropout's mask). Default: all.
@@ -290,6 +289,11 @@ class OpRegistry {
 
 // Parsed attributes for `op` from a string dictionary.
 NodeAttrs MakeAttrs(const Op& op, AttrDict dict, std::string name = "");
+
+// Sets a variadic op's count attribute (Op::SetKeyVarNumArgs) to
+// `num_inputs` when `attrs` lacks it and inputs are given, as MXNet's
+// frontends do; other ops' attributes are left alone.
+void FillVarNumArgs(const Op& op, size_t num_inputs, AttrDict* attrs);
 
 // Shared inference helpers for op definitions.
 // All inputs and outputs have one shape / one dtype.

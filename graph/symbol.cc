@@ -67,12 +67,8 @@ Symbol Symbol::Create(const std::string& op_name,
                       const std::vector<Symbol>& inputs, const AttrDict& attrs,
                       const std::string& name) {
   const Op& op = OpRegistry::Get()->Lookup(op_name);
-  const std::string& num_args_key = op.key_var_num_args();
   AttrDict full_attrs = attrs;
-  if (!num_args_key.empty()) {
-    // As MXNet's frontend does: a variadic op counts the inputs it is given.
-    full_attrs.emplace(num_args_key, std::to_string(inputs.size()));
-  }
+  FillVarNumArgs(op, inputs.size(), &full_attrs);
   NodePtr node =
       Node::Create(op, full_attrs, name.empty() ? UniqueName(op.name()) : name);
   const size_t n_in = node->num_inputs();

@@ -144,7 +144,8 @@ struct InferScratch {
 class ScratchLease {
  public:
   ScratchLease() {
-    if (depth_ == pool_.size()) pool_.push_back(std::make_unique<InferScratch>());
+    if (depth_ == pool_.size())
+      pool_.push_back(std::make_unique<InferScratch>());
     s_ = pool_[depth_++].get();
   }
   ~ScratchLease() {
@@ -448,8 +449,10 @@ std::vector<NDArray> Invoke(const std::string& op_name,
                             const AttrDict& attrs,
                             const InvokeOptions& options) {
   const Op& op = OpRegistry::Get()->Lookup(op_name);
+  AttrDict dict = attrs;
+  FillVarNumArgs(op, inputs.size(), &dict);
   std::vector<NDArray> outputs;
-  Invoke(MakeAttrs(op, attrs), inputs, &outputs, options);
+  Invoke(MakeAttrs(op, std::move(dict)), inputs, &outputs, options);
   return outputs;
 }
 

@@ -1,11 +1,15 @@
-// Failure modes of the dist_sync KVStore, run by mpirun_fault_test.sh:
-//   dist_fault_test exit   rank 1 exits (code 3) after the first
-//                          reduction; the other ranks wait in the second.
-//   dist_fault_test stall  rank 1 stops calling the store for 20 s; the
-//                          others fail with MX_KVSTORE_TIMEOUT's error,
-//                          naming rank 1 as the one that never waited.
-//   dist_fault_test abort  rank 1 calls KVStore::Abort after the first
-//                          reduction; the others fail at once naming it.
+// Failure modes of the dist_sync KVStore, run by mpirun_fault_test.sh with
+// 3 ranks and MX_KVSTORE_TIMEOUT=3:
+//   exit           rank 1 exits (code 3) after the first reduction; the
+//                  other ranks wait in the second.
+//   stall          rank 1 stops calling the store for 8 s; the others fail
+//                  with the timeout error naming rank 1, and rank 1, back
+//                  in the store, fails naming the ranks that gave up.
+//   abort          rank 1 calls KVStore::Abort while idle; the others fail
+//                  at once naming it and its reason.
+//   abort_waiting  rank 1 calls Abort while its own second reduction waits
+//                  for the others: that reduction fails on rank 1, and the
+//                  others fail naming rank 1 when they join.
 // Each rank prints what happened to it; the script checks the outcome.
 #include <chrono>
 #include <cstdio>
@@ -16,6 +20,30 @@
 #include "base/error.h"
 #include "kvstore/kvstore.h"
 
+namespace {
+
+void Sleep(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+void Say(int rank, const std::string& what) {
+  std::printf("rank %d: %s\n", rank, what.c_str());
+  std::fflush(stdout);
+}
+
+// The second reduction; returns the error it ended with ("" if none).
+std::string Reduce(mx::kvstore::KVStore* kv, mx::NDArray* a) {
+  try {
+    kv->PushPull({0}, {*a}, {*a});
+    a->WaitToRead();
+    return "";
+  } catch (const mx::Error& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using mx::NDArray;
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -24,33 +52,41 @@ int main(int argc, char** argv) {
   NDArray a = NDArray::FromVector<float>({4}, {1, 2, 3, 4});
   kv->PushPull({0}, {a}, {a});
   a.WaitToRead();
-  std::printf("rank %d: first reduction done\n", rank);
-  std::fflush(stdout);
+  Say(rank, "first reduction done");
   if (rank == 1) {
     if (mode == "exit") {
-      std::printf("rank 1: exiting with code 3\n");
-      std::fflush(stdout);
+      Say(rank, "exiting with code 3");
       std::_Exit(3);
     }
     if (mode == "abort") {
       kv->Abort("gave up on purpose");
-      std::printf("rank 1: aborted\n");
-      std::fflush(stdout);
-      // Lets the others report before mpirun ends the job.
-      std::this_thread::sleep_for(std::chrono::seconds(5));
+      Say(rank, "aborted");
+      Sleep(5);  // Lets the others report before mpirun ends the job.
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::seconds(20));
-    return 0;
-  }
-  try {
-    kv->PushPull({0}, {a}, {a});
-    a.WaitToRead();
-    std::printf("rank %d: second reduction done (unexpected)\n", rank);
-    return 0;
-  } catch (const mx::Error& e) {
-    std::printf("rank %d: error: %s\n", rank, e.what());
-    std::fflush(stdout);
+    if (mode == "abort_waiting") {
+      kv->PushPull({0}, {a}, {a});  // The others join 2 s later.
+      Sleep(0.5);
+      kv->Abort("gave up while waiting");
+      const std::string error = Reduce(kv.get(), &a);
+      Say(rank, "own reduction: " + (error.empty() ? "done" : error));
+      Sleep(5);
+      return 1;
+    }
+    // stall: the others time out after 3 s and give up by about 5 s (2 s
+    // of grace for each other's notices).
+    Sleep(8);
+    const std::string error = Reduce(kv.get(), &a);
+    Say(rank, "back: " + (error.empty() ? "done (unexpected)" : error));
     return 2;
   }
+  if (mode == "abort_waiting") Sleep(2);
+  const std::string error = Reduce(kv.get(), &a);
+  if (error.empty()) {
+    Say(rank, "second reduction done (unexpected)");
+    return 0;
+  }
+  Say(rank, "error: " + error);
+  if (mode == "stall") Sleep(8);  // Rank 1 comes back at 8 s and reports.
+  return 2;
 }

@@ -106,7 +106,8 @@ class KVStore {
   // other rank, whose pending and later collectives then fail within
   // milliseconds with a RuntimeError naming this rank and `reason`, instead
   // of waiting out MX_KVSTORE_TIMEOUT; this process's collectives fail too
-  // from then on. No-op for local stores.
+  // from then on, and the process should exit with a nonzero status (MPI
+  // is not finalized). No-op for local stores.
   //   catch (const mx::Error& e) { kv->Abort(e.what()); throw; }
   void Abort(const std::string& reason);
 

@@ -43,6 +43,15 @@ TEST(KVStore, InitPushPull) {
   EXPECT_EQ(Values(out), (std::vector<float>{11, 21, 31}));
 }
 
+// One process has no peer to tell: Abort changes nothing.
+TEST(KVStore, AbortOfALocalStoreIsANoOp) {
+  auto kv = KVStore::Create("local");
+  kv->Abort("nothing to tell");
+  NDArray a = Floats({1, 2});
+  kv->PushPull({3}, {a}, {a});
+  EXPECT_EQ(Values(a), (std::vector<float>{1, 2}));
+}
+
 TEST(KVStore, PushPullInPlaceAndIntoOutputs) {
   auto kv = KVStore::Create("device");
   NDArray g = Floats({1, 2});

@@ -18,7 +18,6 @@
 #include <future>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -52,15 +51,6 @@ struct Job {
   std::optional<engine::CallbackOnComplete> on_complete;
   std::promise<void> finished;  // Barrier and stop.
 };
-
-void Check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw RuntimeError(absl::StrCat("KVStore dist_sync: ", what,
-                                  " failed: ", std::string(text, len)));
-}
 
 // float16 has no MPI type: summed as 16-bit words through float.
 void HalfSum(void* in, void* inout, int* len, MPI_Datatype*) {
@@ -166,11 +156,13 @@ class MpiWorld {
     auto job = std::make_shared<Job>();
     job->kind = Job::kStop;
     job->ready = true;
-    if (!Enqueue(job)) return;
     {
-      // Later jobs would never run: refuse them.
+      // Later jobs (and an Abort) would never run: refuse them.
       std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      queue_.push_back(job);
       stopped_ = true;
+      cv_.notify_one();
     }
     thread_.join();
   }
@@ -197,12 +189,13 @@ class MpiWorld {
             "MPI_THREAD_MULTIPLE) or let the KVStore initialize it");
       }
     }
-    Check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
-    Check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
-          "MPI_Comm_set_errhandler");
-    Check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-    Check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
-    Check(MPI_Op_create(&HalfSum, /*commute=*/1, &half_sum_), "MPI_Op_create");
+    CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    CheckMpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
+             "MPI_Comm_set_errhandler");
+    CheckMpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    CheckMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+    CheckMpi(MPI_Op_create(&HalfSum, /*commute=*/1, &half_sum_),
+             "MPI_Op_create");
     notices_.Start(comm_);
     started->set_value();
   }
@@ -223,7 +216,7 @@ class MpiWorld {
         });
         if (abort_pending_) {
           lock.unlock();
-          SendAbort();
+          SendAbort(/*completed=*/seq_);
           continue;
         }
         job = std::move(queue_.front());
@@ -275,7 +268,10 @@ class MpiWorld {
   }
 
   void Finish() {
-    if (broken_) return;  // A collective is still pending: MPI cannot end.
+    // Broken (an MPI failure, a timeout, a peer's or this rank's abort): a
+    // collective may still be pending, so MPI cannot end; mpirun reports
+    // the rank as ended without MPI_Finalize, and the job fails.
+    if (broken_) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;  // The program finalized the MPI it started.
@@ -286,14 +282,17 @@ class MpiWorld {
   }
 
   // Sends this rank's failure notice (Abort) and breaks the store.
-  void SendAbort() {
+  void SendAbort(int64_t completed) {
     std::string reason;
     {
       std::lock_guard<std::mutex> lock(mu_);
       reason = abort_reason_;
     }
-    notices_.SendToAll(RankNotices::kFailed, seq_, reason, /*seconds=*/2);
+    // A store already broken by a peer's notice, a timeout or MPI tells
+    // nobody: the peers know, and a second notice could be read first and
+    // blame the wrong rank.
     if (!broken_) {
+      notices_.SendFailed(completed, reason);
       broken_ = std::make_exception_ptr(RuntimeError(absl::StrCat(
           "KVStore dist_sync: rank ", rank_, " aborted: ", reason)));
     }
@@ -302,74 +301,29 @@ class MpiWorld {
     abort_cv_.notify_all();
   }
 
-  // Handles the notices that arrived: a failed rank ends the wait with an
-  // error naming it; a rank that timed out is remembered.
-  void ReadNotices(const Job& job) {
-    while (std::optional<RankNotices::Notice> n = notices_.Poll()) {
-      if (n->kind == RankNotices::kFailed) {
-        throw RuntimeError(absl::StrCat(
-            "KVStore dist_sync: rank ", rank_, ": ", Describe(job),
-            " cannot complete: rank ", n->rank, " failed: ", n->text));
-      }
-      timed_out_.insert(n->rank);
-    }
-  }
-
-  // After MX_KVSTORE_TIMEOUT: tells the other ranks, gives theirs a moment
-  // to arrive, and names the ranks that never reported waiting (stalled,
-  // still computing, or no longer calling the store).
-  [[noreturn]] void TimedOut(const Job& job) {
-    notices_.SendToAll(RankNotices::kTimedOut, seq_, "", /*seconds=*/1);
-    const auto grace_end =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration<double>(std::min<double>(2, timeout_s_));
-    while (static_cast<int>(timed_out_.size()) < size_ - 1 &&
-           std::chrono::steady_clock::now() < grace_end) {
-      ReadNotices(job);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    std::vector<int> silent, waiting;
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      (timed_out_.count(r) ? waiting : silent).push_back(r);
-    }
-    std::string who =
-        silent.empty()
-            ? std::string("every other rank timed out too")
-            : absl::StrCat("rank(s) ", absl::StrJoin(silent, ", "),
-                           " never reported waiting in a collective (stalled, "
-                           "still computing or no longer calling the store)");
-    if (!silent.empty() && !waiting.empty()) {
-      absl::StrAppend(&who, "; rank(s) ", absl::StrJoin(waiting, ", "),
-                      " timed out too");
-    }
-    throw RuntimeError(absl::StrCat("KVStore dist_sync: rank ", rank_, ": ",
-                                    Describe(job), " did not complete within ",
-                                    timeout_s_,
-                                    " s (MX_KVSTORE_TIMEOUT): ", who));
-  }
-
   // Completes a nonblocking collective, giving the CPU to the computation
   // while it waits: yields first (small messages finish within
   // microseconds), then polls every 50 us, reading the other ranks'
   // notices too. A failed rank's notice, this rank's Abort, or
   // MX_KVSTORE_TIMEOUT seconds end it with an error, and Loop marks the
   // store broken: this and every later collective fail.
-  void Wait(MPI_Request* request, const Job& job) {
+  void Wait(MPI_Request* request, const std::string& what) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     for (;;) {
       int done = 0;
-      Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      CheckMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (done) return;
       if (abort_pending_) {
-        SendAbort();
+        SendAbort(/*completed=*/seq_ - 1);
         std::rethrow_exception(broken_);
       }
-      ReadNotices(job);
+      notices_.Read(what, seq_, timeout_s_);
       const double waited =
           std::chrono::duration<double>(Clock::now() - start).count();
-      if (timeout_s_ > 0 && waited > timeout_s_) TimedOut(job);
+      if (timeout_s_ > 0 && waited > timeout_s_) {
+        notices_.GiveUp(what, seq_, timeout_s_, /*own_timeout=*/true);
+      }
       if (waited < 1e-3) {
         std::this_thread::yield();
       } else {
@@ -381,15 +335,15 @@ class MpiWorld {
   // Every rank must ask for the same collective: compares a fingerprint of
   // the job's kind, keys, shapes and dtypes across ranks first, so a
   // mismatch is an error on every rank instead of a wrong sum or a hang.
-  void Agree(const Job& job) {
+  void Agree(const Job& job, const std::string& what) {
     const std::string mine = Describe(job);
     const uint64_t local[2] = {Fingerprint(mine), job.failed_here ? 1u : 0u};
     std::vector<uint64_t> all(2 * size_);
     MPI_Request request;
-    Check(MPI_Iallgather(local, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T,
-                         comm_, &request),
-          "MPI_Iallgather");
-    Wait(&request, job);
+    CheckMpi(MPI_Iallgather(local, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T,
+                            comm_, &request),
+             "MPI_Iallgather");
+    Wait(&request, what);
     std::vector<int> differ, failed;
     for (int r = 0; r < size_; ++r) {
       if (all[2 * r] != all[0]) differ.push_back(r);
@@ -413,11 +367,14 @@ class MpiWorld {
   // Returns the bytes sent.
   int64_t Run(Job& job) {
     ++seq_;
-    Agree(job);
+    // Names this rank and the collective in errors.
+    const std::string what =
+        absl::StrCat("KVStore dist_sync: rank ", rank_, ": ", Describe(job));
+    Agree(job, what);
     MPI_Request request;
     if (job.kind == Job::kBarrier) {
-      Check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-      Wait(&request, job);
+      CheckMpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+      Wait(&request, what);
       return 0;
     }
     const DType dtype = job.pieces[0].array.dtype();
@@ -485,12 +442,12 @@ class MpiWorld {
       const int n = static_cast<int>(std::min(segment, count - begin));
       char* at = static_cast<char*>(data) + begin * element;
       if (job.kind == Job::kAllReduce) {
-        Check(MPI_Iallreduce(MPI_IN_PLACE, at, n, type, op, comm_, &request),
-              "MPI_Iallreduce");
+        CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, at, n, type, op, comm_, &request),
+                 "MPI_Iallreduce");
       } else {
-        Check(MPI_Ibcast(at, n, type, 0, comm_, &request), "MPI_Ibcast");
+        CheckMpi(MPI_Ibcast(at, n, type, 0, comm_, &request), "MPI_Ibcast");
       }
-      Wait(&request, job);
+      Wait(&request, what);
     }
     if (packed) copy_pieces(/*into_pack=*/false);
     return count * static_cast<int64_t>(element);
@@ -517,8 +474,7 @@ class MpiWorld {
   std::exception_ptr broken_;
   std::vector<char> pack_;
   RankNotices notices_;
-  int64_t seq_ = 0;          // Collectives this rank started.
-  std::set<int> timed_out_;  // Ranks whose timeout notice arrived.
+  int64_t seq_ = 0;  // Collectives this rank started.
 };
 
 constexpr char kStopped[] =

@@ -335,7 +335,14 @@ TEST(JoinOps, VariadicOpsCountTheirInputsInSymbolCreate) {
           Symbol::Create(op, {a, b}, {{"num_args", "1"}});
         },
         {op, "2 inputs given but the op takes 1"});
+    // No inputs: nothing to count; num_args stays required.
+    ExpectError<InvalidArgument>([&] { Symbol::Create(op, {}, {}); },
+                                 {op, "num_args"});
   }
+  // Imperative calls count their inputs too.
+  const NDArray x = ArrayOf({2}, {1, 2});
+  EXPECT_EQ(ToDouble(imperative::Invoke("add_n", {x, x, x})[0]),
+            (std::vector<double>{3, 6}));
 }
 
 TEST(JoinOps, ArityAtTheBoundIsAccepted) {
