@@ -104,10 +104,9 @@ void RankNotices::GiveUp(const std::string& what, int64_t seq, double timeout_s,
                     " never reported waiting in a collective (stalled, still "
                     "computing or no longer calling the store)");
   }
-  if (own_timeout) {
-    absl::StrAppend(&message, waited.empty() ? "" : "; rank(s) ",
-                    absl::StrJoin(waited, ", "),
-                    waited.empty() ? "" : " gave up too");
+  if (own_timeout && !waited.empty()) {
+    absl::StrAppend(&message, "; rank(s) ", absl::StrJoin(waited, ", "),
+                    " gave up too");
   }
   throw RuntimeError(message);
 }
