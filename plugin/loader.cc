@@ -18,6 +18,7 @@
 #include "graph/op.h"
 #include "ndarray/storage.h"
 #include "plugin/c_util.h"
+#include "plugin/openmp_env.h"
 #include "plugin/plugin.h"
 #include "plugin/registrar.h"
 #include "subgraph/subgraph_property.h"
@@ -140,6 +141,7 @@ PluginInfo LoadPlugin(const std::string& path) {
     before.UndoNewer();
     throw error;
   };
+  plugin::ApplyOpenMpWaitDefaults();
   // RTLD_NOW: a plugin needing symbols nobody provides fails here, loudly.
   void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

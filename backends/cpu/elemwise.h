@@ -48,7 +48,7 @@ FCompute UnaryKernel(F f) {
       T* y = out[0].data<T>();
       const OpReqType r = req[0];
       ParallelFor(in[0].Size(), kElemwiseGrain, [&](int64_t b, int64_t e) {
-        AssignRange(y, r, b, e, [&](int64_t i) {
+        AssignRange(y, r, b, e, [=](int64_t i) {
           return f(static_cast<AccType<T>>(x[i]));
         });
       });

@@ -251,14 +251,14 @@ void BinaryCompute(const OpContext&, const NodeAttrs&,
     const int64_t n = o.Size();
     if (a.shape == o.shape && b.shape == o.shape) {
       ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-        AssignRange(po, r, s, e, [&](int64_t i) {
+        AssignRange(po, r, s, e, [=](int64_t i) {
           return F::Map(static_cast<A>(pa[i]), static_cast<A>(pb[i]));
         });
       });
     } else if (a.shape == o.shape && b.Size() == 1) {
       const A vb = static_cast<A>(pb[0]);
       ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-        AssignRange(po, r, s, e, [&](int64_t i) {
+        AssignRange(po, r, s, e, [=](int64_t i) {
           return F::Map(static_cast<A>(pa[i]), vb);
         });
       });
@@ -360,7 +360,7 @@ void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
     O* y = out[0].data<O>();
     const OpReqType r = req[0];
     ParallelFor(in[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-      AssignRange(y, r, b, e, [&](int64_t i) {
+      AssignRange(y, r, b, e, [=](int64_t i) {
         const A v = static_cast<A>(x[i]);
         return kReverse ? F::Map(s, v) : F::Map(v, s);
       });

@@ -146,7 +146,7 @@ void SGDCompute(const OpContext&, const NodeAttrs& attrs,
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd);
     const OpReqType r = req[0];
     UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
-      AssignRange(y, r, b, e, [&](int64_t i) {
+      AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         return wi - lr * (grad(static_cast<A>(g[i])) + wd * wi);
       });
@@ -167,7 +167,7 @@ void SGDMomOne(const SGDMomParam& p, const TBlob& weight, const TBlob& grad,
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
             momentum = static_cast<A>(p.momentum);
     UpdateLoop(weight.Size(), prep, [&](auto gradient, int64_t b, int64_t e) {
-      AssignRange(y, r, b, e, [&](int64_t i) {
+      AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         const A m = momentum * static_cast<A>(mom[i]) -
                     lr * (gradient(static_cast<A>(g[i])) + wd * wi);
@@ -276,7 +276,7 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
             eps = static_cast<A>(p.epsilon);
     const OpReqType r = req[0];
     UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
-      AssignRange(y, r, b, e, [&](int64_t i) {
+      AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         const A gi = grad(static_cast<A>(g[i])) + wd * wi;
         const A m = b1 * static_cast<A>(mean[i]) + (A(1) - b1) * gi;
