@@ -19,7 +19,12 @@ constexpr int64_t kGrain = kElemwiseGrain;
 // NaN for NaN, as NumPy (so relu's and abs's gradients propagate NaN).
 template <typename A>
 A Sign(A x) {
-  return IsNan(x) ? x : static_cast<A>((x > A(0)) - (x < A(0)));
+  if constexpr (std::is_floating_point_v<A>) {
+    // Selects only, so that loops over it (relu's gradient) vectorize.
+    return x > A(0) ? A(1) : x < A(0) ? A(-1) : x == x ? A(0) : x;
+  } else {
+    return static_cast<A>((x > A(0)) - (x < A(0)));
+  }
 }
 
 template <typename A>

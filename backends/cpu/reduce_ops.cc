@@ -200,12 +200,55 @@ template <typename T>
 using SumAcc =
     std::conditional_t<std::is_integral_v<T>, uint64_t, double>;  // bool too.
 
+// Whether the plan sums the rows of a contiguous [rows, cols] input into
+// cols outputs (a bias gradient: sum over the batch axis).
+bool ReducesLeadingRows(const ReducePlan& p) {
+  return p.red_extent.size() == 1 && p.keep_extent.size() == 1 &&
+         p.keep_stride[0] == 1 && p.red_stride[0] == p.keep_extent[0];
+}
+
+// The sum (or mean) over rows of a [rows, cols] input, a tile of columns
+// at a time so the adds run down contiguous rows and vectorize. Each
+// output adds its column's values in row order into a double, exactly as
+// the general loop does.
+template <typename T>
+void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
+                    OpReqType req, T* y) {
+  constexpr int64_t kTile = 256;
+  ParallelFor(cols, std::max<int64_t>(kTile, kGrain / (rows + 1)),
+              [=](int64_t b, int64_t e) {
+                double acc[kTile];
+                for (int64_t c0 = b; c0 < e; c0 += kTile) {
+                  const int64_t n = std::min(kTile, e - c0);
+                  std::fill(acc, acc + n, 0.0);
+                  for (int64_t r = 0; r < rows; ++r) {
+                    const T* row = x + r * cols + c0;
+                    for (int64_t c = 0; c < n; ++c) {
+                      acc[c] +=
+                          static_cast<double>(static_cast<AccType<T>>(row[c]));
+                    }
+                  }
+                  for (int64_t c = 0; c < n; ++c) {
+                    double s = acc[c];
+                    if (mean) s /= static_cast<double>(rows);
+                    Assign(y + c0 + c, req, static_cast<AccType<T>>(s));
+                  }
+                }
+              });
+}
+
 template <typename T, typename O>
 void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
                    const ReducePlan& plan) {
   const T* x = in.data<T>();
   O* y = out.data<O>();
   const int64_t count = plan.red_size;
+  if constexpr (std::is_floating_point_v<AccType<T>> && std::is_same_v<T, O>) {
+    if (ReducesLeadingRows(plan)) {
+      SumLeadingRows(mean, x, count, plan.out_size, req, y);
+      return;
+    }
+  }
   ParallelFor(plan.out_size, std::max<int64_t>(1, kGrain / (count + 1)),
               [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {

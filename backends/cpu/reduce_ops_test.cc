@@ -119,6 +119,8 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
       {{3, 0, 2}, {{0}, {2}, {0, 2}}},
       {{2, 3, 4, 5}, {{}, {0}, {1}, {-1}, {1, 3}, {0, -1}, {-3, 2}, {0, 1, 2}}},
       {{4, 1, 3}, {{1}, {0, 1}, {2}}},
+      // Column tiles of the leading-rows sum (256 wide) and their edges.
+      {{3, 700}, {{0}, {1}}},
   };
   const std::vector<DType> dtypes = {
       DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt32,
