@@ -20,8 +20,10 @@ constexpr int64_t kGrain = kElemwiseGrain;
 template <typename A>
 A Sign(A x) {
   if constexpr (std::is_floating_point_v<A>) {
-    // Selects only, so that loops over it (relu's gradient) vectorize.
-    return x > A(0) ? A(1) : x < A(0) ? A(-1) : x == x ? A(0) : x;
+    // Compares and one select, so that loops over it (relu's gradient)
+    // vectorize; nested selects left a branch in the loop.
+    const A s = static_cast<A>(x > A(0)) - static_cast<A>(x < A(0));
+    return IsNan(x) ? x : s;
   } else {
     return static_cast<A>((x > A(0)) - (x < A(0)));
   }

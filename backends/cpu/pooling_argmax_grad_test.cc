@@ -84,6 +84,16 @@ TEST(MaxPoolArgmax, PositionsInThePlaneAndMinusOneInThePadding) {
       Pool(z, {{"kernel", "(2,2)"}, {"stride", "(1,1)"}});
   EXPECT_EQ(ToDouble(w[0]), std::vector<double>({5, 9}));
   EXPECT_EQ(ToDouble(w[1]), std::vector<double>({1, 5}));  // First maximum.
+  // 2x2 / stride 2 (the vectorized column pairs): ties across rows and
+  // columns, and NaNs, resolve to the first in row-major order.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const NDArray t = ArrayOf({1, 1, 2, 8}, {1, 5, 4, 4, 0, 0, nan, 1,  //
+                                           5, 0, 4, 4, nan, 0, 2, nan});
+  const std::vector<NDArray> u =
+      Pool(t, {{"kernel", "(2,2)"}, {"stride", "(2,2)"}});
+  EXPECT_EQ(ToDouble(u[1]), std::vector<double>({1, 2, 12, 6}));
+  EXPECT_EQ(ToDouble(u[0])[0], 5);
+  EXPECT_TRUE(std::isnan(ToDouble(u[0])[2]));
 }
 
 TEST(MaxPoolArgmax, NaNPropagatesAndTakesTheGradient) {

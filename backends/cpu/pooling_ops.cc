@@ -238,6 +238,52 @@ inline bool Replaces(A v, int64_t at, A best, int64_t best_at) {
          ((v != v) & ((best == best) | earlier));
 }
 
+// The maxima of each column of plane `src` over the rows of sy (at least
+// one) and their positions in the plane. Contiguous rows, so the loop
+// vectorizes; rows come in order, so only a larger value or a first NaN
+// replaces the current one.
+template <typename T>
+void ColumnMaxima(const T* src, const Span& sy, int64_t width, AccType<T>* cmax,
+                  int32_t* cat) {
+  using A = AccType<T>;
+  const T* first = src + sy.lo * width;
+  for (int64_t i = 0; i < width; ++i) {
+    cmax[i] = static_cast<A>(first[i]);
+    cat[i] = static_cast<int32_t>(sy.lo * width + i);
+  }
+  for (int64_t iy = sy.lo + 1; iy < sy.hi; ++iy) {
+    const T* row = src + iy * width;
+    const int32_t base = static_cast<int32_t>(iy * width);
+    for (int64_t i = 0; i < width; ++i) {
+      const A v = static_cast<A>(row[i]), c = cmax[i];
+      const bool takes = (v > c) | ((v != v) & (c == c));
+      cmax[i] = takes ? v : c;
+      cat[i] = takes ? base + static_cast<int32_t>(i) : cat[i];
+    }
+  }
+}
+
+// The maxima of one output row whose windows are the column pairs (2j,
+// 2j+1) and rows sy: per column over the rows into cmax/cat, then per pair
+// into best/at (a separate loop over pairs so both loops vectorize).
+template <typename T>
+void PoolRowOfColumnPairs(AccType<T>* cmax, int32_t* cat, const T* src,
+                          const Span& sy, int64_t width, int64_t ncols,
+                          AccType<T>* best, int32_t* at) {
+  using A = AccType<T>;
+  ColumnMaxima(src, sy, width, cmax, cat);
+  for (int64_t j = 0; j < ncols; ++j) {
+    const A a = cmax[2 * j], b = cmax[2 * j + 1];
+    const int32_t ia = cat[2 * j], ib = cat[2 * j + 1];
+    // Replaces() with 32-bit positions (int64 ones split the vectors).
+    const bool earlier = ib < ia;
+    const bool takes =
+        (b > a) | ((b == a) & earlier) | ((b != b) & ((a == a) | earlier));
+    best[j] = takes ? b : a;
+    at[j] = takes ? ib : ia;
+  }
+}
+
 // 1-D and 2-D windows (no depth axis), row by row: the maxima of each
 // column over the window's rows first (contiguous, so the loop vectorizes),
 // then of each window's columns.
@@ -247,33 +293,37 @@ void MaxPoolRows(const PoolGeometry& g, const T* x, T* y, OpReqType req,
   using A = AccType<T>;
   const std::vector<Span> rows = AxisSpans(g, 1), cols = AxisSpans(g, 2);
   const int64_t width = g.in[2], vin = Volume(g.in), vout = Volume(g.out);
+  // The common 2-wide, stride-2, unpadded columns (kernel 2x2, stride 2)
+  // get a loop over output columns that vectorizes.
+  bool column_pairs = true;
+  for (size_t j = 0; j < cols.size(); ++j) {
+    const int64_t lo = 2 * static_cast<int64_t>(j);
+    column_pairs &= cols[j].lo == lo && cols[j].hi == lo + 2;
+  }
+  const int64_t ncols = static_cast<int64_t>(cols.size());
   ParallelFor(g.planes, 16, [&](int64_t b, int64_t e) {
     std::vector<A> col_max(static_cast<size_t>(width));
     std::vector<int32_t> col_at(static_cast<size_t>(width));
+    std::vector<A> row_best(column_pairs ? ncols : 0);
+    std::vector<int32_t> row_at(column_pairs ? ncols : 0);
     A* cmax = col_max.data();
     int32_t* cat = col_at.data();
     for (int64_t plane = b; plane < e; ++plane) {
       const T* src = x + plane * vin;
       int64_t o = plane * vout;
       for (const Span& sy : rows) {
-        if (sy.Inside() > 0) {
-          const T* first = src + sy.lo * width;
-          for (int64_t i = 0; i < width; ++i) {
-            cmax[i] = static_cast<A>(first[i]);
-            cat[i] = static_cast<int32_t>(sy.lo * width + i);
+        if (column_pairs && sy.Inside() > 0) {
+          PoolRowOfColumnPairs<T>(cmax, cat, src, sy, width, ncols,
+                                  row_best.data(), row_at.data());
+          AssignRange(y + o, req, 0, ncols,
+                      [best = row_best.data()](int64_t j) { return best[j]; });
+          if (argmax != nullptr) {
+            std::copy(row_at.begin(), row_at.end(), argmax + o);
           }
-          for (int64_t iy = sy.lo + 1; iy < sy.hi; ++iy) {
-            const T* row = src + iy * width;
-            const int32_t base = static_cast<int32_t>(iy * width);
-            for (int64_t i = 0; i < width; ++i) {
-              // Rows come in order: only a larger value or a first NaN.
-              const A v = static_cast<A>(row[i]), c = cmax[i];
-              const bool takes = (v > c) | ((v != v) & (c == c));
-              cmax[i] = takes ? v : c;
-              cat[i] = takes ? base + static_cast<int32_t>(i) : cat[i];
-            }
-          }
+          o += ncols;
+          continue;
         }
+        if (sy.Inside() > 0) ColumnMaxima(src, sy, width, cmax, cat);
         for (const Span& sx : cols) {
           A best = 0;
           int64_t at = -1;
