@@ -96,6 +96,8 @@ bool LoadEnvPluginsHook() {
 }
 
 [[maybe_unused]] const bool kHooksInstalled = [] {
+  // Before main's threads exist: it may set environment variables.
+  plugin::ApplyOpenMpWaitDefaults();
   SubgraphBackendRegistry::SetFirstUseHook([] { LoadEnvPlugins(); });
   OpRegistry::SetPluginHook(LoadEnvPluginsHook);
   return true;
@@ -141,7 +143,6 @@ PluginInfo LoadPlugin(const std::string& path) {
     before.UndoNewer();
     throw error;
   };
-  plugin::ApplyOpenMpWaitDefaults();
   // RTLD_NOW: a plugin needing symbols nobody provides fails here, loudly.
   void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

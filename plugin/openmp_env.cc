@@ -4,28 +4,48 @@
 
 #include <cstdlib>
 
+#include "plugin/plugin.h"
+
 namespace mx {
 namespace plugin {
+namespace {
+
+// Whether an OpenMP runtime is in the process already (it read its
+// environment when it was loaded and would ignore ours).
+bool OpenMpRuntimeLoaded() {
+  for (const char* soname :
+       {"libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so"}) {
+    if (void* lib = dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(lib);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 bool ApplyOpenMpWaitDefaults() {
-  static bool applied = [] {
-    if (std::getenv("OMP_WAIT_POLICY") != nullptr ||
-        std::getenv("GOMP_SPINCOUNT") != nullptr) {
-      return false;  // the user's choice stands
-    }
-    // Already loaded (the host links it, or an earlier library did): it has
-    // read its environment and would ignore ours.
-    if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-      dlclose(gomp);
-      return false;
-    }
-    // overwrite=0: a variable set by another thread since the check wins.
-    setenv("OMP_WAIT_POLICY", "active", 0);
-    setenv("GOMP_SPINCOUNT", kGompSpinCount, 0);
-    return true;
+  static const bool applied = [] {
+    const char* plugins = std::getenv("MX_PLUGINS");
+    if (plugins == nullptr || *plugins == '\0') return false;
+    return SetOpenMpWaitDefaults();
   }();
   return applied;
 }
 
 }  // namespace plugin
+
+bool SetOpenMpWaitDefaults() {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr ||
+      std::getenv("GOMP_SPINCOUNT") != nullptr) {
+    return false;  // the user's choice stands
+  }
+  if (plugin::OpenMpRuntimeLoaded()) return false;
+  setenv("OMP_WAIT_POLICY", "active", 0);
+  setenv("GOMP_SPINCOUNT", plugin::kGompSpinCount, 0);
+  setenv("KMP_BLOCKTIME", plugin::kKmpBlockTime, 0);  // a user's value stays
+  return true;
+}
+
 }  // namespace mx

@@ -42,6 +42,16 @@ struct PluginInfo {
 // initializers registered.
 PluginInfo LoadPlugin(const std::string& path);
 
+// Sets OMP_WAIT_POLICY=active, GOMP_SPINCOUNT=10000 and KMP_BLOCKTIME=1
+// unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set or an OpenMP runtime is
+// loaded already: idle OpenMP threads (oneDNN's) spin ~0.1 ms before they
+// sleep instead of libgomp's 100 spins when the engine's threads outnumber
+// the cores (see plugin/openmp_env.h). Done at process start when
+// MX_PLUGINS is set; a program that loads plugins with LoadPlugin calls it
+// first thing in main, before any thread starts (setenv is not safe
+// later). Returns whether it set them.
+bool SetOpenMpWaitDefaults();
+
 // Loads the `:`-separated paths in MX_PLUGINS, once per process; empty
 // entries are skipped. Runs before the first op is invoked, on the first
 // use of the subgraph backend registry and of ListPlugins; call it directly

@@ -334,6 +334,8 @@ int Train(const char* argv0) {
 }  // namespace mx
 
 int main(int argc, char** argv) {
+  // Before any thread: the oneDNN plugin is loaded with LoadPlugin.
+  mx::SetOpenMpWaitDefaults();
   absl::SetProgramUsageMessage(
       "Trains an MLP or CNN on Fashion-MNIST: train --model=mlp --epochs=2 "
       "[--backend=auto|onednn|builtin]");

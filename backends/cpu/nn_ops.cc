@@ -28,7 +28,7 @@ void MapFloat(const TBlob& x, OpReqType req, const TBlob& y, F f) {
     T* dst = y.data<T>();
     ParallelFor(x.Size(), kGrain, [&](int64_t b, int64_t e) {
       AssignRange(dst, req, b, e,
-                  [&](int64_t i) { return f(static_cast<A>(src[i])); });
+                  [=](int64_t i) { return f(static_cast<A>(src[i])); });
     });
   });
 }

@@ -231,8 +231,8 @@ int64_t WindowCount(bool include_pad, const Span& z, const Span& y,
 // when candidates may come in any order.
 // Bitwise, not short-circuit: which one wins is unpredictable on real
 // data, so this compiles to selects rather than branches.
-template <typename A>
-inline bool Replaces(A v, int64_t at, A best, int64_t best_at) {
+template <typename A, typename Position>
+inline bool Replaces(A v, Position at, A best, Position best_at) {
   const bool earlier = at < best_at;
   return (v > best) | ((v == best) & earlier) |
          ((v != v) & ((best == best) | earlier));
@@ -275,10 +275,8 @@ void PoolRowOfColumnPairs(AccType<T>* cmax, int32_t* cat, const T* src,
   for (int64_t j = 0; j < ncols; ++j) {
     const A a = cmax[2 * j], b = cmax[2 * j + 1];
     const int32_t ia = cat[2 * j], ib = cat[2 * j + 1];
-    // Replaces() with 32-bit positions (int64 ones split the vectors).
-    const bool earlier = ib < ia;
-    const bool takes =
-        (b > a) | ((b == a) & earlier) | ((b != b) & ((a == a) | earlier));
+    // 32-bit positions: int64 ones would split the vectors.
+    const bool takes = Replaces(b, ib, a, ia);
     best[j] = takes ? b : a;
     at[j] = takes ? ib : ia;
   }

@@ -202,9 +202,12 @@ using SumAcc =
 
 // Whether the plan sums the rows of a contiguous [rows, cols] input into
 // cols outputs (a bias gradient: sum over the batch axis).
+// Below 16 columns the general path, which splits per column, keeps the
+// kernel threads busy where this one would not.
 bool ReducesLeadingRows(const ReducePlan& p) {
   return p.red_extent.size() == 1 && p.keep_extent.size() == 1 &&
-         p.keep_stride[0] == 1 && p.red_stride[0] == p.keep_extent[0];
+         p.keep_stride[0] == 1 && p.red_stride[0] == p.keep_extent[0] &&
+         p.keep_extent[0] >= 16;
 }
 
 // The sum (or mean) over rows of a [rows, cols] input, a tile of columns
@@ -215,7 +218,7 @@ template <typename T>
 void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
                     OpReqType req, T* y) {
   constexpr int64_t kTile = 256;
-  ParallelFor(cols, std::max<int64_t>(kTile, kGrain / (rows + 1)),
+  ParallelFor(cols, std::max<int64_t>(8, kGrain / (rows + 1)),
               [=](int64_t b, int64_t e) {
                 double acc[kTile];
                 for (int64_t c0 = b; c0 < e; c0 += kTile) {
@@ -230,7 +233,10 @@ void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
                   }
                   for (int64_t c = 0; c < n; ++c) {
                     double s = acc[c];
-                    if (mean) s /= static_cast<double>(rows);
+                    if (mean) {
+                      s = rows > 0 ? s / static_cast<double>(rows)
+                                   : std::numeric_limits<double>::quiet_NaN();
+                    }
                     Assign(y + c0 + c, req, static_cast<AccType<T>>(s));
                   }
                 }

@@ -193,6 +193,14 @@ TEST(Reduce, SumAndMeanOverEmptyAxes) {
   std::vector<double> m = ToDouble(nd::mean(x, {1}));
   ASSERT_EQ(m.size(), 2u);
   EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
+  // No rows to sum over 20 columns (the leading-rows path): zeros, and the
+  // same NaN (sign included) as the general path for the mean.
+  NDArray rows0 = ArrayOf({0, 20}, {});
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::sum(rows0, {0})), std::vector<double>(20, 0.0)));
+  for (double v : ToDouble(nd::mean(rows0, {0}))) {
+    EXPECT_TRUE(std::isnan(v) && !std::signbit(v));
+  }
   NDArray xi = ArrayOf({2, 0}, {}, DType::kInt32);
   EXPECT_EQ(nd::mean(xi, {1}).ToVector<int32_t>(),
             (std::vector<int32_t>{0, 0}));
