@@ -17,16 +17,12 @@ constexpr int64_t kGrain = kElemwiseGrain;
 // ---- Unary (RegisterUnary is in elemwise.h). ----
 
 // NaN for NaN, as NumPy (so relu's and abs's gradients propagate NaN).
+// Compares and one select, so that loops over it (relu's gradient)
+// vectorize; nested selects left a branch in the loop.
 template <typename A>
 A Sign(A x) {
-  if constexpr (std::is_floating_point_v<A>) {
-    // Compares and one select, so that loops over it (relu's gradient)
-    // vectorize; nested selects left a branch in the loop.
-    const A s = static_cast<A>(x > A(0)) - static_cast<A>(x < A(0));
-    return IsNan(x) ? x : s;
-  } else {
-    return static_cast<A>((x > A(0)) - (x < A(0)));
-  }
+  const A s = static_cast<A>(x > A(0)) - static_cast<A>(x < A(0));
+  return IsNan(x) ? x : s;
 }
 
 template <typename A>

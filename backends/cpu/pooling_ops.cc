@@ -263,15 +263,12 @@ void ColumnMaxima(const T* src, const Span& sy, int64_t width, AccType<T>* cmax,
   }
 }
 
-// The maxima of one output row whose windows are the column pairs (2j,
-// 2j+1) and rows sy: per column over the rows into cmax/cat, then per pair
-// into best/at (a separate loop over pairs so both loops vectorize).
-template <typename T>
-void PoolRowOfColumnPairs(AccType<T>* cmax, int32_t* cat, const T* src,
-                          const Span& sy, int64_t width, int64_t ncols,
-                          AccType<T>* best, int32_t* at) {
-  using A = AccType<T>;
-  ColumnMaxima(src, sy, width, cmax, cat);
+// The maxima of windows that are the column pairs (2j, 2j+1), from the
+// column maxima cmax/cat, into best/at: a loop of its own over the pairs,
+// so that it vectorizes as the column loop does.
+template <typename A>
+void PairMaxima(const A* cmax, const int32_t* cat, int64_t ncols, A* best,
+                int32_t* at) {
   for (int64_t j = 0; j < ncols; ++j) {
     const A a = cmax[2 * j], b = cmax[2 * j + 1];
     const int32_t ia = cat[2 * j], ib = cat[2 * j + 1];
@@ -310,9 +307,9 @@ void MaxPoolRows(const PoolGeometry& g, const T* x, T* y, OpReqType req,
       const T* src = x + plane * vin;
       int64_t o = plane * vout;
       for (const Span& sy : rows) {
+        if (sy.Inside() > 0) ColumnMaxima(src, sy, width, cmax, cat);
         if (column_pairs && sy.Inside() > 0) {
-          PoolRowOfColumnPairs<T>(cmax, cat, src, sy, width, ncols,
-                                  row_best.data(), row_at.data());
+          PairMaxima(cmax, cat, ncols, row_best.data(), row_at.data());
           AssignRange(y + o, req, 0, ncols,
                       [best = row_best.data()](int64_t j) { return best[j]; });
           if (argmax != nullptr) {
@@ -321,7 +318,6 @@ void MaxPoolRows(const PoolGeometry& g, const T* x, T* y, OpReqType req,
           o += ncols;
           continue;
         }
-        if (sy.Inside() > 0) ColumnMaxima(src, sy, width, cmax, cat);
         for (const Span& sx : cols) {
           A best = 0;
           int64_t at = -1;

@@ -200,6 +200,13 @@ template <typename T>
 using SumAcc =
     std::conditional_t<std::is_integral_v<T>, uint64_t, double>;  // bool too.
 
+// A floating-point sum, or its mean over `count` elements (NaN for none).
+inline double FloatSumResult(double sum, bool mean, int64_t count) {
+  if (!mean) return sum;
+  return count > 0 ? sum / static_cast<double>(count)
+                   : std::numeric_limits<double>::quiet_NaN();
+}
+
 // Whether the plan sums the rows of a contiguous [rows, cols] input into
 // cols outputs (a bias gradient: sum over the batch axis).
 // Below 16 columns the general path, which splits per column, keeps the
@@ -218,29 +225,25 @@ template <typename T>
 void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
                     OpReqType req, T* y) {
   constexpr int64_t kTile = 256;
-  ParallelFor(cols, std::max<int64_t>(8, kGrain / (rows + 1)),
-              [=](int64_t b, int64_t e) {
-                double acc[kTile];
-                for (int64_t c0 = b; c0 < e; c0 += kTile) {
-                  const int64_t n = std::min(kTile, e - c0);
-                  std::fill(acc, acc + n, 0.0);
-                  for (int64_t r = 0; r < rows; ++r) {
-                    const T* row = x + r * cols + c0;
-                    for (int64_t c = 0; c < n; ++c) {
-                      acc[c] +=
-                          static_cast<double>(static_cast<AccType<T>>(row[c]));
-                    }
-                  }
-                  for (int64_t c = 0; c < n; ++c) {
-                    double s = acc[c];
-                    if (mean) {
-                      s = rows > 0 ? s / static_cast<double>(rows)
-                                   : std::numeric_limits<double>::quiet_NaN();
-                    }
-                    Assign(y + c0 + c, req, static_cast<AccType<T>>(s));
-                  }
-                }
-              });
+  ParallelFor(
+      cols, std::max<int64_t>(8, kGrain / (rows + 1)),
+      [=](int64_t b, int64_t e) {
+        double acc[kTile];
+        for (int64_t c0 = b; c0 < e; c0 += kTile) {
+          const int64_t n = std::min(kTile, e - c0);
+          std::fill(acc, acc + n, 0.0);
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* row = x + r * cols + c0;
+            for (int64_t c = 0; c < n; ++c) {
+              acc[c] += static_cast<double>(static_cast<AccType<T>>(row[c]));
+            }
+          }
+          for (int64_t c = 0; c < n; ++c) {
+            Assign(y + c0 + c, req,
+                   static_cast<AccType<T>>(FloatSumResult(acc[c], mean, rows)));
+          }
+        }
+      });
 }
 
 template <typename T, typename O>
@@ -271,12 +274,9 @@ void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
                     if (mean) s = count > 0 ? s / count : 0;
                     Assign(y + o, req, static_cast<O>(s));
                   } else {
-                    double s = static_cast<double>(acc);
-                    if (mean) {
-                      s = count > 0 ? s / static_cast<double>(count)
-                                    : std::numeric_limits<double>::quiet_NaN();
-                    }
-                    Assign(y + o, req, static_cast<AccType<O>>(s));
+                    Assign(y + o, req,
+                           static_cast<AccType<O>>(FloatSumResult(
+                               static_cast<double>(acc), mean, count)));
                   }
                 }
               });
