@@ -18,7 +18,8 @@ namespace {
 // thread and by pool workers alike, so a caller never waits for a chunk
 // nobody took.
 struct Batch {
-  const std::function<void(int64_t, int64_t)>* fn;
+  explicit Batch(absl::FunctionRef<void(int64_t, int64_t)> f) : fn(f) {}
+  absl::FunctionRef<void(int64_t, int64_t)> fn;
   int64_t n, step, chunks;
   std::atomic<int64_t> next{0};
   int users = 0;  // Pool workers inside RunChunks; guarded by the pool mutex.
@@ -34,7 +35,7 @@ void RunChunks(Batch* b) {
     const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
     if (begin >= end) continue;
     try {
-      (*b->fn)(begin, end);
+      b->fn(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(b->error_mu);
       if (!b->error) b->error = std::current_exception();
@@ -106,7 +107,7 @@ int KernelThreads() {
 }
 
 void ParallelFor(int64_t n, int64_t min_chunk,
-                 const std::function<void(int64_t, int64_t)>& fn) {
+                 absl::FunctionRef<void(int64_t, int64_t)> fn) {
   const int64_t chunks = std::min<int64_t>(
       KernelThreads(),
       std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
@@ -114,8 +115,7 @@ void ParallelFor(int64_t n, int64_t min_chunk,
     if (n > 0) fn(0, n);
     return;
   }
-  Batch batch;
-  batch.fn = &fn;
+  Batch batch(fn);
   batch.n = n;
   batch.step = (n + chunks - 1) / chunks;
   batch.chunks = chunks;

@@ -9,7 +9,8 @@
 #define MXCORE_BASE_PARALLEL_H_
 
 #include <cstdint>
-#include <functional>
+
+#include "absl/functional/function_ref.h"
 
 namespace mx {
 
@@ -20,9 +21,10 @@ namespace mx {
 // inline. Callable from several threads at once and from inside `fn`
 // (callers run unclaimed chunks themselves, so nothing waits on a busy
 // pool). An exception thrown by `fn` reaches the caller once every chunk
-// has finished (the first one, if several threw).
+// has finished (the first one, if several threw). `fn` is only borrowed
+// (no copy, no allocation: kernels call this for every op).
 void ParallelFor(int64_t n, int64_t min_chunk,
-                 const std::function<void(int64_t, int64_t)>& fn);
+                 absl::FunctionRef<void(int64_t, int64_t)> fn);
 
 // The thread count ParallelFor uses.
 int KernelThreads();

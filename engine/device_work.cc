@@ -45,7 +45,9 @@ bool EngineBase::AwaitFences(OprBlock* block) {
     }
     if (pending.empty()) return true;
     std::lock_guard<std::mutex> lock(deferred_mu_);
-    deferred_.push_back({std::move(pending), opr.sync_fn, block->rctx});
+    // Not run now (the block completes without it), so the function moves.
+    deferred_.push_back(
+        {std::move(pending), std::move(block->opr->sync_fn), block->rctx});
     has_deferred_.store(true, std::memory_order_release);
     return false;
   }

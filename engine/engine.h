@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/types/span.h"
 #include "base/context.h"
 
@@ -145,8 +146,10 @@ struct EngineOptions {
 
 class Engine {
  public:
-  using SyncFn = std::function<void(RunContext)>;
-  using AsyncFn = std::function<void(RunContext, CallbackOnComplete)>;
+  // Move-only: a function capturing up to 16 bytes (a pointer, a
+  // shared_ptr) is stored without an allocation.
+  using SyncFn = absl::AnyInvocable<void(RunContext)>;
+  using AsyncFn = absl::AnyInvocable<void(RunContext, CallbackOnComplete)>;
   using VarSpan = absl::Span<const VarHandle>;
 
   // The process-wide engine, created from EngineOptions::FromEnv() on first
@@ -168,6 +171,12 @@ class Engine {
   // Runs `delete_fn` after every operation pushed so far on `var`, then frees
   // the var. The handle is invalid from this call on.
   virtual void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) = 0;
+  // Frees `var` now and returns true when no operation pushed on it is
+  // pending (nor device work it left): the caller may then release what the
+  // var guarded at once, without the operation DeleteVariable costs (an
+  // array dropped right after its last use). Otherwise does nothing and
+  // returns false. The handle is invalid after a true return.
+  virtual bool DeleteVariableIfIdle(VarHandle var) = 0;
 
   // Reusable operations: create once, push many times. A var listed as both
   // read and written counts as written; duplicate reads are merged; a var

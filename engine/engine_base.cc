@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "engine/engine_impl.h"
-#include "engine/object_pool.h"
+#include "base/object_pool.h"
 
 namespace mx {
 namespace engine {
@@ -73,6 +73,17 @@ void EngineBase::FreeVar(Var* var) {
   }
   std::lock_guard<std::mutex> lock(vars_mu_);
   free_vars_.push_back(var);
+}
+
+bool EngineBase::FreeIdleVar(Var* var) {
+  {
+    std::lock_guard<SpinLock> lock(var->fence_mu);
+    if (var->write_fence != nullptr || !var->read_fences.empty()) return false;
+  }
+  // From here on every use of a handle to it is a StateError.
+  var->generation.fetch_add(1, std::memory_order_acq_rel);
+  FreeVar(var);
+  return true;
 }
 
 void EngineBase::FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,

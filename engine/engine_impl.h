@@ -163,6 +163,9 @@ class EngineBase : public Engine {
   virtual void OnBlockDone(OprBlock* /*block*/) {}
   // Returns a deleted var to the pool.
   void FreeVar(Var* var);
+  // DeleteVariableIfIdle once the engine found `var` idle (the caller holds
+  // what keeps it so): false when device work it left may still run.
+  bool FreeIdleVar(Var* var);
 
   // Rethrows `var`'s unreported error, marking it reported.
   static void RethrowVarError(Var* var);

@@ -371,6 +371,51 @@ TEST_P(EngineTest, DeleteVariableRunsAfterPendingOps) {
   EXPECT_EQ(seen_at_delete, 40);
 }
 
+TEST_P(EngineTest, DeleteVariableIfIdleFreesOnlyAnIdleVar) {
+  VarHandle a = engine_->NewVariable();
+  engine_->PushSync([](RunContext) {}, kCPU, {}, {a});
+  // (WaitForVar may return while its own read is being released.)
+  engine_->WaitForAll();
+  EXPECT_TRUE(engine_->DeleteVariableIfIdle(a));
+  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {a}, {}), StateError);
+  EXPECT_THROW(engine_->DeleteVariableIfIdle(a), StateError);
+  if (naive()) return;  // Its ops never pend.
+
+  // A var read or written by an op that has not run is not idle; the
+  // deletion then goes through DeleteVariable and runs after that op.
+  for (bool write : {false, true}) {
+    VarHandle b = engine_->NewVariable();
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false, ran = false;
+    auto gated = [&](RunContext) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return open; });
+      ran = true;
+    };
+    if (write) {
+      engine_->PushSync(gated, kCPU, {}, {b});
+    } else {
+      engine_->PushSync(gated, kCPU, {b}, {});
+    }
+    EXPECT_FALSE(engine_->DeleteVariableIfIdle(b));
+    bool ran_before_delete = false;
+    engine_->DeleteVariable(
+        [&](RunContext) {
+          std::lock_guard<std::mutex> lock(mu);
+          ran_before_delete = ran;
+        },
+        kCPU, b);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      open = true;
+    }
+    cv.notify_all();
+    engine_->WaitForAll();
+    EXPECT_TRUE(ran_before_delete) << "write=" << write;
+  }
+}
+
 TEST_P(EngineTest, DeleteOperatorWaitsForItsPendingPushes) {
   VarHandle a = engine_->NewVariable();
   std::atomic<int> runs{0};

@@ -22,6 +22,14 @@ class NaiveEngine final : public EngineBase {
     RethrowVarError(var);
   }
 
+  bool DeleteVariableIfIdle(VarHandle h) override {
+    Var* var = Check(h, "DeleteVariable");
+    // Operations run one at a time under exec_mu_ and are complete when
+    // their push returns, so a var is idle whenever this lock is held.
+    std::lock_guard<std::recursive_mutex> lock(exec_mu_);
+    return FreeIdleVar(var);
+  }
+
   void WaitForAll() override {
     WaitAllCompleted();
     std::lock_guard<std::recursive_mutex> lock(exec_mu_);

@@ -16,6 +16,7 @@ class ThreadedEngine : public EngineBase {
  public:
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
+  bool DeleteVariableIfIdle(VarHandle var) override;
 
  protected:
   // Queues a ready block on a worker pool.

@@ -62,6 +62,10 @@ struct InvokeOptions {
   // and reused, as the plugin ABI promises ("once per node"); without a
   // slot every call creates a fresh state.
   OpStatePtr* state_slot = nullptr;
+  // The caller promises `attrs` outlive every operation this call pushes
+  // (a static, as the nd:: functions without attributes keep): the kernel
+  // then reads them in place instead of from a copy.
+  bool attrs_outlive_ops = false;
 };
 
 // Runs attrs.op on `inputs`. `outputs` may be empty (allocated here) or hold

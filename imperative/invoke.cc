@@ -8,6 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/object_pool.h"
+#include "base/thread_scratch.h"
 #include "imperative/imperative.h"
 #include "imperative/random.h"
 
@@ -32,9 +34,11 @@ std::string OutputName(const NodeAttrs& attrs, size_t i) {
   return i < names.size() ? names[i] : std::to_string(i);
 }
 
-// Everything the pushed kernel needs, shared so the closure copies cheaply.
-struct Launch {
-  NodeAttrs attrs;
+// Everything the pushed kernel needs. Records are recycled (their vectors
+// keep their capacity), so a steady stream of ops allocates none.
+struct Launch : RecyclingPool<Launch>::Node {
+  const NodeAttrs* attrs = nullptr;  // `attrs_copy` or the caller's.
+  NodeAttrs attrs_copy;
   std::vector<TBlob> in, out;
   std::vector<OpReqType> req;
   std::vector<NDArray> dynamic_out;
@@ -45,6 +49,50 @@ struct Launch {
   bool is_train = false;
   bool temp_space = false;
   RandomEngine* rng = nullptr;
+
+  // Drops what the op held (arrays, state, attributes) and keeps capacity.
+  void Clear() {
+    attrs = nullptr;
+    attrs_copy = NodeAttrs();
+    in.clear();
+    out.clear();
+    req.clear();
+    dynamic_out.clear();
+    compute = nullptr;
+    compute_dynamic = nullptr;
+    stateful = nullptr;
+    state.reset();
+    is_train = temp_space = false;
+    rng = nullptr;
+    // An op with a huge arity (add_n of thousands) does not pin its
+    // vectors' memory in the pool.
+    constexpr size_t kKeep = 64;
+    if (in.capacity() > kKeep) std::vector<TBlob>().swap(in);
+    if (out.capacity() > kKeep) std::vector<TBlob>().swap(out);
+    if (req.capacity() > kKeep) std::vector<OpReqType>().swap(req);
+    if (dynamic_out.capacity() > kKeep) std::vector<NDArray>().swap(dynamic_out);
+  }
+};
+
+// Owns a launch record while its operation is pending: the engine drops
+// the pushed function (and this with it) once the op ran or was skipped.
+// Fits the engine function's inline storage (no allocation per push).
+class LaunchRef {
+ public:
+  LaunchRef() : launch_(RecyclingPool<Launch>::Take()) {}
+  LaunchRef(LaunchRef&& other) noexcept
+      : launch_(std::exchange(other.launch_, nullptr)) {}
+  LaunchRef& operator=(LaunchRef&&) = delete;
+  ~LaunchRef() {
+    if (launch_ == nullptr) return;
+    launch_->Clear();
+    RecyclingPool<Launch>::Return(launch_);
+  }
+  Launch* operator->() const { return launch_; }
+  Launch& operator*() const { return *launch_; }
+
+ private:
+  Launch* launch_;
 };
 
 void RunKernel(const Launch& l, engine::RunContext rctx) {
@@ -54,11 +102,11 @@ void RunKernel(const Launch& l, engine::RunContext rctx) {
   ctx.rng = l.rng;
   ctx.temp_space_requested = l.temp_space;
   if (l.compute_dynamic != nullptr) {
-    (*l.compute_dynamic)(ctx, l.attrs, l.in, l.dynamic_out);
+    (*l.compute_dynamic)(ctx, *l.attrs, l.in, l.dynamic_out);
   } else if (l.stateful != nullptr) {
     (*l.stateful)(l.state, ctx, l.in, l.req, l.out);
   } else {
-    (*l.compute)(ctx, l.attrs, l.in, l.req, l.out);
+    (*l.compute)(ctx, *l.attrs, l.in, l.req, l.out);
   }
 }
 
@@ -135,39 +183,19 @@ void InferTypes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
 }
 
 // Shape and dtype vectors for inference, reused across calls (Invoke is
-// the per-op dispatch path): one set per nesting level on each thread, so
-// an Invoke inside an op's inference or a hook gets its own.
+// the per-op dispatch path).
 struct InferScratch {
   std::vector<TShape> in_shapes, out_shapes;
   std::vector<DType> in_types, out_types;
-};
-class ScratchLease {
- public:
-  ScratchLease() {
-    if (depth_ == pool_.size())
-      pool_.push_back(std::make_unique<InferScratch>());
-    s_ = pool_[depth_++].get();
-  }
-  ~ScratchLease() {
-    --depth_;
+  void Release() {
     // An op with a huge arity (add_n of thousands) does not pin its
     // vectors' memory for the life of the thread.
     constexpr size_t kKeep = 1024;
-    if (s_->in_shapes.capacity() > kKeep || s_->out_shapes.capacity() > kKeep) {
-      *s_ = InferScratch();
+    if (in_shapes.capacity() > kKeep || out_shapes.capacity() > kKeep) {
+      *this = InferScratch();
     }
   }
-  ScratchLease(const ScratchLease&) = delete;
-  ScratchLease& operator=(const ScratchLease&) = delete;
-  InferScratch& operator*() const { return *s_; }
-
- private:
-  static thread_local std::vector<std::unique_ptr<InferScratch>> pool_;
-  static thread_local size_t depth_;
-  InferScratch* s_;
 };
-thread_local std::vector<std::unique_ptr<InferScratch>> ScratchLease::pool_;
-thread_local size_t ScratchLease::depth_ = 0;
 
 InvokeHooks& Hooks() {
   static InvokeHooks hooks;
@@ -287,8 +315,13 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     return;
   }
 
-  auto launch = std::make_shared<Launch>();
-  launch->attrs = attrs;
+  LaunchRef launch;
+  if (options.attrs_outlive_ops) {
+    launch->attrs = &attrs;
+  } else {
+    launch->attrs_copy = attrs;
+    launch->attrs = &launch->attrs_copy;
+  }
   const int dev_type =
       ctx.dev_type == Context::kCPUPinned ? Context::kCPU : ctx.dev_type;
   launch->compute = op.compute(dev_type);
@@ -300,7 +333,7 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
         absl::StrCat(Label(attrs), " has no kernel for ", ctx.ToString()));
   }
 
-  const ScratchLease scratch;
+  const ScratchLease<InferScratch> scratch;
   std::vector<TShape>& in_shapes = (*scratch).in_shapes;
   std::vector<TShape>& out_shapes = (*scratch).out_shapes;
   in_shapes.assign(n_in, TShape());
@@ -318,8 +351,11 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
 
   std::vector<OpReqType>& req = launch->req;
-  req = options.req;
-  if (req.empty()) req.assign(n_out, OpReqType::kWriteTo);
+  if (options.req.empty()) {
+    req.assign(n_out, OpReqType::kWriteTo);
+  } else {
+    req.assign(options.req.begin(), options.req.end());
+  }
   if (req.size() != n_out) {
     throw InvalidArgument(absl::StrCat(Label(attrs), ": ", req.size(),
                                        " write requests for ", n_out,
@@ -432,8 +468,10 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   const engine::FnProperty scheduling =
       Scheduling(ctx, launch->in, launch->out, launch->dynamic_out);
   engine::Engine::Get()->PushSync(
-      [launch](engine::RunContext rctx) { RunKernel(*launch, rctx); }, ctx,
-      reads, writes, scheduling, options.priority, op.name());
+      [launch = std::move(launch)](engine::RunContext rctx) {
+        RunKernel(*launch, rctx);
+      },
+      ctx, reads, writes, scheduling, options.priority, op.name());
 
   for (auto& [temp, user_out] : copy_back) {
     CopyFromTo(temp, user_out, options.priority);

@@ -2,9 +2,12 @@
 #include "imperative/nd.h"
 
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "base/thread_scratch.h"
 
 namespace mx {
 namespace nd {
@@ -55,10 +58,24 @@ NodeAttrs ParsedNoAttrs(const char* op) {
   return MakeAttrs(OpRegistry::Get()->Lookup(op), {});
 }
 
-NDArray CallParsed(const NodeAttrs& attrs, const std::vector<NDArray>& inputs) {
-  std::vector<NDArray> outputs;
-  imperative::Invoke(attrs, inputs, &outputs);
-  return std::move(outputs[0]);
+// Argument vectors of CallParsed, reused: no allocation per call.
+struct CallArgs {
+  std::vector<NDArray> in, out;
+  void Release() {
+    in.clear();
+    out.clear();
+  }
+};
+
+NDArray CallParsed(
+    const NodeAttrs& attrs,
+    std::initializer_list<std::reference_wrapper<const NDArray>> inputs) {
+  const ScratchLease<CallArgs> args;
+  args->in.assign(inputs.begin(), inputs.end());
+  imperative::InvokeOptions options;
+  options.attrs_outlive_ops = true;  // Static attributes (callers below).
+  imperative::Invoke(attrs, args->in, &args->out, options);
+  return std::move(args->out[0]);
 }
 
 AttrDict ShapeAttrs(const TShape& shape, DType dtype) {

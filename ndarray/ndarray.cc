@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "base/object_pool.h"
 #include "ndarray/reshape.h"
 
 namespace mx {
@@ -21,6 +22,11 @@ struct NDArray::Chunk {
         dynamic(dynamic_shape) {}
 
   ~Chunk() {
+    // Most arrays are dropped after their last operation completed.
+    if (engine->DeleteVariableIfIdle(var)) {
+      Storage::Get()->Free(storage);
+      return;
+    }
     StorageHandle s = storage;
     engine->DeleteVariable([s](engine::RunContext) { Storage::Get()->Free(s); },
                            ctx, var);
@@ -119,7 +125,8 @@ NDArray::NDArray(const TShape& shape, Context ctx, DType dtype,
     }
   }
   ptr_ =
-      std::make_shared<Chunk>(ctx, ByteSize(shape, dtype), !shape.is_known());
+      std::allocate_shared<Chunk>(PoolAllocator<Chunk>(), ctx,
+                                  ByteSize(shape, dtype), !shape.is_known());
   if (!delay_alloc && shape.is_known()) ptr_->Alloc();
 }
 
