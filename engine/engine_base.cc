@@ -47,7 +47,7 @@ Var* EngineBase::Check(const VarHandle& h, std::string_view op_name) const {
 VarHandle EngineBase::NewVariable() {
   Var* var;
   {
-    std::lock_guard<std::mutex> lock(vars_mu_);
+    std::lock_guard<SpinLock> lock(vars_mu_);
     if (free_vars_.empty()) {
       all_vars_.push_back(std::make_unique<Var>());
       var = all_vars_.back().get();
@@ -65,13 +65,17 @@ VarHandle EngineBase::NewVariable() {
 }
 
 void EngineBase::FreeVar(Var* var) {
-  var->error.reset();
   {
     std::lock_guard<SpinLock> lock(var->fence_mu);
     var->write_fence.reset();
     var->read_fences.clear();
   }
-  std::lock_guard<std::mutex> lock(vars_mu_);
+  ReturnVar(var);
+}
+
+void EngineBase::ReturnVar(Var* var) {
+  var->error.reset();
+  std::lock_guard<SpinLock> lock(vars_mu_);
   free_vars_.push_back(var);
 }
 
@@ -82,7 +86,7 @@ bool EngineBase::FreeIdleVar(Var* var) {
   }
   // From here on every use of a handle to it is a StateError.
   var->generation.fetch_add(1, std::memory_order_acq_rel);
-  FreeVar(var);
+  ReturnVar(var);  // Without fences to drop.
   return true;
 }
 
@@ -228,11 +232,27 @@ namespace {
 // made by a running operation is never throttled: the worker it would block
 // may be the one that has to drain the queue.
 thread_local int tls_running_ops = 0;
-struct RunningOp {
-  RunningOp() { ++tls_running_ops; }
-  ~RunningOp() { --tls_running_ops; }
+// The engine whose Execute this thread is in (innermost).
+thread_local const EngineBase* tls_running_engine = nullptr;
+class RunningOp {
+ public:
+  explicit RunningOp(const EngineBase* engine) : outer_(tls_running_engine) {
+    ++tls_running_ops;
+    tls_running_engine = engine;
+  }
+  ~RunningOp() {
+    --tls_running_ops;
+    tls_running_engine = outer_;
+  }
+
+ private:
+  const EngineBase* const outer_;
 };
 }  // namespace
+
+bool EngineBase::ExecutingOnThisThread() const {
+  return tls_running_engine == this;
+}
 
 void EngineBase::Throttle() {
   if (tls_running_ops > 0 ||
@@ -266,7 +286,7 @@ void SynchronizeDeviceWork(const Opr& opr, const RunContext& rctx) {
 }  // namespace
 
 void EngineBase::Execute(OprBlock* block) {
-  RunningOp running;
+  RunningOp running(this);
   Opr* opr = block->opr;
   if (!opr->never_skip) {
     ErrorRef upstream = UpstreamError(*opr);
@@ -349,6 +369,20 @@ void EngineBase::Finish(OprBlock* block) {
   // waiters read the count under, so a waiter that sees zero (and may then
   // destroy the engine) never races with this thread; other decrements
   // touch nothing after the atomic.
+  if (ExecutingOnThisThread()) {
+    // Inside this engine's Execute, so the engine cannot be destroyed
+    // meanwhile (its caller is using it): the count may reach zero without
+    // the lock, which is taken only to wake waiters there are. Waiters
+    // count themselves before reading the count (all sequentially
+    // consistent), so either one sees the other or the waiter sees zero.
+    const int64_t left = pending_.fetch_sub(1) - 1;
+    if ((left == 0 && idle_waiters_.load() > 0) ||
+        (left == max_pending_ / 2 && throttled_.load() > 0)) {
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      idle_cv_.notify_all();
+    }
+    return;
+  }
   int64_t pending = pending_.load(std::memory_order_relaxed);
   while (pending > 1) {
     if (pending_.compare_exchange_weak(pending, pending - 1)) {
@@ -373,8 +407,9 @@ void EngineBase::ReleaseOpr(Opr* opr) {
 
 void EngineBase::WaitAllCompleted() {
   std::unique_lock<std::mutex> lock(idle_mu_);
-  idle_cv_.wait(
-      lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  idle_waiters_.fetch_add(1);  // Before reading the count (see Finish).
+  idle_cv_.wait(lock, [this] { return pending_.load() == 0; });
+  idle_waiters_.fetch_sub(1);
 }
 
 void EngineBase::RecordFailure(const ErrorRef& error) {

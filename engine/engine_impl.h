@@ -161,8 +161,13 @@ class EngineBase : public Engine {
   void Execute(OprBlock* block);
   // Called when a block with free_at_finish == false is finished.
   virtual void OnBlockDone(OprBlock* /*block*/) {}
+  // Whether this thread is inside Execute of this engine (an operation of
+  // it runs here, possibly nested).
+  bool ExecutingOnThisThread() const;
   // Returns a deleted var to the pool.
   void FreeVar(Var* var);
+  // The same for a var without fences.
+  void ReturnVar(Var* var);
   // DeleteVariableIfIdle once the engine found `var` idle (the caller holds
   // what keeps it so): false when device work it left may still run.
   bool FreeIdleVar(Var* var);
@@ -216,11 +221,13 @@ class EngineBase : public Engine {
   std::condition_variable idle_cv_;
   int64_t max_pending_ = 0;
   std::atomic<int> throttled_{0};  // Pushers blocked in Throttle.
+  std::atomic<int> idle_waiters_{0};  // Threads in WaitAllCompleted.
 
   std::mutex failures_mu_;
   std::vector<ErrorRef> failures_;
 
-  std::mutex vars_mu_;
+  // Held for a push or pop (rarely a new Var): cheaper than a mutex.
+  SpinLock vars_mu_;
   std::vector<std::unique_ptr<Var>> all_vars_;
   std::vector<Var*> free_vars_;
 

@@ -63,6 +63,13 @@ class NaiveEngine final : public EngineBase {
   }
 
   void OnBlockDone(OprBlock* block) override {
+    if (ExecutingOnThisThread()) {
+      // Completed on the thread that holds exec_mu_ and pushed it (other
+      // threads cannot be inside Execute meanwhile): it reads `done`
+      // after Execute returns, and nobody else waits for this block.
+      block->done.store(true, std::memory_order_release);
+      return;
+    }
     std::lock_guard<std::mutex> lock(done_mu_);
     block->done.store(true, std::memory_order_release);
     done_cv_.notify_all();

@@ -52,8 +52,8 @@ struct Launch : RecyclingPool<Launch>::Node {
 
   // Drops what the op held (arrays, state, attributes) and keeps capacity.
   void Clear() {
+    if (attrs == &attrs_copy) attrs_copy = NodeAttrs();
     attrs = nullptr;
-    attrs_copy = NodeAttrs();
     in.clear();
     out.clear();
     req.clear();
@@ -120,13 +120,17 @@ void InferShapes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   auto shape_of = [tracing](const NDArray& a) -> const TShape& {
     return tracing ? a.static_shape() : a.shape();
   };
+  // The vectors hold the last call's shapes: every entry is overwritten.
   bool inputs_known = true;
+  in_shapes->resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     (*in_shapes)[i] = shape_of(inputs[i]);
     inputs_known &= (*in_shapes)[i].is_known();
   }
+  out_shapes->resize(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i].is_none()) (*out_shapes)[i] = shape_of(outputs[i]);
+    (*out_shapes)[i] =
+        outputs[i].is_none() ? TShape() : shape_of(outputs[i]);
   }
   if (!op.infer_shape()) {
     throw NotImplemented(Label(attrs) + " has no shape inference");
@@ -336,8 +340,6 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   const ScratchLease<InferScratch> scratch;
   std::vector<TShape>& in_shapes = (*scratch).in_shapes;
   std::vector<TShape>& out_shapes = (*scratch).out_shapes;
-  in_shapes.assign(n_in, TShape());
-  out_shapes.assign(n_out, TShape());
   InferShapes(attrs, inputs, *outputs, deferred, &in_shapes, &out_shapes);
   std::vector<DType>& in_types = (*scratch).in_types;
   std::vector<DType>& out_types = (*scratch).out_types;
@@ -370,8 +372,11 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   for (size_t i = 0; i < n_out; ++i) {
     NDArray& out = (*outputs)[i];
     if (out.is_none()) {
-      out = NDArray(op.is_dynamic_shape() ? TShape() : out_shapes[i], ctx,
-                    out_types[i]);
+      // Allocated now, while no other thread can see it (no lock).
+      out = op.is_dynamic_shape()
+                ? NDArray(TShape(), ctx, out_types[i])
+                : NDArray(out_shapes[i], ctx, out_types[i],
+                          /*delay_alloc=*/false);
       continue;
     }
     bool aliased = false, allowed = false;

@@ -32,6 +32,12 @@ struct NDArray::Chunk {
                            ctx, var);
   }
 
+  // Before the chunk is shared: no lock.
+  void AllocUnshared() {
+    storage = Storage::Get()->Alloc(bytes, ctx);
+    allocated.store(true, std::memory_order_relaxed);
+  }
+
   void Alloc() {
     if (allocated.load(std::memory_order_acquire)) return;
     std::lock_guard<std::mutex> lock(mu);
@@ -127,7 +133,7 @@ NDArray::NDArray(const TShape& shape, Context ctx, DType dtype,
   ptr_ =
       std::allocate_shared<Chunk>(PoolAllocator<Chunk>(), ctx,
                                   ByteSize(shape, dtype), !shape.is_known());
-  if (!delay_alloc && shape.is_known()) ptr_->Alloc();
+  if (!delay_alloc && shape.is_known()) ptr_->AllocUnshared();
 }
 
 void NDArray::CheckNotNone(const char* who) const {

@@ -9,14 +9,6 @@
 
 namespace mx {
 
-bool TShape::is_known() const {
-  if (ndim_ < 0) return false;
-  for (int64_t d : dims_) {
-    if (d < 0) return false;
-  }
-  return true;
-}
-
 std::optional<int64_t> CheckedProduct(absl::Span<const int64_t> dims,
                                       int64_t init) {
   int64_t product = init;

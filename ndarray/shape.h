@@ -50,7 +50,13 @@ class TShape {
   int ndim() const { return ndim_; }
   bool ndim_known() const { return ndim_ >= 0; }
   // Rank and all dimensions known.
-  bool is_known() const;
+  bool is_known() const {
+    if (ndim_ < 0) return false;
+    for (int64_t d : dims_) {
+      if (d < 0) return false;
+    }
+    return true;
+  }
   int64_t operator[](int i) const { return dims_[i]; }
   int64_t& operator[](int i) { return dims_[i]; }
   const int64_t* begin() const { return dims_.data(); }

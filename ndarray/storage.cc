@@ -38,6 +38,7 @@ class Storage::Impl {
   };
 
   Pool* GetPool(Context ctx) {
+    if (ctx == Context::CPU()) return &cpu_pool_;  // Most arrays: no lock.
     std::lock_guard<std::mutex> lock(mu_);
     std::unique_ptr<Pool>& pool = pools_[ctx];
     if (pool == nullptr) pool = std::make_unique<Pool>();
@@ -47,6 +48,7 @@ class Storage::Impl {
   DeviceAllocator* GetAllocator(Context ctx) {
     const int type =
         ctx.dev_type == Context::kCPUPinned ? Context::kCPU : ctx.dev_type;
+    if (type == Context::kCPU) return cpu_allocator_;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = allocators_.find(type);
     if (it == allocators_.end()) {
@@ -58,12 +60,16 @@ class Storage::Impl {
   }
 
   std::mutex mu_;
+  Pool cpu_pool_;  // Context::CPU(), outside `pools_`.
   std::map<Context, std::unique_ptr<Pool>> pools_;
   absl::flat_hash_map<int, std::unique_ptr<DeviceAllocator>> allocators_;
+  DeviceAllocator* cpu_allocator_ = nullptr;  // Built in, never removed.
 };
 
 Storage::Storage() : impl_(std::make_unique<Impl>()) {
-  impl_->allocators_[Context::kCPU] = std::make_unique<CPUAllocator>();
+  auto cpu = std::make_unique<CPUAllocator>();
+  impl_->cpu_allocator_ = cpu.get();
+  impl_->allocators_[Context::kCPU] = std::move(cpu);
 }
 
 Storage::~Storage() = default;
@@ -99,21 +105,22 @@ StorageHandle Storage::Alloc(size_t bytes, Context ctx) {
       it->second.pop_back();
       pool->stats.bytes_pooled -= rounded;
       pool->stats.num_reuses++;
+      pool->stats.bytes_in_use += rounded;
+      pool->stats.peak_bytes_in_use =
+          std::max(pool->stats.peak_bytes_in_use, pool->stats.bytes_in_use);
+      return handle;
     }
   }
-  if (handle.dptr == nullptr) {
-    DeviceAllocator* alloc = impl_->GetAllocator(ctx);
-    try {
-      handle.dptr = alloc->Alloc(rounded, ctx.dev_id);
-    } catch (const RuntimeError&) {
-      // Out of memory: give the pool back to the device and try once more.
-      ReleasePooled(ctx);
-      handle.dptr = alloc->Alloc(rounded, ctx.dev_id);
-    }
-    std::lock_guard<std::mutex> lock(pool->mu);
-    pool->stats.num_device_allocs++;
+  DeviceAllocator* alloc = impl_->GetAllocator(ctx);
+  try {
+    handle.dptr = alloc->Alloc(rounded, ctx.dev_id);
+  } catch (const RuntimeError&) {
+    // Out of memory: give the pool back to the device and try once more.
+    ReleasePooled(ctx);
+    handle.dptr = alloc->Alloc(rounded, ctx.dev_id);
   }
   std::lock_guard<std::mutex> lock(pool->mu);
+  pool->stats.num_device_allocs++;
   pool->stats.bytes_in_use += rounded;
   pool->stats.peak_bytes_in_use =
       std::max(pool->stats.peak_bytes_in_use, pool->stats.bytes_in_use);
@@ -163,12 +170,18 @@ void Storage::RegisterDevice(int dev_type,
 }
 
 void Storage::UnregisterDevice(int dev_type) {
+  if (dev_type == Context::kCPU || dev_type == Context::kCPUPinned) {
+    throw InvalidArgument(
+        "Storage::UnregisterDevice: the host allocator is built in");
+  }
   std::lock_guard<std::mutex> lock(impl_->mu_);
   impl_->allocators_.erase(dev_type);
 }
 
 bool Storage::HasDevice(int dev_type) const {
-  if (dev_type == Context::kCPUPinned) dev_type = Context::kCPU;
+  if (dev_type == Context::kCPU || dev_type == Context::kCPUPinned) {
+    return true;  // Built in.
+  }
   std::lock_guard<std::mutex> lock(impl_->mu_);
   return impl_->allocators_.contains(dev_type);
 }

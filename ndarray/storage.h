@@ -59,6 +59,7 @@ class Storage {
   // for the same type is an AlreadyExists error.
   void RegisterDevice(int dev_type, std::unique_ptr<DeviceAllocator> alloc);
   // Undoes RegisterDevice (a failed plugin load, before any allocation).
+  // The host allocator is built in: InvalidArgument for the CPU types.
   void UnregisterDevice(int dev_type);
   bool HasDevice(int dev_type) const;
 
