@@ -4,6 +4,9 @@
 //   Record/<n>:   a chain of `n` scalar multiplies on a 1-element array,
 //                 with recording (Record) and without (NoRecord); the
 //                 difference per op is the cost of recording.
+//   RecordedAdd:  c = a + b on 1-element arrays while recording, `a`
+//                 with an attached gradient (per op; compare
+//                 imperative_benchmark's Dispatch/AddSmall, not recorded).
 // The engine comes from MX_ENGINE_TYPE (tools/bench/run.sh runs both).
 #include <vector>
 
@@ -66,6 +69,22 @@ void Chain(benchmark::State& state, bool record) {
   state.SetItemsProcessed(state.iterations() * n);
   state.SetLabel(engine::Engine::Get()->type_name());
 }
+void BM_RecordedAdd(benchmark::State& state) {
+  NDArray a = NDArray::FromVector<float>({1}, {1}),
+          b = NDArray::FromVector<float>({1}, {2});
+  autograd::AttachGrad(&a);
+  constexpr int kBatch = 1000;
+  autograd::RecordScope scope;
+  for (auto _ : state) {
+    NDArray c;
+    for (int i = 0; i < kBatch; ++i) c = a + b;
+    c.WaitToRead();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.SetLabel(engine::Engine::Get()->type_name());
+}
+BENCHMARK(BM_RecordedAdd)->UseRealTime();
+
 void BM_Record(benchmark::State& state) { Chain(state, true); }
 void BM_NoRecord(benchmark::State& state) { Chain(state, false); }
 BENCHMARK(BM_Record)->Arg(1000)->UseRealTime();
