@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
-#include "engine/engine_impl.h"
 #include "base/object_pool.h"
+#include "engine/engine_impl.h"
 
 namespace mx {
 namespace engine {

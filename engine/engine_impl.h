@@ -220,7 +220,7 @@ class EngineBase : public Engine {
   // low mark while a pusher is throttled.
   std::condition_variable idle_cv_;
   int64_t max_pending_ = 0;
-  std::atomic<int> throttled_{0};  // Pushers blocked in Throttle.
+  std::atomic<int> throttled_{0};     // Pushers blocked in Throttle.
   std::atomic<int> idle_waiters_{0};  // Threads in WaitAllCompleted.
 
   std::mutex failures_mu_;

@@ -70,7 +70,8 @@ struct Launch : RecyclingPool<Launch>::Node {
     if (in.capacity() > kKeep) std::vector<TBlob>().swap(in);
     if (out.capacity() > kKeep) std::vector<TBlob>().swap(out);
     if (req.capacity() > kKeep) std::vector<OpReqType>().swap(req);
-    if (dynamic_out.capacity() > kKeep) std::vector<NDArray>().swap(dynamic_out);
+    if (dynamic_out.capacity() > kKeep)
+      std::vector<NDArray>().swap(dynamic_out);
   }
 };
 
@@ -129,8 +130,7 @@ void InferShapes(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   }
   out_shapes->resize(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    (*out_shapes)[i] =
-        outputs[i].is_none() ? TShape() : shape_of(outputs[i]);
+    (*out_shapes)[i] = outputs[i].is_none() ? TShape() : shape_of(outputs[i]);
   }
   if (!op.infer_shape()) {
     throw NotImplemented(Label(attrs) + " has no shape inference");
@@ -373,10 +373,9 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     NDArray& out = (*outputs)[i];
     if (out.is_none()) {
       // Allocated now, while no other thread can see it (no lock).
-      out = op.is_dynamic_shape()
-                ? NDArray(TShape(), ctx, out_types[i])
-                : NDArray(out_shapes[i], ctx, out_types[i],
-                          /*delay_alloc=*/false);
+      out = op.is_dynamic_shape() ? NDArray(TShape(), ctx, out_types[i])
+                                  : NDArray(out_shapes[i], ctx, out_types[i],
+                                            /*delay_alloc=*/false);
       continue;
     }
     bool aliased = false, allowed = false;

@@ -165,10 +165,10 @@ NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});
 }
 
-#define MX_ND_BINARY_(name, op)                         \
-  NDArray name(const NDArray& a, const NDArray& b) {    \
-    static const NodeAttrs attrs = ParsedNoAttrs(op);   \
-    return CallParsed(attrs, {a, b});                   \
+#define MX_ND_BINARY_(name, op)                       \
+  NDArray name(const NDArray& a, const NDArray& b) {  \
+    static const NodeAttrs attrs = ParsedNoAttrs(op); \
+    return CallParsed(attrs, {a, b});                 \
   }
 MX_ND_BINARY_(add, "broadcast_add")
 MX_ND_BINARY_(subtract, "broadcast_sub")

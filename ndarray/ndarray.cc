@@ -130,9 +130,8 @@ NDArray::NDArray(const TShape& shape, Context ctx, DType dtype,
                                     shape.ToString()));
     }
   }
-  ptr_ =
-      std::allocate_shared<Chunk>(PoolAllocator<Chunk>(), ctx,
-                                  ByteSize(shape, dtype), !shape.is_known());
+  ptr_ = std::allocate_shared<Chunk>(PoolAllocator<Chunk>(), ctx,
+                                     ByteSize(shape, dtype), !shape.is_known());
   if (!delay_alloc && shape.is_known()) ptr_->AllocUnshared();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "engine/engine.h"
 #include "gtest/gtest.h"
 
 namespace mx {
@@ -104,6 +105,35 @@ TEST(Storage, PoolReusesFreedBlocksAndTracksPeak) {
 TEST(Storage, UnknownDeviceIsNotFound) {
   EXPECT_THROW(Storage::Get()->Alloc(16, Context::GPU(0)), NotFound);
   EXPECT_FALSE(Storage::Get()->HasDevice(Context::kGPU));
+}
+
+TEST(Storage, HostAllocatorIsBuiltIn) {
+  EXPECT_TRUE(Storage::Get()->HasDevice(Context::kCPU));
+  EXPECT_TRUE(Storage::Get()->HasDevice(Context::kCPUPinned));
+  EXPECT_THROW(Storage::Get()->UnregisterDevice(Context::kCPU),
+               InvalidArgument);
+  EXPECT_TRUE(Storage::Get()->HasDevice(Context::kCPU));
+}
+
+TEST(Storage, ReuseCountsAndPeakOnEveryPath) {
+  // Arrays of earlier tests may still be freed by the engine: wait.
+  engine::Engine::Get()->WaitForAll();
+  Storage* s = Storage::Get();
+  const Context ctx = Context::CPU();
+  s->ReleasePooled(ctx);
+  const Storage::Stats start = s->GetStats(ctx);
+  s->ResetPeak(ctx);
+  StorageHandle a = s->Alloc(1000, ctx);  // From the device.
+  s->Free(a);
+  StorageHandle b = s->Alloc(1000, ctx);  // Reused, one lock.
+  Storage::Stats stats = s->GetStats(ctx);
+  EXPECT_EQ(stats.num_device_allocs, start.num_device_allocs + 1);
+  EXPECT_EQ(stats.num_reuses, start.num_reuses + 1);
+  EXPECT_EQ(stats.bytes_in_use, start.bytes_in_use + 1024);
+  EXPECT_EQ(stats.peak_bytes_in_use, start.bytes_in_use + 1024);
+  EXPECT_EQ(b.dptr, a.dptr);
+  s->Free(b);
+  EXPECT_EQ(s->GetStats(ctx).bytes_in_use, start.bytes_in_use);
 }
 
 TEST(NDArray, FromVectorToVector) {
