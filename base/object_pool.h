@@ -43,6 +43,7 @@ template <typename Node>
 class FreeList {
  public:
   static Node* Take() {
+    if (local_gone_) return TakeShared();
     Local& local = local_;
     if (local.head == nullptr) local.Refill();
     Node* node = local.head;
@@ -52,6 +53,15 @@ class FreeList {
   }
 
   static void Put(Node* node) {
+    if (local_gone_) {
+      // This thread's cache is destroyed (a pooled object freed by another
+      // thread_local's destructor, or at exit): straight to the shared list.
+      Global& g = global();
+      node->pool_next = nullptr;
+      std::lock_guard<std::mutex> lock(g.mu);
+      g.batches.push_back(Batch{node, 1});
+      return;
+    }
     Local& local = local_;
     node->pool_next = local.head;
     local.head = node;
@@ -118,14 +128,32 @@ class FreeList {
 
     ~Local() {
       while (head != nullptr) GiveBack(kBatch);
+      local_gone_ = true;
     }
   };
 
+  // One node from the shared list (or a new slab), for a thread whose cache
+  // is destroyed.
+  static Node* TakeShared() {
+    Local spare;  // Refill's logic, then the rest goes back.
+    spare.Refill();
+    Node* node = spare.head;
+    spare.head = node->pool_next;
+    --spare.count;
+    spare.GiveBack(kBatch);  // Restores the shared list; local_gone_ stays.
+    return node;
+  }
+
   static thread_local Local local_;
+  // Set when this thread's local_ is destroyed; trivially destructible, so
+  // readable until the thread ends.
+  static thread_local bool local_gone_;
 };
 
 template <typename Node>
 thread_local typename FreeList<Node>::Local FreeList<Node>::local_;
+template <typename Node>
+thread_local bool FreeList<Node>::local_gone_ = false;
 
 }  // namespace pool_internal
 
@@ -139,7 +167,13 @@ class ObjectPool {
     return new T(std::forward<Args>(args)...);
 #else
     Slot* slot = pool_internal::FreeList<Slot>::Take();
-    return new (slot->storage) T(std::forward<Args>(args)...);
+    if constexpr (sizeof...(Args) == 0) {
+      // Default-initialized: value-initialization would zero the whole
+      // object first (for a PoolAllocator block, hundreds of bytes).
+      return new (slot->storage) T;
+    } else {
+      return new (slot->storage) T(std::forward<Args>(args)...);
+    }
 #endif
   }
 

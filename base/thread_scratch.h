@@ -25,13 +25,18 @@ template <typename T>
 class ScratchLease {
  public:
   ScratchLease() {
-    std::vector<std::unique_ptr<T>>& pool = Pool();
+    if (pool_gone_) {  // During this thread's exit: a one-off object.
+      owned_ = std::make_unique<T>();
+      object_ = owned_.get();
+      return;
+    }
+    std::vector<std::unique_ptr<T>>& pool = pool_.objects;
     if (depth_ == pool.size()) pool.push_back(std::make_unique<T>());
     object_ = pool[depth_++].get();
   }
   ~ScratchLease() {
     object_->Release();
-    --depth_;
+    if (owned_ == nullptr) --depth_;
   }
   ScratchLease(const ScratchLease&) = delete;
   ScratchLease& operator=(const ScratchLease&) = delete;
@@ -40,16 +45,25 @@ class ScratchLease {
   T* operator->() const { return object_; }
 
  private:
-  static std::vector<std::unique_ptr<T>>& Pool() {
-    static thread_local std::vector<std::unique_ptr<T>> pool;
-    return pool;
-  }
+  struct Pool {
+    std::vector<std::unique_ptr<T>> objects;
+    ~Pool() { pool_gone_ = true; }
+  };
+  static thread_local Pool pool_;
   static thread_local size_t depth_;
+  // Set when pool_ is destroyed; trivially destructible, so readable until
+  // the thread ends (a lease taken by another thread_local's destructor).
+  static thread_local bool pool_gone_;
   T* object_;
+  std::unique_ptr<T> owned_;
 };
 
 template <typename T>
+thread_local typename ScratchLease<T>::Pool ScratchLease<T>::pool_;
+template <typename T>
 thread_local size_t ScratchLease<T>::depth_ = 0;
+template <typename T>
+thread_local bool ScratchLease<T>::pool_gone_ = false;
 
 }  // namespace mx
 

@@ -28,7 +28,7 @@ bool EngineBase::AwaitFences(OprBlock* block) {
   if (fences.empty()) return true;
   const Context ctx = block->rctx.ctx;
   void* stream = block->rctx.stream;
-  if (opr.prop == FnProperty::kDeleteVar) {
+  if (opr.prop == FnProperty::kDeleteVar && opr.sync_fn) {
     // The memory goes back to a pool any stream allocates from: every
     // access must be done, whatever its stream. Rather than block this
     // worker, the deletion runs later (RunDeferredDeletes).

@@ -121,7 +121,7 @@ void EngineBase::FillOpr(Opr* opr, VarSpan const_vars, VarSpan mutable_vars,
   opr->prop = prop;
   opr->never_skip =
       prop == FnProperty::kDeleteVar || prop == FnProperty::kCollective;
-  if (!name.empty()) opr->name = std::string(name);
+  if (!name.empty()) opr->name.assign(name.data(), name.size());
 }
 
 OprHandle EngineBase::NewOperator(AsyncFn fn, VarSpan const_vars,
@@ -396,7 +396,9 @@ void EngineBase::Finish(OprBlock* block) {
     }
   }
   std::lock_guard<std::mutex> lock(idle_mu_);
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  // (A nested push may have raised the count since it was read.)
+  const int64_t left = pending_.fetch_sub(1) - 1;
+  if (left == 0 || (left == max_pending_ / 2 && throttled_.load() > 0)) {
     idle_cv_.notify_all();
   }
 }

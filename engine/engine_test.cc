@@ -416,6 +416,31 @@ TEST_P(EngineTest, DeleteVariableIfIdleFreesOnlyAnIdleVar) {
   }
 }
 
+TEST_P(EngineTest, WaitForAllOnAnotherThreadWhileOpsCompleteInline) {
+  // Ops completed inside the engine's own Execute skip the idle lock unless
+  // a thread waits: a waiter arriving at any moment must still wake (a
+  // lost wake-up hangs this test).
+  VarHandle v = engine_->NewVariable();
+  std::atomic<bool> stop{false};
+  std::atomic<int> waits{0};
+  std::thread waiter([&] {
+    while (!stop.load()) {
+      engine_->WaitForAll();
+      ++waits;
+    }
+  });
+  constexpr int kOps = 3000;
+  for (int i = 0; i < kOps; ++i) {
+    engine_->PushSync([](RunContext) {}, kCPU, {}, {v},
+                      FnProperty::kInlineIfReady);
+  }
+  engine_->WaitForAll();
+  stop = true;
+  waiter.join();
+  EXPECT_EQ(v.version(), static_cast<uint64_t>(kOps));
+  EXPECT_GT(waits.load(), 0);
+}
+
 TEST_P(EngineTest, DeleteOperatorWaitsForItsPendingPushes) {
   VarHandle a = engine_->NewVariable();
   std::atomic<int> runs{0};

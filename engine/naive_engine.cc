@@ -25,7 +25,9 @@ class NaiveEngine final : public EngineBase {
   bool DeleteVariableIfIdle(VarHandle h) override {
     Var* var = Check(h, "DeleteVariable");
     // Operations run one at a time under exec_mu_ and are complete when
-    // their push returns, so a var is idle whenever this lock is held.
+    // their push returns. Holding the lock, a var is idle unless an op
+    // running on this thread (recursively) uses it; deleting it then is
+    // what DeleteVariable does too (a nested push runs at once).
     std::lock_guard<std::recursive_mutex> lock(exec_mu_);
     return FreeIdleVar(var);
   }

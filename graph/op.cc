@@ -353,7 +353,14 @@ NodeAttrs MakeAttrs(const Op& op, AttrDict dict, std::string name) {
 
 void AssignShape(const NodeAttrs& attrs, std::vector<TShape>* shapes, int i,
                  const TShape& src, bool is_output) {
-  TShape merged = (*shapes)[i];
+  // The common cases without a merge copy: nothing known yet, or agreement.
+  TShape& dst = (*shapes)[i];
+  if (!src.ndim_known() || dst == src) return;
+  if (!dst.ndim_known()) {
+    dst = src;
+    return;
+  }
+  TShape merged = dst;
   if (!MergeShape(&merged, src)) {
     std::vector<std::string> names =
         is_output ? attrs.op->OutputNames(attrs) : attrs.op->InputNames(attrs);

@@ -53,9 +53,10 @@ namespace {
 // An op without attributes, parsed once: unary and binary calls skip the
 // name lookup and the attribute parse on the per-op dispatch path. (Ops
 // are never unregistered and plugins replace kernels in place, so the
-// parsed attributes stay valid.)
-NodeAttrs ParsedNoAttrs(const char* op) {
-  return MakeAttrs(OpRegistry::Get()->Lookup(op), {});
+// parsed attributes stay valid.) Never destroyed: kernels read them in
+// place (attrs_outlive_ops), also when ops still pending at exit run.
+const NodeAttrs* ParsedNoAttrs(const char* op) {
+  return new NodeAttrs(MakeAttrs(OpRegistry::Get()->Lookup(op), {}));
 }
 
 // Argument vectors of CallParsed, reused: no allocation per call.
@@ -123,10 +124,10 @@ NDArray random_normal(double loc, double scale, const TShape& shape,
   return Call("_random_normal", {}, attrs, ctx);
 }
 
-#define MX_ND_UNARY_(name)                               \
-  NDArray name(const NDArray& a) {                       \
-    static const NodeAttrs attrs = ParsedNoAttrs(#name); \
-    return CallParsed(attrs, {a});                       \
+#define MX_ND_UNARY_(name)                                 \
+  NDArray name(const NDArray& a) {                         \
+    static const NodeAttrs& attrs = *ParsedNoAttrs(#name); \
+    return CallParsed(attrs, {a});                         \
   }
 MX_ND_UNARY_(negative)
 MX_ND_UNARY_(abs)
@@ -165,10 +166,10 @@ NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});
 }
 
-#define MX_ND_BINARY_(name, op)                       \
-  NDArray name(const NDArray& a, const NDArray& b) {  \
-    static const NodeAttrs attrs = ParsedNoAttrs(op); \
-    return CallParsed(attrs, {a, b});                 \
+#define MX_ND_BINARY_(name, op)                         \
+  NDArray name(const NDArray& a, const NDArray& b) {    \
+    static const NodeAttrs& attrs = *ParsedNoAttrs(op); \
+    return CallParsed(attrs, {a, b});                   \
   }
 MX_ND_BINARY_(add, "broadcast_add")
 MX_ND_BINARY_(subtract, "broadcast_sub")

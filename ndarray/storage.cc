@@ -162,6 +162,10 @@ void Storage::ResetPeak(Context ctx) {
 
 void Storage::RegisterDevice(int dev_type,
                              std::unique_ptr<DeviceAllocator> alloc) {
+  if (dev_type == Context::kCPU || dev_type == Context::kCPUPinned) {
+    throw AlreadyExists(
+        "Storage::RegisterDevice: the host allocator is built in");
+  }
   std::lock_guard<std::mutex> lock(impl_->mu_);
   if (!impl_->allocators_.emplace(dev_type, std::move(alloc)).second) {
     throw AlreadyExists(absl::StrCat("Storage::RegisterDevice: device type ",
