@@ -185,7 +185,7 @@ bool ThreadedEngine::DeleteVariableIfIdle(VarHandle h) {
   Var* var = Check(h, "DeleteVariable");
   // Nothing queued or running on it: no operation can reach it any more
   // (pushing on a var while deleting it is the caller's error, as for
-  // DeleteVariable), so the lock is held only for the check.
+  // DeleteVariable). The lock is held until the var is freed.
   std::lock_guard<SpinLock> lock(var->mu);
   if (var->running_write || var->running_reads != 0 || var->head != nullptr) {
     return false;
