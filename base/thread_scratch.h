@@ -21,6 +21,14 @@
 
 namespace mx {
 
+// Frees `v`'s memory when its capacity exceeds `keep`, so that one call of
+// huge arity does not pin memory in an object kept for reuse (a scratch
+// object, a pooled record). The contents go too.
+template <typename T>
+void DropCapacityAbove(size_t keep, std::vector<T>* v) {
+  if (v->capacity() > keep) std::vector<T>().swap(*v);
+}
+
 template <typename T>
 class ScratchLease {
  public:

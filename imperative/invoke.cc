@@ -67,11 +67,10 @@ struct Launch : RecyclingPool<Launch>::Node {
     // An op with a huge arity (add_n of thousands) does not pin its
     // vectors' memory in the pool.
     constexpr size_t kKeep = 64;
-    if (in.capacity() > kKeep) std::vector<TBlob>().swap(in);
-    if (out.capacity() > kKeep) std::vector<TBlob>().swap(out);
-    if (req.capacity() > kKeep) std::vector<OpReqType>().swap(req);
-    if (dynamic_out.capacity() > kKeep)
-      std::vector<NDArray>().swap(dynamic_out);
+    DropCapacityAbove(kKeep, &in);
+    DropCapacityAbove(kKeep, &out);
+    DropCapacityAbove(kKeep, &req);
+    DropCapacityAbove(kKeep, &dynamic_out);
   }
 };
 
@@ -195,9 +194,10 @@ struct InferScratch {
     // An op with a huge arity (add_n of thousands) does not pin its
     // vectors' memory for the life of the thread.
     constexpr size_t kKeep = 1024;
-    if (in_shapes.capacity() > kKeep || out_shapes.capacity() > kKeep) {
-      *this = InferScratch();
-    }
+    DropCapacityAbove(kKeep, &in_shapes);
+    DropCapacityAbove(kKeep, &out_shapes);
+    DropCapacityAbove(kKeep, &in_types);
+    DropCapacityAbove(kKeep, &out_types);
   }
 };
 
