@@ -58,8 +58,16 @@ VarHandle EngineBase::NewVariable() {
     }
   }
   var->version.store(0, std::memory_order_relaxed);
-  static std::atomic<uint64_t> next_id{0};
-  var->id = next_id.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Ids are unique, not ordered: each thread takes them in blocks, which
+  // keeps an atomic read-modify-write off every new array.
+  constexpr uint64_t kIdBlock = 1024;
+  static std::atomic<uint64_t> next_block{0};
+  thread_local uint64_t next_id = 0, end_id = 0;
+  if (next_id == end_id) {
+    next_id = next_block.fetch_add(kIdBlock, std::memory_order_relaxed) + 1;
+    end_id = next_id + kIdBlock;
+  }
+  var->id = next_id++;
   var->error.reset();
   return VarHandle(var, var->generation.load(std::memory_order_relaxed));
 }

@@ -421,24 +421,28 @@ TEST_P(EngineTest, WaitForAllOnAnotherThreadWhileOpsCompleteInline) {
   // a thread waits: a waiter arriving at any moment must still wake (a
   // lost wake-up hangs this test).
   VarHandle v = engine_->NewVariable();
-  std::atomic<bool> stop{false};
+  std::atomic<bool> started{false}, stop{false};
   std::atomic<int> waits{0};
   std::thread waiter([&] {
+    started = true;
     while (!stop.load()) {
       engine_->WaitForAll();
       ++waits;
     }
   });
+  // The ops are pushed while the waiter loops (3000 take about a
+  // millisecond, less than starting a thread may).
+  while (!started.load()) std::this_thread::yield();
   constexpr int kOps = 3000;
   for (int i = 0; i < kOps; ++i) {
     engine_->PushSync([](RunContext) {}, kCPU, {}, {v},
                       FnProperty::kInlineIfReady);
   }
   engine_->WaitForAll();
+  while (waits.load() == 0) std::this_thread::yield();  // At least one.
   stop = true;
   waiter.join();
   EXPECT_EQ(v.version(), static_cast<uint64_t>(kOps));
-  EXPECT_GT(waits.load(), 0);
 }
 
 TEST_P(EngineTest, DeleteOperatorWaitsForItsPendingPushes) {

@@ -129,6 +129,7 @@ Op::DeviceKernels Op::TakeKernels(int dev_type) {
     k.stateful_compute = std::move(it->second);
     stateful_compute_.erase(it);
   }
+  Revise();
   return k;
 }
 void Op::RestoreKernels(int dev_type, DeviceKernels k) {
@@ -141,6 +142,11 @@ void Op::RestoreKernels(int dev_type, DeviceKernels k) {
   if (k.stateful_compute) {
     stateful_compute_[dev_type] = std::move(*k.stateful_compute);
   }
+  Revise();
+}
+uint64_t Op::NextRevision() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 Op& Op::SetInferType(FInferType fn) {
   infer_type_ = std::move(fn);
@@ -148,11 +154,13 @@ Op& Op::SetInferType(FInferType fn) {
 }
 Op& Op::SetCompute(int dev_type, FCompute fn) {
   compute_[dev_type] = std::move(fn);
+  Revise();
   return *this;
 }
 Op& Op::SetComputeDynamic(int dev_type, FComputeDynamic fn) {
   compute_dynamic_[dev_type] = std::move(fn);
   dynamic_shape_ = true;
+  Revise();
   return *this;
 }
 Op& Op::SetStateful(FCreateOpState create) {
@@ -161,6 +169,7 @@ Op& Op::SetStateful(FCreateOpState create) {
 }
 Op& Op::SetStatefulCompute(int dev_type, FStatefulCompute fn) {
   stateful_compute_[dev_type] = std::move(fn);
+  Revise();
   return *this;
 }
 Op& Op::SetMutateInputs(std::function<std::vector<int>(const NodeAttrs&)> fn) {

@@ -17,6 +17,8 @@
 #define MXCORE_GRAPH_OP_H_
 
 #include <any>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -131,7 +133,8 @@ constexpr int kMaxOpArity = 1 << 16;
 
 class Op {
  public:
-  explicit Op(std::string name) : name_(std::move(name)) {}
+  explicit Op(std::string name)
+      : name_(std::move(name)), revision_(NextRevision()) {}
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
@@ -196,6 +199,7 @@ class Op {
   template <typename T>
   Op& SetAttr(const std::string& key, T value) {
     attrs_[key] = std::any(std::move(value));
+    Revise();
     return *this;
   }
   // Null when the op lacks the attribute.
@@ -226,8 +230,16 @@ class Op {
   std::vector<int> MutateInputs(const NodeAttrs& attrs) const;
   std::vector<ResourceRequest> Resources(const NodeAttrs& attrs) const;
   std::vector<std::pair<int, int>> InplaceOptions(const NodeAttrs& attrs) const;
+  // Changes whenever a kernel or a typed attribute (SetAttr) is set, taken
+  // or restored, to a value no op had before (also after an op is removed
+  // and another takes its address): callers may cache what they looked up
+  // (compute(), GetAttr()) under (op, revision).
+  uint64_t revision() const { return revision_.load(std::memory_order_acquire); }
 
  private:
+  static uint64_t NextRevision();
+  void Revise() { revision_.store(NextRevision(), std::memory_order_release); }
+
   friend class OpRegistry;
   std::string name_;
   std::string description_;
@@ -253,6 +265,7 @@ class Op {
   std::function<std::vector<ResourceRequest>(const NodeAttrs&)> resources_;
   std::function<std::vector<std::pair<int, int>>(const NodeAttrs&)> inplace_;
   absl::flat_hash_map<std::string, std::any> attrs_;
+  std::atomic<uint64_t> revision_;
 };
 
 class OpRegistry {

@@ -54,8 +54,8 @@ struct Launch : RecyclingPool<Launch>::Node {
   void Clear() {
     if (attrs == &attrs_copy) attrs_copy = NodeAttrs();
     attrs = nullptr;
-    in.clear();
-    out.clear();
+    // The views stay (they own nothing): the next op of the same arity
+    // overwrites them instead of constructing new ones.
     req.clear();
     dynamic_out.clear();
     compute = nullptr;
@@ -108,6 +108,41 @@ void RunKernel(const Launch& l, engine::RunContext rctx) {
   } else {
     (*l.compute)(ctx, *l.attrs, l.in, l.req, l.out);
   }
+}
+
+// What Invoke looks up per op and device type: the lookups by name and
+// by device type were a measurable share of dispatching a small op, so
+// each thread keeps them in a small direct-mapped cache keyed by the op's
+// address, its revision (which changes when a kernel or attribute does)
+// and the device type.
+struct Dispatch {
+  const Op* op = nullptr;
+  uint64_t revision = 0;
+  int dev_type = -1;
+  const FInvoke* finvoke = nullptr;
+  const FCompute* compute = nullptr;
+  const FComputeDynamic* compute_dynamic = nullptr;
+  const FStatefulCompute* stateful = nullptr;
+};
+
+const Dispatch& LookUpDispatch(const Op& op, int dev_type) {
+  constexpr size_t kSlots = 64;
+  thread_local Dispatch cache[kSlots];
+  const size_t slot =
+      ((reinterpret_cast<uintptr_t>(&op) >> 6) ^ static_cast<size_t>(dev_type)) %
+      kSlots;
+  Dispatch& d = cache[slot];
+  const uint64_t revision = op.revision();
+  if (d.op != &op || d.revision != revision || d.dev_type != dev_type) {
+    d.op = &op;
+    d.revision = revision;
+    d.dev_type = dev_type;
+    d.finvoke = op.GetAttr<FInvoke>("FInvoke");
+    d.compute = op.compute(dev_type);
+    d.compute_dynamic = op.compute_dynamic(dev_type);
+    d.stateful = op.stateful_compute(dev_type);
+  }
+  return d;
 }
 
 // While tracing, shapes are read without computing anything; an input of
@@ -288,9 +323,13 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
     Hooks().check_record(attrs, inputs, *outputs);
   }
-  // Ops that run by invoking others (FInvoke) handle contexts themselves.
-  const FInvoke* finvoke = op.GetAttr<FInvoke>("FInvoke");
   const Context ctx = n_in > 0 ? inputs[0].ctx() : options.ctx;
+  const int dev_type =
+      ctx.dev_type == Context::kCPUPinned ? Context::kCPU : ctx.dev_type;
+  // A copy: an FInvoke op invokes others, which may reuse the slot.
+  const Dispatch dispatch = LookUpDispatch(op, dev_type);
+  // Ops that run by invoking others (FInvoke) handle contexts themselves.
+  const FInvoke* finvoke = dispatch.finvoke;
   for (size_t i = 0; i < n_in; ++i) {
     if (!deferred && !inputs[i].is_written()) {
       inputs[i].CheckReadable(input_label(i).c_str());
@@ -326,11 +365,9 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     launch->attrs_copy = attrs;
     launch->attrs = &launch->attrs_copy;
   }
-  const int dev_type =
-      ctx.dev_type == Context::kCPUPinned ? Context::kCPU : ctx.dev_type;
-  launch->compute = op.compute(dev_type);
-  launch->compute_dynamic = op.compute_dynamic(dev_type);
-  launch->stateful = op.stateful_compute(dev_type);
+  launch->compute = dispatch.compute;
+  launch->compute_dynamic = dispatch.compute_dynamic;
+  launch->stateful = dispatch.stateful;
   if (launch->compute == nullptr && launch->compute_dynamic == nullptr &&
       launch->stateful == nullptr && finvoke == nullptr) {
     throw NotFound(
@@ -405,29 +442,51 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
 
-  // Vars: inputs are read, outputs and mutated inputs written.
-  absl::InlinedVector<engine::VarHandle, 8> reads, writes;
+  // Memory first (mutated inputs, outputs), then the kernel's views of
+  // the arrays, filled in place in the recycled record; their vars are
+  // what the op reads and writes.
   const std::vector<int> mutated = op.MutateInputs(attrs);
-  for (size_t j = 0; j < n_in; ++j) {
-    bool is_mutated = false;
-    for (int m : mutated) is_mutated |= m == static_cast<int>(j);
-    if (is_mutated) {
-      inputs[j].CheckAndAlloc();
-      inputs[j].MarkWritten();
-      writes.push_back(inputs[j].var());
-    } else {
-      reads.push_back(inputs[j].var());
+  auto is_mutated = [&mutated](size_t j) {
+    for (int m : mutated) {
+      if (m == static_cast<int>(j)) return true;
     }
+    return false;
+  };
+  for (size_t j = 0; j < n_in; ++j) {
+    if (!is_mutated(j)) continue;
+    inputs[j].CheckAndAlloc();
+    inputs[j].MarkWritten();
   }
-  for (size_t i = 0; i < n_out; ++i) {
-    const NDArray& out = (*outputs)[i];
+  for (const NDArray& out : *outputs) {
     out.CheckAndAlloc();
     out.MarkWritten();
+  }
+  launch->in.resize(n_in);
+  for (size_t j = 0; j < n_in; ++j) inputs[j].FillBlob(&launch->in[j]);
+  const bool dynamic_shape = op.is_dynamic_shape();
+  if (dynamic_shape) {
+    launch->out.clear();
+    launch->dynamic_out = *outputs;
+  } else {
+    launch->out.resize(n_out);
+    for (size_t i = 0; i < n_out; ++i) {
+      (*outputs)[i].FillBlob(&launch->out[i]);
+    }
+  }
+
+  // Vars: inputs are read, outputs and mutated inputs written.
+  absl::InlinedVector<engine::VarHandle, 8> reads, writes;
+  for (size_t j = 0; j < n_in; ++j) {
+    (is_mutated(j) ? writes : reads).push_back(launch->in[j].var);
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    const engine::VarHandle var =
+        dynamic_shape ? (*outputs)[i].var() : launch->out[i].var;
     // A var listed twice as written (two outputs viewing one chunk) would
     // be an engine error; one write covers both.
     bool listed = false;
-    for (const engine::VarHandle& w : writes) listed |= w == out.var();
-    if (!listed) writes.push_back(out.var());
+    for (const engine::VarHandle& w : writes) listed |= w == var;
+    if (!listed) writes.push_back(var);
   }
   for (const ResourceRequest& r : op.Resources(attrs)) {
     if (r.type == ResourceRequest::kTempSpace) {
@@ -439,14 +498,6 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
     }
   }
 
-  launch->in.reserve(n_in);
-  for (const NDArray& in : inputs) launch->in.push_back(in.blob());
-  if (op.is_dynamic_shape()) {
-    launch->dynamic_out = *outputs;
-  } else {
-    launch->out.reserve(n_out);
-    for (const NDArray& out : *outputs) launch->out.push_back(out.blob());
-  }
   launch->is_train = IsTraining();
   if (launch->stateful != nullptr && launch->compute == nullptr) {
     if (!op.create_state()) {

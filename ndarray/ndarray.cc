@@ -325,14 +325,18 @@ void NDArray::CheckReadable(const char* who) const {
 
 TBlob NDArray::blob() const {
   TBlob b;
-  b.dptr = ptr_->storage.dptr == nullptr
-               ? nullptr
-               : static_cast<char*>(ptr_->storage.dptr) + byte_offset_;
-  b.shape = shape_;
-  b.dtype = dtype_;
-  b.ctx = ptr_->ctx;
-  b.var = ptr_->var;
+  FillBlob(&b);
   return b;
+}
+
+void NDArray::FillBlob(TBlob* b) const {
+  b->dptr = ptr_->storage.dptr == nullptr
+                ? nullptr
+                : static_cast<char*>(ptr_->storage.dptr) + byte_offset_;
+  b->shape = shape_;
+  b->dtype = dtype_;
+  b->ctx = ptr_->ctx;
+  b->var = ptr_->var;
 }
 
 TBlob NDArray::AllocDynamic(const TShape& shape) const {

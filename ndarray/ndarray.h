@@ -185,6 +185,9 @@ class NDArray {
   // Internal, for operator invocation: the kernel's view of this array.
   // REQUIRES: allocated (CheckAndAlloc) and accessed inside an engine op.
   TBlob blob() const;
+  // blob() written into an existing record, without a temporary (Invoke
+  // fills its recycled launch records so).
+  void FillBlob(TBlob* blob) const;
   void CheckAndAlloc() const;
   // Whether anything has been scheduled to write the chunk; reading an
   // array that nothing wrote is an error.

@@ -29,6 +29,16 @@ class TShape {
 
   // Unknown rank.
   TShape() = default;
+  TShape(const TShape&) = default;
+  TShape(TShape&&) = default;
+  TShape& operator=(TShape&&) = default;
+  // Copy-constructs and moves: both copy the inline dims with one memcpy,
+  // where InlinedVector's copy assignment goes element by element.
+  TShape& operator=(const TShape& other) {
+    ndim_ = other.ndim_;
+    dims_ = Dims(other.dims_);
+    return *this;
+  }
   TShape(std::initializer_list<int64_t> dims)
       : ndim_(dims.size()), dims_(dims) {}
   explicit TShape(const std::vector<int64_t>& dims)
@@ -79,8 +89,14 @@ class TShape {
   // also for a dimension outside int64_t.
   static TShape Parse(const std::string& text);
 
+  // A plain loop: ranks are small, and InlinedVector's == calls memcmp
+  // (a measurable share of dispatching a small op).
   friend bool operator==(const TShape& a, const TShape& b) {
-    return a.ndim_ == b.ndim_ && a.dims_ == b.dims_;
+    if (a.ndim_ != b.ndim_ || a.dims_.size() != b.dims_.size()) return false;
+    for (size_t i = 0; i < a.dims_.size(); ++i) {
+      if (a.dims_[i] != b.dims_[i]) return false;
+    }
+    return true;
   }
   friend bool operator!=(const TShape& a, const TShape& b) { return !(a == b); }
 
