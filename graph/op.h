@@ -234,7 +234,9 @@ class Op {
   // or restored, to a value no op had before (also after an op is removed
   // and another takes its address): callers may cache what they looked up
   // (compute(), GetAttr()) under (op, revision).
-  uint64_t revision() const { return revision_.load(std::memory_order_acquire); }
+  uint64_t revision() const {
+    return revision_.load(std::memory_order_acquire);
+  }
 
  private:
   static uint64_t NextRevision();

@@ -128,9 +128,9 @@ struct Dispatch {
 const Dispatch& LookUpDispatch(const Op& op, int dev_type) {
   constexpr size_t kSlots = 64;
   thread_local Dispatch cache[kSlots];
-  const size_t slot =
-      ((reinterpret_cast<uintptr_t>(&op) >> 6) ^ static_cast<size_t>(dev_type)) %
-      kSlots;
+  const size_t slot = ((reinterpret_cast<uintptr_t>(&op) >> 6) ^
+                       static_cast<size_t>(dev_type)) %
+                      kSlots;
   Dispatch& d = cache[slot];
   const uint64_t revision = op.revision();
   if (d.op != &op || d.revision != revision || d.dev_type != dev_type) {
