@@ -115,6 +115,7 @@ Op& Op::SetParamParser(
   return *this;
 }
 Op::DeviceKernels Op::TakeKernels(int dev_type) {
+  Revise();
   DeviceKernels k;
   if (auto it = compute_.find(dev_type); it != compute_.end()) {
     k.compute = std::move(it->second);
@@ -129,10 +130,10 @@ Op::DeviceKernels Op::TakeKernels(int dev_type) {
     k.stateful_compute = std::move(it->second);
     stateful_compute_.erase(it);
   }
-  Revise();
   return k;
 }
 void Op::RestoreKernels(int dev_type, DeviceKernels k) {
+  Revise();
   compute_.erase(dev_type);
   compute_dynamic_.erase(dev_type);
   stateful_compute_.erase(dev_type);
@@ -142,7 +143,6 @@ void Op::RestoreKernels(int dev_type, DeviceKernels k) {
   if (k.stateful_compute) {
     stateful_compute_[dev_type] = std::move(*k.stateful_compute);
   }
-  Revise();
 }
 uint64_t Op::NextRevision() {
   static std::atomic<uint64_t> next{0};
@@ -153,14 +153,14 @@ Op& Op::SetInferType(FInferType fn) {
   return *this;
 }
 Op& Op::SetCompute(int dev_type, FCompute fn) {
-  compute_[dev_type] = std::move(fn);
   Revise();
+  compute_[dev_type] = std::move(fn);
   return *this;
 }
 Op& Op::SetComputeDynamic(int dev_type, FComputeDynamic fn) {
+  Revise();
   compute_dynamic_[dev_type] = std::move(fn);
   dynamic_shape_ = true;
-  Revise();
   return *this;
 }
 Op& Op::SetStateful(FCreateOpState create) {
@@ -168,8 +168,8 @@ Op& Op::SetStateful(FCreateOpState create) {
   return *this;
 }
 Op& Op::SetStatefulCompute(int dev_type, FStatefulCompute fn) {
-  stateful_compute_[dev_type] = std::move(fn);
   Revise();
+  stateful_compute_[dev_type] = std::move(fn);
   return *this;
 }
 Op& Op::SetMutateInputs(std::function<std::vector<int>(const NodeAttrs&)> fn) {

@@ -198,8 +198,8 @@ class Op {
   // Any other typed attribute.
   template <typename T>
   Op& SetAttr(const std::string& key, T value) {
-    attrs_[key] = std::any(std::move(value));
     Revise();
+    attrs_[key] = std::any(std::move(value));
     return *this;
   }
   // Null when the op lacks the attribute.
@@ -233,7 +233,10 @@ class Op {
   // Changes whenever a kernel or a typed attribute (SetAttr) is set, taken
   // or restored, to a value no op had before (also after an op is removed
   // and another takes its address): callers may cache what they looked up
-  // (compute(), GetAttr()) under (op, revision).
+  // (compute(), GetAttr()) under (op, revision). It changes before the
+  // mutation, so a mutation that throws half-way still invalidates. Like
+  // the lookups themselves, it does not make changing an op safe while
+  // another thread dispatches it (plugins change ops before ops run).
   uint64_t revision() const {
     return revision_.load(std::memory_order_acquire);
   }

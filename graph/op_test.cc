@@ -1,6 +1,8 @@
 #include "graph/op.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "gtest/gtest.h"
@@ -121,6 +123,50 @@ TEST(OpRegistry, TypedAttributes) {
   EXPECT_EQ(*op.GetAttr<int>("FVersion"), 7);
   EXPECT_EQ(op.GetAttr<int>("FMissing"), nullptr);
   OpRegistry::Get()->Unregister("_test_op_b");
+}
+
+TEST(OpRegistry, RevisionChangesWithEveryKernelOrAttributeChange) {
+  OpRegistry* reg = OpRegistry::Get();
+  Op& op = reg->Register("_test_op_revision");
+  uint64_t last = op.revision();
+  auto changed = [&op, &last] {
+    const uint64_t now = op.revision();
+    const bool differs = now != last;
+    last = now;
+    return differs;
+  };
+  const FCompute noop =
+      [](const OpContext&, const NodeAttrs&, const std::vector<TBlob>&,
+         const std::vector<OpReqType>&, const std::vector<TBlob>&) {};
+  op.SetCompute(Context::kCPU, noop);
+  EXPECT_TRUE(changed());
+  op.SetAttr<int>("FVersion", 1);
+  EXPECT_TRUE(changed());
+  op.SetStatefulCompute(
+      Context::kCPU,
+      [](const OpStatePtr&, const OpContext&, const std::vector<TBlob>&,
+         const std::vector<OpReqType>&, const std::vector<TBlob>&) {});
+  EXPECT_TRUE(changed());
+  Op::DeviceKernels kernels = op.TakeKernels(Context::kCPU);
+  EXPECT_TRUE(changed());
+  EXPECT_EQ(op.compute(Context::kCPU), nullptr);
+  op.RestoreKernels(Context::kCPU, std::move(kernels));
+  EXPECT_TRUE(changed());
+  EXPECT_NE(op.compute(Context::kCPU), nullptr);
+  op.SetComputeDynamic(Context::kCPU, [](const OpContext&, const NodeAttrs&,
+                                         const std::vector<TBlob>&,
+                                         const std::vector<NDArray>&) {});
+  EXPECT_TRUE(changed());
+  // Declarations a dispatcher does not cache leave it alone.
+  op.SetNumInputs(2);
+  EXPECT_FALSE(changed());
+
+  // An op registered after another was removed, even at the same address,
+  // never shares a revision with anything seen before.
+  reg->Unregister("_test_op_revision");
+  Op& again = reg->Register("_test_op_revision");
+  EXPECT_GT(again.revision(), last);
+  reg->Unregister("_test_op_revision");
 }
 
 TEST(Inference, SameShapeFillsBothWaysAndReportsContradictions) {

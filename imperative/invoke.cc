@@ -134,13 +134,17 @@ const Dispatch& LookUpDispatch(const Op& op, int dev_type) {
   Dispatch& d = cache[slot];
   const uint64_t revision = op.revision();
   if (d.op != &op || d.revision != revision || d.dev_type != dev_type) {
-    d.op = &op;
-    d.revision = revision;
-    d.dev_type = dev_type;
-    d.finvoke = op.GetAttr<FInvoke>("FInvoke");
-    d.compute = op.compute(dev_type);
-    d.compute_dynamic = op.compute_dynamic(dev_type);
-    d.stateful = op.stateful_compute(dev_type);
+    // Filled aside and stored whole: a lookup that threw leaves no slot
+    // with a new key and old pointers.
+    Dispatch fresh;
+    fresh.finvoke = op.GetAttr<FInvoke>("FInvoke");
+    fresh.compute = op.compute(dev_type);
+    fresh.compute_dynamic = op.compute_dynamic(dev_type);
+    fresh.stateful = op.stateful_compute(dev_type);
+    fresh.op = &op;
+    fresh.revision = revision;
+    fresh.dev_type = dev_type;
+    d = fresh;
   }
   return d;
 }

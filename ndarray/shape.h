@@ -16,6 +16,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -30,13 +31,26 @@ class TShape {
   // Unknown rank.
   TShape() = default;
   TShape(const TShape&) = default;
-  TShape(TShape&&) = default;
-  TShape& operator=(TShape&&) = default;
   // Copy-constructs and moves: both copy the inline dims with one memcpy,
-  // where InlinedVector's copy assignment goes element by element.
+  // where InlinedVector's copy assignment goes element by element. The
+  // rank is set last, so a failed copy leaves the shape as it was.
   TShape& operator=(const TShape& other) {
+    Dims dims(other.dims_);
+    dims_ = std::move(dims);
     ndim_ = other.ndim_;
-    dims_ = Dims(other.dims_);
+    return *this;
+  }
+  // A moved-from shape has unknown rank (its dims are gone).
+  TShape(TShape&& other) noexcept
+      : ndim_(other.ndim_), dims_(std::move(other.dims_)) {
+    other.ndim_ = -1;
+  }
+  TShape& operator=(TShape&& other) noexcept {
+    if (this != &other) {
+      dims_ = std::move(other.dims_);
+      ndim_ = other.ndim_;
+      other.ndim_ = -1;
+    }
     return *this;
   }
   TShape(std::initializer_list<int64_t> dims)

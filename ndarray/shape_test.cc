@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "base/error.h"
 #include "gtest/gtest.h"
@@ -31,6 +32,39 @@ TEST(TShape, SizeThatOverflowsIsAShapeError) {
   EXPECT_THROW(big.ProdDims(0, 2), ShapeError);
   EXPECT_EQ(big.ProdDims(1, 2), 4);
   EXPECT_EQ(TShape({kMax, 1}).Size(), kMax);
+}
+
+TEST(TShape, CopyMoveAndCompare) {
+  const TShape small{2, 3};
+  const TShape big{1, 2, 3, 4, 5, 6, 7, 8};  // Dims beyond the inline six.
+  TShape s;
+  s = small;
+  EXPECT_EQ(s, small);
+  s = big;
+  EXPECT_EQ(s, big);
+  EXPECT_EQ(s.Size(), 40320);
+  s = small;  // From heap dims back to inline ones.
+  EXPECT_EQ(s, small);
+  const TShape& alias = s;
+  s = alias;  // Self-assignment.
+  EXPECT_EQ(s, small);
+
+  TShape moved_to(std::move(s));
+  EXPECT_EQ(moved_to, small);
+  EXPECT_FALSE(s.ndim_known());  // NOLINT(bugprone-use-after-move)
+  TShape target{9};
+  target = std::move(moved_to);
+  EXPECT_EQ(target, small);
+  EXPECT_FALSE(moved_to.ndim_known());  // NOLINT(bugprone-use-after-move)
+  TShape& self = target;
+  target = std::move(self);  // Self-move keeps the value.
+  EXPECT_EQ(target, small);
+
+  EXPECT_NE(TShape({2, 3}), TShape({2, 4}));
+  EXPECT_NE(TShape({2, 3}), TShape({2, 3, 1}));
+  EXPECT_NE(TShape(), TShape::Scalar());
+  EXPECT_EQ(TShape(), TShape());
+  EXPECT_EQ(TShape::Filled(2, -1), TShape({-1, -1}));
 }
 
 TEST(TShape, ParseRefusesDimensionsOutsideInt64) {
