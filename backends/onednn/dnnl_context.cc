@@ -166,6 +166,36 @@ void* ThreadBuffer(int slot, size_t bytes) {
   return std::align(64, bytes, aligned, space);
 }
 
+Relayout::Relayout(const dnnl::memory::desc& plain,
+                   const dnnl::memory::desc& chosen)
+    : plain_(plain), chosen_(chosen), reorders_(plain != chosen) {
+  if (!reorders_) return;
+  to_chosen_ = dnnl::reorder(
+      dnnl::reorder::primitive_desc(Engine(), plain_, Engine(), chosen_));
+  to_plain_ = dnnl::reorder(
+      dnnl::reorder::primitive_desc(Engine(), chosen_, Engine(), plain_));
+}
+
+dnnl::memory Relayout::Input(const void* data, int slot) const {
+  dnnl::memory plain = Wrap(plain_, data);
+  if (!reorders_) return plain;
+  dnnl::memory chosen = Wrap(chosen_, ThreadBuffer(slot, chosen_.get_size()));
+  Execute(to_chosen_, dnnl::memory::desc(),
+          {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, chosen}});
+  return chosen;
+}
+
+dnnl::memory Relayout::Output(void* data, int slot) const {
+  if (!reorders_) return Wrap(plain_, data);
+  return Wrap(chosen_, ThreadBuffer(slot, chosen_.get_size()));
+}
+
+void Relayout::Finish(const dnnl::memory& written, void* data) const {
+  if (!reorders_) return;
+  Execute(to_plain_, dnnl::memory::desc(),
+          {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, Wrap(plain_, data)}});
+}
+
 OutputBuffer::OutputBuffer(const mxplugin::Tensor& out, int32_t req,
                            std::vector<const void*> must_not_alias)
     : array_(out.data<float>()), size_(out.size()), req_(req) {

@@ -81,6 +81,38 @@ void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
 // on the thread: scratch space a kernel needs only while it runs.
 void* ThreadBuffer(int slot, size_t bytes);
 
+// One argument of a primitive created with format_tag::any, between
+// mxcore's row-major array and the layout the primitive chose (blocked,
+// e.g. nChw16c, where oneDNN's direct kernels are several times faster
+// than on plain layouts): reorders only when the two differ.
+//
+//   Relayout src(PlainDesc(dims), pd.src_desc());
+//   dnnl::memory s = src.Input(x, /*slot=*/0);      // plain or a copy
+//   dnnl::memory d = dst.Output(y, /*slot=*/1);     // y or a buffer
+//   Execute(prim, ..., {{DNNL_ARG_SRC, s}, {DNNL_ARG_DST, d}});
+//   dst.Finish(d, y);                               // copies back if needed
+class Relayout {
+ public:
+  Relayout() = default;
+  Relayout(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+  bool reorders() const { return reorders_; }
+  const dnnl::memory::desc& chosen() const { return chosen_; }
+  // `data` (plain) in the chosen layout: itself, or a copy in this thread's
+  // ThreadBuffer(slot).
+  dnnl::memory Input(const void* data, int slot) const;
+  // Where the primitive writes an output that ends up in `data` (plain):
+  // `data` itself, or this thread's ThreadBuffer(slot).
+  dnnl::memory Output(void* data, int slot) const;
+  // Copies what the primitive wrote to `written` into `data` when they
+  // differ.
+  void Finish(const dnnl::memory& written, void* data) const;
+
+ private:
+  dnnl::memory::desc plain_, chosen_;
+  bool reorders_ = false;
+  dnnl::reorder to_chosen_, to_plain_;
+};
+
 // Where a kernel writes one output under its write request: the array
 // itself for kWriteTo/kWriteInplace, a temporary for kAddTo (added to the
 // array by Finish). `must_not_alias` lists input data the primitive reads
