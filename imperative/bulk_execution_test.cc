@@ -167,5 +167,65 @@ TEST(BulkExecution, ConcurrentCallsOfOneCachedOp) {
   for (const auto& g : got) EXPECT_EQ(g, want);
 }
 
+// The requests the last run of _test_two_outputs saw.
+std::vector<OpReqType>& SeenRequests() {
+  static std::vector<OpReqType> seen;
+  return seen;
+}
+
+TEST(GraphRunnerRequests, OutputsNothingReadsAreNullRequests) {
+  // (x + 1, x + 2), writing each output only when asked to.
+  static const bool registered = [] {
+    OpRegistry::Get()
+        ->Register("_test_two_outputs")
+        .SetNumInputs(1)
+        .SetNumOutputs(2)
+        .SetInferShape(SameShape)
+        .SetInferType(SameType)
+        .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs&,
+                                      const std::vector<TBlob>& in,
+                                      const std::vector<OpReqType>& req,
+                                      const std::vector<TBlob>& out) {
+          SeenRequests() = req;
+          const float* x = in[0].data<float>();
+          for (int k = 0; k < 2; ++k) {
+            if (req[k] == OpReqType::kNullOp) continue;
+            float* y = out[k].data<float>();
+            for (int64_t i = 0; i < in[0].Size(); ++i) {
+              y[i] = x[i] + static_cast<float>(k + 1);
+            }
+          }
+        });
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  const Symbol two =
+      Symbol::Create("_test_two_outputs", {Symbol::Variable("x")}, {}, "two");
+  const NDArray x = NDArray::FromVector<float>({3}, {1, 2, 3});
+
+  // Only output 1 is returned: output 0 is asked for with kNullOp, on
+  // both paths (alone through Invoke, and inside a bulk segment, which the
+  // chain after it makes possible).
+  const Symbol second =
+      Symbol::Create("_mul_scalar", {two[1]}, {{"scalar", "2"}});
+  GraphRunner runner(second, Context::CPU(), {TShape{3}}, {DType::kFloat32},
+                     "test");
+  std::vector<NDArray> out = runner.Run({x}, false, true, true);
+  EXPECT_EQ(ToDouble(out[0]), (std::vector<double>{6, 8, 10}));
+  EXPECT_EQ(SeenRequests(),
+            (std::vector<OpReqType>{OpReqType::kNullOp, OpReqType::kWriteTo}));
+
+  // Both read (one by a node, one returned): both written.
+  const Symbol both = Symbol::Group(
+      {Symbol::Create("_mul_scalar", {two[0]}, {{"scalar", "2"}}), two[1]});
+  GraphRunner both_runner(both, Context::CPU(), {TShape{3}}, {DType::kFloat32},
+                          "test");
+  out = both_runner.Run({x}, false, true, true);
+  EXPECT_EQ(ToDouble(out[0]), (std::vector<double>{4, 6, 8}));
+  EXPECT_EQ(ToDouble(out[1]), (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(SeenRequests(),
+            (std::vector<OpReqType>{OpReqType::kWriteTo, OpReqType::kWriteTo}));
+}
+
 }  // namespace
 }  // namespace mx

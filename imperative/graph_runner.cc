@@ -103,6 +103,27 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
     b.temp_space = !node.op()->Resources(node.attrs).empty();
     b.mutated = node.op()->MutateInputs(node.attrs);
   }
+  // Outputs that no node reads and the graph does not return are asked
+  // for with kNullOp, as MXNet's executors do: kernels skip them (e.g. the
+  // data gradient of a first convolution, whose input needs none).
+  std::vector<uint32_t> readers(idx.num_node_entries(), 0);
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    for (const auto& e : idx[nid].inputs) ++readers[idx.entry_id(e)];
+  }
+  for (const auto& e : idx.outputs()) ++readers[idx.entry_id(e)];
+  output_reqs_.resize(idx.num_nodes());
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node& node = *idx[nid].source;
+    if (node.is_variable()) continue;
+    std::vector<OpReqType> reqs(node.num_outputs(), OpReqType::kWriteTo);
+    bool unread = false;
+    for (uint32_t i = 0; i < node.num_outputs(); ++i) {
+      if (readers[idx.entry_id(nid, i)] > 0) continue;
+      reqs[i] = OpReqType::kNullOp;
+      unread = true;
+    }
+    if (unread) output_reqs_[nid] = std::move(reqs);
+  }
   nodes_alive_ = std::make_shared<const Graph>(graph_);
   node_states_.resize(num_nodes());
 }
@@ -200,6 +221,7 @@ void GraphRunner::InvokeNode(State* state, uint32_t nid) const {
   imperative::InvokeOptions options;
   options.ctx = ctx_;
   options.state_slot = &node_states_[nid];
+  options.req = output_reqs_[nid];  // Empty: all kWriteTo.
   imperative::Invoke(node.attrs, in, &out, options);
 }
 
@@ -277,14 +299,19 @@ void GraphRunner::PushSegment(State* state, const std::vector<uint32_t>& nids,
       step.in.push_back(a.blob());
     }
     step.out.reserve(node.num_outputs());
-    step.req.assign(node.num_outputs(), OpReqType::kWriteTo);
+    if (output_reqs_[nid].empty()) {
+      step.req.assign(node.num_outputs(), OpReqType::kWriteTo);
+    } else {
+      step.req = output_reqs_[nid];
+    }
     for (uint32_t i = 0; i < node.num_outputs(); ++i) {
       const NDArray& out = entries[idx.entry_id(nid, i)];
       write(out);
       // The plan's in-place pairings (checked when the node was found
       // bulkable); fresh output arrays share nothing.
       for (const auto& e : inputs) {
-        if (out.SharesChunkWith(entries[idx.entry_id(e)])) {
+        if (step.req[i] != OpReqType::kNullOp &&
+            out.SharesChunkWith(entries[idx.entry_id(e)])) {
           step.req[i] = OpReqType::kWriteInplace;
         }
       }

@@ -85,6 +85,9 @@ class GraphRunner {
     std::vector<int> mutated;  // Inputs the op writes.
   };
   std::vector<BulkNode> bulk_nodes_;
+  // Per node: its outputs' write requests when one of them is unread
+  // (kNullOp), empty otherwise (all kWriteTo).
+  std::vector<std::vector<OpReqType>> output_reqs_;
   // Keeps the nodes (their attributes) alive for segments still queued on
   // the engine when the runner goes away.
   std::shared_ptr<const Graph> nodes_alive_;
