@@ -108,29 +108,42 @@ ConvGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
   return geo;
 }
 
-// Backward data: (out_grad, weight) -> data_grad into out[0].
-void RunDataBackward(const dnnl::primitive& prim,
-                     const dnnl::memory::desc& scratchpad,
-                     const dnnl::memory& og, const dnnl::memory& weights,
-                     const dnnl::memory::desc& src,
-                     const std::vector<const void*>& inputs, int32_t req,
-                     const mxplugin::Tensor& dx_out) {
+// ThreadBuffer slots of the convolution kernels (a kernel runs on one
+// thread from start to end; the slots a step reuses are free by then).
+enum Slot { kSlotSrc = 0, kSlotWeights = 1, kSlotDst = 2, kSlotDiffDst = 3 };
+
+// Backward data: (out_grad, weight) -> data_grad into out[0], each through
+// its layout. Returns the out_grad the primitive read (for backward
+// weights), nothing when the data gradient is not wanted.
+std::optional<dnnl::memory> RunDataBackward(
+    const dnnl::primitive& prim, const dnnl::memory::desc& scratchpad,
+    const Relayout& og_layout, const void* og, const Relayout& w_layout,
+    const void* w, const Relayout& dx_layout,
+    const std::vector<const void*>& inputs, int32_t req,
+    const mxplugin::Tensor& dx_out) {
   OutputBuffer dx(dx_out, req, inputs);
-  if (dx.skip()) return;
+  if (dx.skip()) return std::nullopt;
+  const dnnl::memory diff_dst = og_layout.Input(og, kSlotDiffDst);
+  const dnnl::memory result = dx_layout.Output(dx.data(), kSlotDst);
   Execute(prim, scratchpad,
-          {{DNNL_ARG_DIFF_DST, og},
-           {DNNL_ARG_WEIGHTS, weights},
-           {DNNL_ARG_DIFF_SRC, Wrap(src, dx.data())}});
+          {{DNNL_ARG_DIFF_DST, diff_dst},
+           {DNNL_ARG_WEIGHTS, w_layout.Input(w, kSlotWeights)},
+           {DNNL_ARG_DIFF_SRC, result}});
+  dx_layout.Finish(result, dx.data());
   dx.Finish();
+  return diff_dst;
 }
 
-// Backward weights: `args` (out_grad, data) -> out[1] (weights) and, with
-// a bias, out[2]. One primitive computes both, so one not requested goes
-// to a scratch buffer.
+// Backward weights: (out_grad, data) -> out[1] (weights) and, with a bias,
+// out[2]. One primitive computes both, so one not requested goes to a
+// scratch buffer. `og_read` (from RunDataBackward) is reused when it is in
+// the layout this primitive wants.
 void RunWeightsBackward(const dnnl::primitive& prim,
                         const dnnl::memory::desc& scratchpad,
-                        std::unordered_map<int, dnnl::memory> args,
-                        const dnnl::memory::desc& weights,
+                        const Relayout& og_layout, const void* og,
+                        const std::optional<dnnl::memory>& og_read,
+                        const Relayout& x_layout, const void* x,
+                        const Relayout& dw_layout,
                         const dnnl::memory::desc& bias, bool has_bias,
                         const std::vector<const void*>& inputs,
                         const int32_t* req, Tensors out) {
@@ -138,9 +151,19 @@ void RunWeightsBackward(const dnnl::primitive& prim,
   std::optional<OutputBuffer> db;
   if (has_bias) db.emplace(out[2], req[2], inputs);
   if (dw.skip() && (!db || db->skip())) return;
-  args.emplace(DNNL_ARG_DIFF_WEIGHTS, Wrap(weights, dw.DataOrScratch()));
+  const dnnl::memory diff_dst =
+      og_read && og_read->get_desc() == og_layout.chosen()
+          ? *og_read
+          : og_layout.Input(og, kSlotDiffDst);
+  const dnnl::memory dw_result =
+      dw_layout.Output(dw.DataOrScratch(), kSlotWeights);
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_DIFF_DST, diff_dst},
+      {DNNL_ARG_SRC, x_layout.Input(x, kSlotSrc)},
+      {DNNL_ARG_DIFF_WEIGHTS, dw_result}};
   if (db) args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(bias, db->DataOrScratch()));
   Execute(prim, scratchpad, std::move(args));
+  if (!dw.skip()) dw_layout.Finish(dw_result, dw.data());
   dw.Finish();
   if (db) db->Finish();
 }
@@ -166,10 +189,6 @@ dnnl::convolution_forward::desc ForwardDesc(const ConvGeometry& g) {
       AnyDesc(g.src), AnyDesc(g.weights), BiasDesc(g), AnyDesc(g.dst),
       g.strides, g.dilates, g.pad, g.pad);
 }
-
-// ThreadBuffer slots of the convolution kernels (a kernel runs on one
-// thread from start to end; the slots a step reuses are free by then).
-enum Slot { kSlotSrc = 0, kSlotWeights = 1, kSlotDst = 2, kSlotDiffDst = 3 };
 
 struct ConvForwardPrim {
   dnnl::convolution_forward prim;
@@ -266,42 +285,12 @@ void ConvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
   const std::vector<const void*> inputs{og, x, w};
-
-  // Backward data. The relaid out gradient stays in its slot for backward
-  // weights when both primitives chose the same layout.
-  std::optional<dnnl::memory> diff_dst;
-  OutputBuffer dx(out[0], req[0], inputs);
-  if (!dx.skip()) {
-    diff_dst = p->data_diff_dst.Input(og, kSlotDiffDst);
-    const dnnl::memory result = p->diff_src.Output(dx.data(), kSlotDst);
-    Execute(p->data, p->data_scratchpad,
-            {{DNNL_ARG_DIFF_DST, *diff_dst},
-             {DNNL_ARG_WEIGHTS, p->data_weights.Input(w, kSlotWeights)},
-             {DNNL_ARG_DIFF_SRC, result}});
-    p->diff_src.Finish(result, dx.data());
-    dx.Finish();
-  }
-
-  // Backward weights (and bias): one primitive computes both, so one not
-  // requested goes to a scratch buffer.
-  OutputBuffer dw(out[1], req[1], inputs);
-  std::optional<OutputBuffer> db;
-  if (g.has_bias) db.emplace(out[2], req[2], inputs);
-  if (dw.skip() && (!db || db->skip())) return;
-  if (!diff_dst || p->weights_diff_dst.chosen() != p->data_diff_dst.chosen()) {
-    diff_dst = p->weights_diff_dst.Input(og, kSlotDiffDst);
-  }
-  const dnnl::memory dw_result =
-      p->diff_weights.Output(dw.DataOrScratch(), kSlotWeights);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_DIFF_DST, *diff_dst},
-      {DNNL_ARG_SRC, p->weights_src.Input(x, kSlotSrc)},
-      {DNNL_ARG_DIFF_WEIGHTS, dw_result}};
-  if (db) args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(p->bias, db->DataOrScratch()));
-  Execute(p->weights, p->weights_scratchpad, std::move(args));
-  if (!dw.skip()) p->diff_weights.Finish(dw_result, dw.data());
-  dw.Finish();
-  if (db) db->Finish();
+  const std::optional<dnnl::memory> og_read =
+      RunDataBackward(p->data, p->data_scratchpad, p->data_diff_dst, og,
+                      p->data_weights, w, p->diff_src, inputs, req[0], out[0]);
+  RunWeightsBackward(p->weights, p->weights_scratchpad, p->weights_diff_dst, og,
+                     og_read, p->weights_src, x, p->diff_weights, p->bias,
+                     g.has_bias, inputs, req, out);
 }
 
 // weight dims are (F, C, k...) or (g, F/g, C/g, k...); strides describe
@@ -454,13 +443,14 @@ void DeconvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
   const std::vector<const void*> inputs{og, x, w};
-  RunDataBackward(p->data, p->data_scratchpad, Wrap(PlainDesc(g.dst), og),
-                  Wrap(g.Weights(), w), PlainDesc(g.src), inputs, req[0],
-                  out[0]);
-  RunWeightsBackward(p->weights, p->weights_scratchpad,
-                     {{DNNL_ARG_DIFF_DST, Wrap(PlainDesc(g.dst), og)},
-                      {DNNL_ARG_SRC, Wrap(PlainDesc(g.src), x)}},
-                     g.Weights(), g.Bias(), g.has_bias, inputs, req, out);
+  // Plain layouts throughout (the identity Relayout).
+  const Relayout src(PlainDesc(g.src)), dst(PlainDesc(g.dst)),
+      weights(g.Weights());
+  const std::optional<dnnl::memory> og_read =
+      RunDataBackward(p->data, p->data_scratchpad, dst, og, weights, w, src,
+                      inputs, req[0], out[0]);
+  RunWeightsBackward(p->weights, p->weights_scratchpad, dst, og, og_read, src,
+                     x, weights, g.Bias(), g.has_bias, inputs, req, out);
 }
 
 }  // namespace

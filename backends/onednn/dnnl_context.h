@@ -95,7 +95,8 @@ class Relayout {
  public:
   Relayout() = default;
   Relayout(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
-  bool reorders() const { return reorders_; }
+  // The identity: the primitive uses `plain` itself.
+  explicit Relayout(const dnnl::memory::desc& plain) : Relayout(plain, plain) {}
   const dnnl::memory::desc& chosen() const { return chosen_; }
   // `data` (plain) in the chosen layout: itself, or a copy in this thread's
   // ThreadBuffer(slot).
