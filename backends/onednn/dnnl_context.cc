@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "backends/common/attr_parse.h"
@@ -183,6 +184,15 @@ dnnl::memory Relayout::Input(const void* data, int slot) const {
   Execute(to_chosen_, dnnl::memory::desc(),
           {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, chosen}});
   return chosen;
+}
+
+void Relayout::InputTo(const void* data, const dnnl::memory& target) const {
+  if (reorders_) {
+    Execute(to_chosen_, dnnl::memory::desc(),
+            {{DNNL_ARG_FROM, Wrap(plain_, data)}, {DNNL_ARG_TO, target}});
+  } else if (target.get_data_handle() != data) {
+    std::memcpy(target.get_data_handle(), data, plain_.get_size());
+  }
 }
 
 dnnl::memory Relayout::Output(void* data, int slot) const {

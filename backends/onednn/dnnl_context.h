@@ -101,6 +101,9 @@ class Relayout {
   // `data` (plain) in the chosen layout: itself, or a copy in this thread's
   // ThreadBuffer(slot).
   dnnl::memory Input(const void* data, int slot) const;
+  // Writes `data` (plain) into `target` (chosen layout, e.g. what Output
+  // returned): a reorder, a copy, or nothing when they are one buffer.
+  void InputTo(const void* data, const dnnl::memory& target) const;
   // Where the primitive writes an output that ends up in `data` (plain):
   // `data` itself, or this thread's ThreadBuffer(slot).
   dnnl::memory Output(void* data, int slot) const;

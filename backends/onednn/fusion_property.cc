@@ -7,6 +7,7 @@
 
 #include "backends/common/attr_parse.h"
 #include "backends/onednn/fused_conv.h"
+#include "backends/onednn/fused_region.h"
 
 namespace mx_onednn {
 namespace {
@@ -137,8 +138,8 @@ class FusedNodeBuilder {
     size_t next = 1;
     if (first.op() == "Convolution") {
       node_.op = "_sg_onednn_conv";
-      for (const char* key : {"kernel", "stride", "dilate", "pad",
-                              "num_filter", "num_group", "no_bias", "layout"}) {
+      for (const char* key : {"kernel", "stride", "dilate", "pad", "num_filter",
+                              "num_group", "no_bias", "layout"}) {
         const std::string v = first.attrs().Get(key, "");
         if (!v.empty()) node_.attrs.emplace_back(key, v);
       }
@@ -236,13 +237,30 @@ class FusionProperty : public mxplugin::Property {
   }
 };
 
+// Second: fused convolutions feeding one another, and the poolings between
+// them, become one region whose activations stay in oneDNN's layouts
+// (fused_region.h).
+class RegionProperty : public mxplugin::Property {
+ public:
+  std::string name() const override { return "onednn_region"; }
+  bool inference_only() const override { return true; }
+  std::unique_ptr<mxplugin::Selector> CreateSelector() override {
+    return std::make_unique<mxplugin::PredicateSelector>(
+        [](const NodeView& n) { return RegionClaims(n); });
+  }
+  mxplugin::SubgraphNode CreateNode(const MxGraphView& graph, int) override {
+    return BuildRegionNode(graph);
+  }
+};
+
 }  // namespace
 
 void RegisterFusionProperty(mxplugin::Plugin& plugin) {
   RegisterFusedConv(plugin);
   RegisterFusedFc(plugin);
-  plugin.RegisterSubgraphProperty("onednn",
-                                  std::make_shared<FusionProperty>());
+  RegisterFusedRegion(plugin);
+  plugin.RegisterSubgraphProperty("onednn", std::make_shared<FusionProperty>());
+  plugin.RegisterSubgraphProperty("onednn", std::make_shared<RegionProperty>());
 }
 
 }  // namespace mx_onednn

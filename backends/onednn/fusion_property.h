@@ -5,7 +5,10 @@
 // post-op) and an activation after it becomes one _sg_onednn_conv;
 // FullyConnected (flatten) with an activation one _sg_onednn_fc
 // (fused_conv.h). Chains whose intermediate results are used elsewhere
-// stay unfused, as do known dtypes other than float32.
+// stay unfused, as do known dtypes other than float32. A second property
+// of the backend ("onednn_region") then joins fused convolutions that feed
+// one another into one _sg_onednn_region (fused_region.h), which keeps
+// activations in oneDNN's layouts between them.
 //
 //   mx::Symbol fused = mx::PartitionGraph(net, "onednn");  // plugin loaded
 #ifndef MXCORE_BACKENDS_ONEDNN_FUSION_PROPERTY_H_
@@ -15,7 +18,7 @@
 
 namespace mx_onednn {
 
-// Registers the fused ops and the property.
+// Registers the fused ops and both properties.
 void RegisterFusionProperty(mxplugin::Plugin& plugin);
 
 }  // namespace mx_onednn

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -75,6 +76,29 @@ void ExpectClose(const Executor& fused, const Executor& ref) {
   }
 }
 
+// The fused convolutions of a partitioned graph, as nodes or as steps of
+// regions (fused_region.h), and the regions' pooling steps.
+struct FusedCounts {
+  int convs = 0, regions = 0, region_pools = 0;
+};
+
+FusedCounts CountFused(const Symbol& part) {
+  FusedCounts c;
+  DFSVisit(part.outputs, [&](const NodePtr& n) {
+    if (n->is_variable()) return;
+    if (n->op()->name() == "_sg_onednn_conv") ++c.convs;
+    if (n->op()->name() != "_sg_onednn_region") return;
+    ++c.regions;
+    const auto spec = nlohmann::json::parse(n->attrs.dict.at("steps"));
+    for (const auto& step : spec.at("steps")) {
+      const std::string op = step.at("op");
+      c.convs += op == "_sg_onednn_conv";
+      c.region_pools += op == "Pooling";
+    }
+  });
+  return c;
+}
+
 // Binds `net` unfused and partitioned with "onednn", runs both on the same
 // random inputs and compares; returns the partitioned symbol.
 Symbol CheckFused(const Symbol& net,
@@ -113,12 +137,55 @@ Symbol ResidualBlock(const std::string& act = "relu") {
   return Op("Activation", {sum}, {{"act_type", "relu"}}, "out");
 }
 
-TEST(OnednnFusion, ResidualBlockFusesIntoTwoOps) {
+TEST(OnednnFusion, ResidualBlockFusesIntoOneRegionOfTwoConvolutions) {
   const Symbol part = CheckFused(ResidualBlock(), {{"data", {2, 8, 9, 7}}});
-  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 2);
+  const FusedCounts fused = CountFused(part);
+  EXPECT_EQ(fused.convs, 2);
+  EXPECT_EQ(fused.regions, 1);
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 0);
   EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
   EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
   EXPECT_EQ(CountOps(part, "Activation"), 0);
+}
+
+// A region with poolings between its convolutions (max with padding, avg
+// without counting it, global), a residual that is a pooling's result,
+// and three outputs, one of them also read inside the region; odd sizes.
+TEST(OnednnFusion, RegionWithPoolingsAndSeveralOutputs) {
+  Symbol x = Symbol::Variable("data");
+  auto conv = [](Symbol in, const std::string& name, const char* kernel,
+                 const char* pad) {
+    return Op("Convolution", {in},
+              {{"kernel", kernel}, {"pad", pad}, {"num_filter", "8"}}, name);
+  };
+  Symbol a = Op("Activation", {conv(x, "a", "(3, 3)", "(1, 1)")},
+                {{"act_type", "relu"}});
+  Symbol p = Op("Pooling", {a},
+                {{"pool_type", "max"},
+                 {"kernel", "(3, 3)"},
+                 {"stride", "(2, 2)"},
+                 {"pad", "(1, 1)"}},
+                "p");
+  Symbol bn = Op("BatchNorm", {conv(p, "b", "(3, 3)", "(1, 1)")},
+                 {{"fix_gamma", "False"}}, "b_bn");
+  Symbol b = Op("Activation", {Op("elemwise_add", {bn, p})},
+                {{"act_type", "relu"}}, "b_out");
+  Symbol q = Op("Pooling", {b},
+                {{"pool_type", "avg"},
+                 {"kernel", "(2, 2)"},
+                 {"pad", "(1, 1)"},
+                 {"count_include_pad", "False"}},
+                "q");
+  Symbol c = conv(q, "c", "(1, 1)", "(0, 0)");
+  Symbol g =
+      Op("Pooling", {c}, {{"pool_type", "avg"}, {"global_pool", "True"}}, "g");
+  const Symbol net = Symbol::Group({g, Op("sin", {b}), c});
+  const Symbol part = CheckFused(net, {{"data", {2, 3, 9, 11}}});
+  const FusedCounts fused = CountFused(part);
+  EXPECT_EQ(fused.regions, 1);
+  EXPECT_EQ(fused.convs, 3);
+  EXPECT_EQ(fused.region_pools, 3);
+  EXPECT_EQ(CountOps(part, "Pooling"), 0);
 }
 
 TEST(OnednnFusion, OtherActivationsAndBias) {
@@ -213,7 +280,13 @@ TEST(OnednnFusion, ResNet18FromMxnetJson) {
   const Symbol part = CheckFused(net, {{"data", {1, 3, 64, 64}}});
   // 20 convolutions (with their BatchNorm, ReLU and the 8 residual adds)
   // and the classifier.
-  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 20);
+  // All in one region with the stem's max pooling and the global average
+  // pooling: the activations enter it and leave it once.
+  const FusedCounts fused = CountFused(part);
+  EXPECT_EQ(fused.convs, 20);
+  EXPECT_EQ(fused.regions, 1);
+  EXPECT_EQ(fused.region_pools, 2);
+  EXPECT_EQ(CountOps(part, "Pooling"), 0);
   EXPECT_EQ(CountOps(part, "_sg_onednn_fc"), 1);
   EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
   EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
@@ -242,6 +315,43 @@ TEST(OnednnFusion, BadAttributesAreTypedErrors) {
             {"act", "gelu"}});
       },
       {"unknown activation \"gelu\""});
+}
+
+TEST(OnednnFusion, BadRegionsAreTypedErrors) {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  const std::string conv =
+      R"j({"op": "_sg_onednn_conv", "inputs": [INPUTS], "attrs": {)j"
+      R"j("num_inputs": "2", "data_input": "0", "weight_input": "1", )j"
+      R"j("kernel": "(1, 1)", "num_filter": "2"}})j";
+  auto region = [&](const std::string& second_inputs) {
+    std::string first = conv, second = conv;
+    first.replace(first.find("INPUTS"), 6, R"("i0", "i1")");
+    second.replace(second.find("INPUTS"), 6, second_inputs);
+    return R"({"steps": [)" + first + ", " + second + R"(], "outputs": [1]})";
+  };
+  auto make = [&](const std::string& steps) {
+    Op("_sg_onednn_region", {x, w}, {{"num_inputs", "2"}, {"steps", steps}});
+  };
+  testing::ExpectError<InvalidArgument>([&] { make("{steps"); },
+                                        {"_sg_onednn_region", "not JSON"});
+  testing::ExpectError<InvalidArgument>([&] { make(region(R"("s0", "i7")")); },
+                                        {"step 1", "neither a region input"});
+  testing::ExpectError<InvalidArgument>([&] { make(region(R"("s1", "i1")")); },
+                                        {"earlier step"});
+  testing::ExpectError<InvalidArgument>(
+      [&] { make(region(R"("i0", "s0")")); },
+      {"step 1", "not the data or the residual"});
+  // A well-formed region whose shapes do not chain: a typed shape error.
+  Symbol ok = Op("_sg_onednn_region", {x, w},
+                 {{"num_inputs", "2"}, {"steps", region(R"("s0", "i1")")}});
+  testing::ExpectError<ShapeError>(
+      [&] {
+        Executor::SimpleBind(ok, Context::CPU(),
+                             {{"x", {1, 3, 4, 4}}, {"w", {2, 3, 1, 1}}}, {},
+                             OpReqType::kNullOp);
+      },
+      {"_sg_onednn_region step 1",
+       "has shape (2, 3, 1, 1), needs (2, 2, 1, 1)"});
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // bad attributes are typed errors, gradients match central differences;
 // deliberately broken ops (MX_CONFORMANCE_EXPECT_FAIL) fail with typed
 // errors naming the plugin.
-#include <iostream>
 #include <cmath>
+#include <iostream>
 #include <limits>
 
 #include "autograd/autograd.h"
@@ -184,7 +184,8 @@ void CheckNewOp(const std::string& name) {
 // weight), which the same-shape checks here cannot feed; each names the
 // test that checks it.
 const char* CheckedElsewhere(const std::string& name) {
-  if (name == "_sg_onednn_conv" || name == "_sg_onednn_fc") {
+  if (name == "_sg_onednn_conv" || name == "_sg_onednn_fc" ||
+      name == "_sg_onednn_region") {
     return "//backends/onednn:fusion_test";
   }
   return nullptr;
