@@ -23,14 +23,16 @@ struct BatchNormAttrs {
 };
 
 BatchNormAttrs ParseAttrs(const Attrs& attrs, int ndim, const std::string& op) {
-  const std::optional<double> eps = mxplugin::ParseFloat(attrs.Get("eps", "1e-3"));
+  const std::optional<double> eps =
+      mxplugin::ParseFloat(attrs.Get("eps", "1e-3"));
   const std::optional<double> momentum =
       mxplugin::ParseFloat(attrs.Get("momentum", "0.9"));
   const std::optional<bool> fix_gamma =
       mxplugin::ParseBool(attrs.Get("fix_gamma", "True"));
   const std::optional<bool> global =
       mxplugin::ParseBool(attrs.Get("use_global_stats", "False"));
-  const std::optional<int64_t> axis = mxplugin::ParseInt(attrs.Get("axis", "1"));
+  const std::optional<int64_t> axis =
+      mxplugin::ParseInt(attrs.Get("axis", "1"));
   if (!eps || !momentum || !fix_gamma || !global || !axis) {
     Decline(op, "cannot read the attributes");
   }

@@ -103,6 +103,7 @@ class Relayout {
   dnnl::memory Input(const void* data, int slot) const;
   // Writes `data` (plain) into `target` (chosen layout, e.g. what Output
   // returned): a reorder, a copy, or nothing when they are one buffer.
+  // (Any two layouts of one shape work: "plain" is just where data is.)
   void InputTo(const void* data, const dnnl::memory& target) const;
   // Where the primitive writes an output that ends up in `data` (plain):
   // `data` itself, or this thread's ThreadBuffer(slot).

@@ -70,7 +70,8 @@ void Activation(const KernelContext&, const Attrs& attrs, Tensors in,
 void LeakyReLU(const KernelContext&, const Attrs& attrs, Tensors in,
                const int32_t* req, Tensors out) {
   const std::string act = attrs.Get("act_type", "leaky");
-  const std::optional<double> slope = mxplugin::ParseFloat(attrs.Get("slope", "0.25"));
+  const std::optional<double> slope =
+      mxplugin::ParseFloat(attrs.Get("slope", "0.25"));
   if (act != "leaky" || !slope) Decline("LeakyReLU", "act_type " + act);
   RunEltwise("LeakyReLU", dnnl::algorithm::eltwise_relu,
              static_cast<float>(*slope), in, req, out);

@@ -96,6 +96,7 @@ struct State {
   // and are reordered to and from the primitive's layouts through
   // per-thread scratch buffers.
   std::optional<FusedConvPrimitive> prim;
+  std::vector<int64_t> built_for;  // The data shape `prim` is for.
   Relayout src, dst;
 };
 
@@ -114,9 +115,11 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   OutputBuffer dst(out[0], req[0], {data});
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
-  if (!s->prim) {
+  if (!s->prim || s->built_for != in[f.data].shape()) {
     const std::vector<int64_t> src_dims = in[f.data].shape(),
                                dst_dims = out[0].shape();
+    s->cache = WeightCache();  // The new primitive's weights are empty.
+    s->built_for = src_dims;
     s->prim.emplace(f, Dims(src_dims.begin(), src_dims.end()),
                     Dims(dst_dims.begin(), dst_dims.end()));
     s->src =

@@ -84,15 +84,26 @@ ConvFusion ParseConvFusion(const Attrs& a, const char* op) {
   const bool bn_ok =
       !f.with_bn || (in_range(f.beta, true) && in_range(f.mean, true) &&
                      in_range(f.var, true));
-  if (n < 2 || !in_range(f.data, true) || !in_range(f.weight, true) ||
-      !in_range(f.bias, false) || !in_range(f.sum, false) || !bn_ok ||
-      f.kernel.empty() || f.kernel.size() > 3 || f.num_filter < 1 ||
-      f.num_group < 1 || f.num_filter % f.num_group != 0 ||
-      (f.postsum_act && f.sum < 0)) {
+  // Windows as the built-in Convolution takes them: a value per axis (or
+  // none), strides and dilations from 1, no negative padding, and sizes
+  // whose products cannot overflow.
+  bool window_ok = !f.kernel.empty() && f.kernel.size() <= 3;
+  for (const auto* v : {&f.kernel, &f.stride, &f.dilate, &f.pad}) {
+    window_ok &= v->empty() || v->size() == f.kernel.size();
+    for (int64_t x : *v) {
+      window_ok &= x >= (v == &f.pad ? 0 : 1) && x <= (1 << 20);
+    }
+  }
+  if (n < 2 || !window_ok || !in_range(f.data, true) ||
+      !in_range(f.weight, true) || !in_range(f.bias, false) ||
+      !in_range(f.sum, false) || !bn_ok || f.num_filter < 1 ||
+      f.num_filter > (1 << 24) || f.num_group < 1 ||
+      f.num_filter % f.num_group != 0 || (f.postsum_act && f.sum < 0)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
                 std::string(op) +
                     ": inconsistent attributes (input roles, kernel, "
-                    "num_filter, num_group, activations)");
+                    "stride, dilate, pad, num_filter, num_group, "
+                    "activations)");
   }
   return f;
 }
@@ -112,6 +123,7 @@ void InferConvFusionShapes(const ConvFusion& f, const char* op,
     mxplugin::Shape& given = *in[index];
     bool fits = given.size() == s.size();
     for (size_t i = 0; fits && i < s.size(); ++i) {
+      if (s[i] < 0) continue;  // Not known from the data either.
       if (given[i] < 0) given[i] = s[i];
       fits = given[i] == s[i];
     }
@@ -131,7 +143,13 @@ void InferConvFusionShapes(const ConvFusion& f, const char* op,
                                              " for a " + std::to_string(rank) +
                                              "-D kernel");
     }
-    mxplugin::Shape w = {filters, d[1] / f.num_group};
+    if (d[1] >= 0 && d[1] % f.num_group != 0) {
+      throw Error(MX_STATUS_SHAPE_ERROR,
+                  std::string(op) + ": " + std::to_string(d[1]) +
+                      " channels in " + std::to_string(f.num_group) +
+                      " groups");
+    }
+    mxplugin::Shape w = {filters, d[1] < 0 ? -1 : d[1] / f.num_group};
     w.insert(w.end(), f.kernel.begin(), f.kernel.end());
     set(f.weight, w);
     mxplugin::Shape o = {d[0], filters};
@@ -139,7 +157,11 @@ void InferConvFusionShapes(const ConvFusion& f, const char* op,
       const int64_t k = f.kernel[i], s = Axis(f.stride, i, 1),
                     dl = Axis(f.dilate, i, 1), p = Axis(f.pad, i, 0);
       const int64_t extent = dl * (k - 1) + 1;
-      if (s < 1 || d[2 + i] + 2 * p < extent) {
+      if (d[2 + i] < 0) {  // Unknown yet.
+        o.push_back(-1);
+        continue;
+      }
+      if (d[2 + i] + 2 * p < extent) {
         throw Error(MX_STATUS_SHAPE_ERROR,
                     std::string(op) + ": the window does not fit the data");
       }

@@ -76,8 +76,9 @@ std::optional<PoolStep> ParsePoolStep(const Attrs& a) {
     return std::nullopt;
   }
   for (size_t i = 0; i < p.kernel.size(); ++i) {
-    if (p.kernel[i] < 1 || p.stride[i] < 1 || p.pad[i] < 0 ||
-        p.pad[i] >= p.kernel[i]) {
+    // Windows of up to 2^20 (no overflow in the output size).
+    if (p.kernel[i] < 1 || p.kernel[i] > (1 << 20) || p.stride[i] < 1 ||
+        p.pad[i] < 0 || p.pad[i] >= p.kernel[i]) {
       return std::nullopt;
     }
   }
@@ -225,14 +226,28 @@ Ref ParseRef(const nlohmann::json& j, int num_inputs, int step,
       text.size() > 10 ||
       text.find_first_not_of("0123456789", 1) != std::string::npos ||
       (r.index = std::stoi(text.substr(1))) >= limit) {
-    Invalid(label + ": input \"" + j.dump() +
-            "\" is neither a region input \"iK\" below " +
+    // Only a short string is quoted back: the value is untrusted.
+    Invalid(label + ": input " +
+            (j.is_string() && text.size() <= 12 ? "\"" + text + "\""
+                                                : std::string("(not a ref)")) +
+            " is neither a region input \"iK\" below " +
             std::to_string(num_inputs) + " nor an earlier step \"sK\"");
   }
   return r;
 }
 
+std::shared_ptr<void> ParseRegion(const Attrs& a);
+
+// nlohmann's type errors (a field of another type) as typed errors.
 std::shared_ptr<void> Parse(const Attrs& a) {
+  try {
+    return ParseRegion(a);
+  } catch (const nlohmann::json::exception& e) {
+    Invalid(std::string("attribute steps: ") + e.what());
+  }
+}
+
+std::shared_ptr<void> ParseRegion(const Attrs& a) {
   auto region = std::make_shared<Region>();
   region->num_inputs = static_cast<int>(a.GetInt("num_inputs", 0));
   region->num_outputs = static_cast<int>(a.GetInt("num_outputs", 0));
@@ -259,6 +274,9 @@ std::shared_ptr<void> Parse(const Attrs& a) {
     if (js.contains("name") && js["name"].is_string()) {
       step.label += " (" + js["name"].get<std::string>() + ")";
     }
+    if (js.contains("op") && !js["op"].is_string()) {
+      Invalid(step.label + ": \"op\" is not a string");
+    }
     const std::string op = js.value("op", "_sg_onednn_conv");
     if (op != "_sg_onednn_conv" && op != "Pooling") {
       Invalid(step.label + ": op \"" + op + "\" is not a region step");
@@ -272,11 +290,20 @@ std::shared_ptr<void> Parse(const Attrs& a) {
       step.inputs.push_back(
           ParseRef(j, region->num_inputs, static_cast<int>(s), step.label));
     }
+    // Weights are prepared from region inputs (their versions say when to
+    // prepare again), so a step's result may only be data or a residual;
+    // a role listed twice must not make one of them a weight either.
+    std::vector<int> weights;
+    if (!step.pool) weights = ConvWeightInputs(step.f);
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       const int role = static_cast<int>(i);
-      if (step.inputs[i].step && role != step.data && role != step.sum) {
+      const bool weight =
+          std::find(weights.begin(), weights.end(), role) != weights.end();
+      if (step.inputs[i].step &&
+          (weight || (role != step.data && role != step.sum))) {
         Invalid(step.label + ": input " + std::to_string(i) +
-                " comes from a step but is not the data or the residual");
+                " comes from a step but is not the data or the residual "
+                "only");
       }
     }
     region->steps.push_back(std::move(step));
@@ -284,7 +311,7 @@ std::shared_ptr<void> Parse(const Attrs& a) {
   for (const nlohmann::json& o : spec["outputs"]) {
     if (!o.is_number_integer() || o.get<int64_t>() < 0 ||
         o.get<int64_t>() >= static_cast<int64_t>(region->steps.size())) {
-      Invalid("output " + o.dump() + " is not a step");
+      Invalid("an output is not the index of a step");
     }
     region->outputs.push_back(o.get<int>());
   }
@@ -298,7 +325,7 @@ std::shared_ptr<void> Parse(const Attrs& a) {
 mxplugin::Shape PoolShape(const PoolStep& p, const mxplugin::Shape& data,
                           const std::string& label) {
   const size_t rank = p.global ? data.size() - 2 : p.kernel.size();
-  if (data.size() < 3 || data.size() != rank + 2) {
+  if (data.size() < 3 || data.size() > 5 || data.size() != rank + 2) {
     throw Error(MX_STATUS_SHAPE_ERROR,
                 label + ": data of rank " + std::to_string(data.size()) +
                     " for a " + std::to_string(rank) + "-D pooling");
@@ -307,6 +334,10 @@ mxplugin::Shape PoolShape(const PoolStep& p, const mxplugin::Shape& data,
   for (size_t i = 0; i < rank; ++i) {
     if (p.global) {
       out.push_back(1);
+      continue;
+    }
+    if (data[2 + i] < 0) {  // Unknown yet.
+      out.push_back(-1);
       continue;
     }
     const int64_t padded = data[2 + i] + 2 * p.pad[i];
@@ -336,13 +367,6 @@ std::vector<std::optional<mxplugin::Shape>> StepShapes(
         step_out[0] = PoolShape(*step.pool, *step_in[0], step.label);
     } else {
       InferConvFusionShapes(step.f, step.label.c_str(), step_in, step_out);
-    }
-    if (step.sum >= 0 && step_in[step.sum] && step_out[0] &&
-        step_in[step.sum] != step_out[0]) {
-      throw Error(MX_STATUS_SHAPE_ERROR,
-                  step.label +
-                      ": the residual's shape differs from the "
-                      "convolution's result");
     }
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       const Ref& ref = step.inputs[i];

@@ -7,8 +7,8 @@
 // (fused_conv.h). Chains whose intermediate results are used elsewhere
 // stay unfused, as do known dtypes other than float32. A second property
 // of the backend ("onednn_region") then joins fused convolutions that feed
-// one another into one _sg_onednn_region (fused_region.h), which keeps
-// activations in oneDNN's layouts between them.
+// one another, and the poolings between them, into one _sg_onednn_region
+// (fused_region.h), which keeps activations in oneDNN's layouts.
 //
 //   mx::Symbol fused = mx::PartitionGraph(net, "onednn");  // plugin loaded
 #ifndef MXCORE_BACKENDS_ONEDNN_FUSION_PROPERTY_H_

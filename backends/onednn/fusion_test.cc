@@ -341,6 +341,19 @@ TEST(OnednnFusion, BadRegionsAreTypedErrors) {
   testing::ExpectError<InvalidArgument>(
       [&] { make(region(R"("i0", "s0")")); },
       {"step 1", "not the data or the residual"});
+  testing::ExpectError<InvalidArgument>(
+      [&] { make(region(R"([[[["s0"]]]], "i1")")); },
+      {"step 1", "(not a ref)"});
+  // A step's result as data and, through a repeated role, as the weight.
+  std::string aliased = region(R"("s0", "i1")");
+  const size_t second = aliased.rfind(R"("weight_input": "1")");
+  aliased.replace(second, 19, R"("weight_input": "0")");
+  testing::ExpectError<InvalidArgument>([&] { make(aliased); },
+                                        {"step 1", "residual only"});
+  std::string bad_op = region(R"("s0", "i1")");
+  bad_op.replace(bad_op.find(R"("_sg_onednn_conv")"), 17, "5");
+  testing::ExpectError<InvalidArgument>([&] { make(bad_op); },
+                                        {"\"op\" is not a string"});
   // A well-formed region whose shapes do not chain: a typed shape error.
   Symbol ok = Op("_sg_onednn_region", {x, w},
                  {{"num_inputs", "2"}, {"steps", region(R"("s0", "i1")")}});

@@ -47,7 +47,8 @@ std::shared_ptr<const MatmulPrim> MakeMatmul(const GemmSpec& s) {
 
 bool Flag(const Attrs& attrs, const char* key, bool fallback,
           const std::string& op) {
-  const std::optional<bool> v = mxplugin::ParseBool(attrs.Get(key, fallback ? "1" : "0"));
+  const std::optional<bool> v =
+      mxplugin::ParseBool(attrs.Get(key, fallback ? "1" : "0"));
   if (!v) Decline(op, std::string("cannot read attribute ") + key);
   return *v;
 }

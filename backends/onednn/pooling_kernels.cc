@@ -40,7 +40,8 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
                         const std::vector<int64_t>& output,
                         const std::string& op) {
   const std::string type = attrs.Get("pool_type", "max");
-  const std::optional<bool> global = mxplugin::ParseBool(attrs.Get("global_pool", "0"));
+  const std::optional<bool> global =
+      mxplugin::ParseBool(attrs.Get("global_pool", "0"));
   const std::string convention = attrs.Get("pooling_convention", "valid");
   const std::string layout = attrs.Get("layout", "None");
   const std::string include = attrs.Get("count_include_pad", "None");
@@ -89,8 +90,9 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
   if (type == "max") {
     g.algorithm = dnnl::algorithm::pooling_max;
   } else if (type == "avg") {
-    const std::optional<bool> with_pad =
-        include == "None" ? std::optional<bool>(true) : mxplugin::ParseBool(include);
+    const std::optional<bool> with_pad = include == "None"
+                                             ? std::optional<bool>(true)
+                                             : mxplugin::ParseBool(include);
     if (!with_pad) Decline(op, "cannot read count_include_pad");
     // The built-in kernel counts only the symmetric padding; oneDNN would
     // count full's extra right padding too.

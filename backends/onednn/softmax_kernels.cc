@@ -23,7 +23,8 @@ struct SoftmaxPrim {
 
 // The axis in [0, ndim), declining a temperature other than 1.
 int AxisOf(const Attrs& attrs, int ndim, const std::string& op) {
-  const std::optional<int64_t> axis = mxplugin::ParseInt(attrs.Get("axis", "-1"));
+  const std::optional<int64_t> axis =
+      mxplugin::ParseInt(attrs.Get("axis", "-1"));
   const std::string temperature = attrs.Get("temperature", "None");
   if (temperature != "None" && mxplugin::ParseFloat(temperature) != 1.0) {
     Decline(op, "temperature " + temperature);
