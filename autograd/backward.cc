@@ -168,14 +168,24 @@ std::optional<NDArray> ZerosFromMetadata(
                             on)[0];
 }
 
+// Where Backward wants one gradient: the variable's gradient array and its
+// request.
+struct GradTarget {
+  NDArray grad;
+  OpReqType req;
+};
+
 // Runs the gradient graph of `plan.ys` with respect to `xs`; returns one
-// gradient per x.
-std::vector<NDArray> Differentiate(const Plan& plan,
-                                   const std::vector<NDArray>& heads,
-                                   const std::vector<NDArray>& head_grads,
-                                   const std::vector<NodeEntry>& xs,
-                                   bool create_graph, bool train_mode,
-                                   const char* who) {
+// gradient per x. With `targets`, the op computing gradient i writes it
+// straight into targets[i] (as MXNet's Backward does) when nothing else
+// reads that result and the request is kWriteTo or kAddTo, and
+// (*written)[i] says so; the others are left to the caller.
+std::vector<NDArray> Differentiate(
+    const Plan& plan, const std::vector<NDArray>& heads,
+    const std::vector<NDArray>& head_grads, const std::vector<NodeEntry>& xs,
+    bool create_graph, bool train_mode, const char* who,
+    const std::vector<GradTarget>* targets = nullptr,
+    std::vector<bool>* written = nullptr) {
   if (!head_grads.empty() && head_grads.size() != heads.size()) {
     throw InvalidArgument(absl::StrCat(who, ": ", head_grads.size(),
                                        " head gradients for ", heads.size(),
@@ -214,6 +224,24 @@ std::vector<NDArray> Differentiate(const Plan& plan,
   });
   for (const NodeEntry& e : g.outputs) ++uses[e.node.get()];
 
+  // Gradient outputs their op may write into the targets: listed once,
+  // read by no node (-1: not allowed).
+  absl::flat_hash_map<std::pair<const Node*, uint32_t>, int> direct;
+  if (targets != nullptr) {
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      const auto key =
+          std::make_pair(g.outputs[i].node.get(), g.outputs[i].index);
+      auto [it, fresh] = direct.emplace(key, static_cast<int>(i));
+      if (!fresh) it->second = -1;
+    }
+    for (const NodePtr& n : order) {
+      for (const NodeEntry& e : n->inputs) {
+        auto it = direct.find(std::make_pair(e.node.get(), e.index));
+        if (it != direct.end()) it->second = -1;
+      }
+    }
+  }
+
   auto value_of = [&](const NodeEntry& e) -> NDArray {
     auto it = values.find(e.node.get());
     if (it != values.end()) return it->second[e.index];
@@ -249,7 +277,26 @@ std::vector<NDArray> Differentiate(const Plan& plan,
     } else {
       std::vector<NDArray> in;
       for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
-      imperative::Invoke(n->attrs, in, &out);
+      imperative::InvokeOptions options;
+      // (Dynamic-shape ops allocate their outputs themselves.)
+      const bool can_bind = targets != nullptr && !n->op()->is_dynamic_shape();
+      for (uint32_t k = 0; can_bind && k < n->num_outputs(); ++k) {
+        auto it = direct.find(std::make_pair(n.get(), k));
+        if (it == direct.end() || it->second < 0) continue;
+        const GradTarget& t = (*targets)[it->second];
+        if (t.req != OpReqType::kWriteTo && t.req != OpReqType::kAddTo)
+          continue;
+        // An op reading the gradient array itself writes it the old way.
+        bool read = false;
+        for (const NDArray& a : in) read |= a.SharesChunkWith(t.grad);
+        if (read) continue;
+        out.resize(n->num_outputs());
+        options.req.resize(n->num_outputs(), OpReqType::kWriteTo);
+        out[k] = t.grad;
+        options.req[k] = t.req;
+        (*written)[it->second] = true;
+      }
+      imperative::Invoke(n->attrs, in, &out, options);
     }
     values[n.get()] = std::move(out);
     for (const NodeEntry& e : n->inputs) {
@@ -297,11 +344,15 @@ void Backward(const std::vector<NDArray>& heads,
         "Backward: no variable with a gradient request is reachable from the "
         "heads (mark inputs with AttachGrad before recording)");
   }
+  std::vector<GradTarget> dest;
+  for (AGInfo* t : targets) dest.push_back({t->grad, t->grad_req});
+  std::vector<bool> written(xs.size(), false);
   const std::vector<NDArray> grads =
       Differentiate(plan, heads, head_grads, xs, /*create_graph=*/false,
-                    options.train_mode, "Backward");
+                    options.train_mode, "Backward", &dest, &written);
   imperative::RecordingScope pause(false);
   for (size_t i = 0; i < grads.size(); ++i) {
+    if (written[i]) continue;  // The gradient op wrote targets[i]->grad.
     imperative::InvokeOptions write;
     write.req = {targets[i]->grad_req};
     std::vector<NDArray> out = {targets[i]->grad};

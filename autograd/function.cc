@@ -41,7 +41,8 @@ NodeAttrs CallAttrs(const char* op, const CallStatePtr& state) {
 // Runs Backward; inputs are the output gradients, outputs one gradient per
 // forward input (zeros where Backward returns none).
 void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
-                 std::vector<NDArray>* outputs) {
+                 std::vector<NDArray>* outputs,
+                 const std::vector<OpReqType>& req) {
   const CallState& s = StateOf(attrs);
   std::vector<NDArray> grads = s.fn->Backward(ograds);
   if (grads.size() != s.in_shapes.size()) {
@@ -64,7 +65,7 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
                                     i, " has ", s.in_shapes[i].ToString()));
     }
   }
-  *outputs = std::move(grads);
+  imperative::DeliverOutputs(grads, req, outputs);
 }
 
 [[maybe_unused]] const bool kRegistered = [] {

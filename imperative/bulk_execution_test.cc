@@ -227,5 +227,48 @@ TEST(GraphRunnerRequests, OutputsNothingReadsAreNullRequests) {
             (std::vector<OpReqType>{OpReqType::kWriteTo, OpReqType::kWriteTo}));
 }
 
+TEST(GraphRunnerRequests, BoundOutputsAreWrittenInPlaceUnderTheirRequest) {
+  const Symbol x = Symbol::Variable("x");
+  const Symbol chain = Chain(x, 2);
+  GraphRunner runner(chain, Context::CPU(), {TShape{3}}, {DType::kFloat32},
+                     "test");
+  const NDArray xv = NDArray::FromVector<float>({3}, {0.5f, -1, 2});
+  const std::vector<double> expected = ToDouble(ChainReference(xv, 2));
+  for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
+    SCOPED_TRACE(req == OpReqType::kAddTo ? "kAddTo" : "kWriteTo");
+    NDArray target = NDArray::FromVector<float>({3}, {10, 10, 10});
+    GraphRunner::State state = runner.Prepare({xv}, true, true);
+    ASSERT_TRUE(runner.BindOutput(&state, 0, target, req));
+    runner.RunNodes(&state, 0, runner.num_nodes(), false);
+    const NDArray out = runner.Outputs(state)[0];
+    EXPECT_TRUE(out.SharesChunkWith(target));
+    std::vector<double> want = expected;
+    if (req == OpReqType::kAddTo) {
+      for (double& v : want) v += 10;
+    }
+    EXPECT_TRUE(testing::AllClose(ToDouble(target), want));
+  }
+
+  // What cannot be bound: an output a node also reads, a graph input,
+  // another shape, the graph's input array, a request other than write/add.
+  const Symbol read_too =
+      Symbol::Group({chain, Symbol::Create("sin", {chain}), x});
+  GraphRunner other(read_too, Context::CPU(), {TShape{3}}, {DType::kFloat32},
+                    "test");
+  GraphRunner::State state = other.Prepare({xv}, true, true);
+  const NDArray three = NDArray::FromVector<float>({3}, {0, 0, 0});
+  EXPECT_FALSE(other.BindOutput(&state, 0, three, OpReqType::kWriteTo));
+  EXPECT_TRUE(other.BindOutput(&state, 1, three, OpReqType::kWriteTo));
+  EXPECT_FALSE(other.BindOutput(&state, 2,
+                                NDArray::FromVector<float>({3}, {0, 0, 0}),
+                                OpReqType::kWriteTo));
+  GraphRunner::State fresh = runner.Prepare({xv}, true, true);
+  EXPECT_FALSE(runner.BindOutput(
+      &fresh, 0, NDArray::FromVector<float>({1}, {0}), OpReqType::kWriteTo));
+  EXPECT_FALSE(runner.BindOutput(&fresh, 0, xv, OpReqType::kWriteTo));
+  EXPECT_FALSE(runner.BindOutput(&fresh, 0, three, OpReqType::kWriteInplace));
+  EXPECT_FALSE(runner.BindOutput(&fresh, 3, three, OpReqType::kWriteTo));
+}
+
 }  // namespace
 }  // namespace mx

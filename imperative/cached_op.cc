@@ -47,7 +47,8 @@ Call& CallOf(const NodeAttrs& attrs) {
 }
 
 void RunForward(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
-                std::vector<NDArray>* outputs) {
+                std::vector<NDArray>* outputs,
+                const std::vector<OpReqType>& req) {
   Call& call = CallOf(attrs);
   const TrainingPlan& plan = *call.plan;
   call.run = plan.runner->Prepare(inputs, /*fresh_blocks=*/true,
@@ -55,13 +56,17 @@ void RunForward(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   plan.runner->RunNodes(&call.run, 0, plan.num_forward_nodes,
                         imperative::IsTraining());
   std::vector<NDArray> all = plan.runner->Outputs(call.run);
-  outputs->assign(all.begin(), all.begin() + plan.num_outputs);
+  all.resize(plan.num_outputs);
+  imperative::DeliverOutputs(all, req, outputs);
 }
 
 // Inputs: the output gradients; outputs: one gradient per CachedOp input
 // (unwritten placeholders for inputs without one; nothing reads them).
+// Given outputs (autograd's gradient arrays) are written by the gradient
+// ops themselves where the runner can bind them, else copied into.
 void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
-                 std::vector<NDArray>* outputs) {
+                 std::vector<NDArray>* outputs,
+                 const std::vector<OpReqType>& req) {
   Call& call = CallOf(attrs);
   const TrainingPlan& plan = *call.plan;
   for (size_t i = 0; i < ograds.size(); ++i) {
@@ -69,16 +74,42 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
       plan.runner->SetInput(&call.run, plan.head_grad_inputs[i], ograds[i]);
     }
   }
+  outputs->resize(plan.grad_output.size());
+  std::vector<bool> bound(plan.grad_output.size(), false);
+  for (size_t k = 0; k < plan.grad_output.size(); ++k) {
+    const NDArray& given = (*outputs)[k];
+    if (given.is_none() || plan.grad_output[k] < 0) continue;
+    bool twice = false;  // One runner output for two inputs: copy both.
+    for (size_t j = 0; j < plan.grad_output.size(); ++j) {
+      twice |= j != k && plan.grad_output[j] == plan.grad_output[k];
+    }
+    bound[k] = !twice && plan.runner->BindOutput(
+                             &call.run, plan.grad_output[k], given,
+                             k < req.size() ? req[k] : OpReqType::kWriteTo);
+  }
   plan.runner->RunNodes(&call.run, plan.num_forward_nodes,
                         plan.runner->num_nodes(), imperative::IsTraining());
   const std::vector<NDArray> all = plan.runner->Outputs(call.run);
-  outputs->clear();
+  std::vector<NDArray> results;
   for (size_t k = 0; k < plan.grad_output.size(); ++k) {
-    outputs->push_back(
-        plan.grad_output[k] >= 0
-            ? all[plan.grad_output[k]]
-            : NDArray(plan.in_shapes[k], plan.ctx, plan.in_types[k]));
+    if (bound[k]) {
+      results.push_back((*outputs)[k]);
+    } else if (plan.grad_output[k] >= 0) {
+      results.push_back(all[plan.grad_output[k]]);
+    } else if (!(*outputs)[k].is_none()) {
+      // No gradient flows to this input; a given array gets zeros.
+      imperative::InvokeOptions on;
+      on.ctx = plan.ctx;
+      results.push_back(
+          imperative::Invoke("_zeros", {},
+                             {{"shape", plan.in_shapes[k].ToString()},
+                              {"dtype", DTypeName(plan.in_types[k])}},
+                             on)[0]);
+    } else {
+      results.push_back(NDArray(plan.in_shapes[k], plan.ctx, plan.in_types[k]));
+    }
   }
+  imperative::DeliverOutputs(results, req, outputs);
 }
 
 // _CachedOp_output: the output itself, then the call's recorded inputs.
@@ -138,8 +169,11 @@ struct TieParam {
         return std::max(1, a.get<TieParam>().num_args);
       })
       .SetAttr<imperative::FInvoke>(
-          "FInvoke", [](const NodeAttrs&, const std::vector<NDArray>& in,
-                        std::vector<NDArray>* out) { (*out)[0] = in[0]; })
+          "FInvoke",
+          [](const NodeAttrs&, const std::vector<NDArray>& in,
+             std::vector<NDArray>* out, const std::vector<OpReqType>& req) {
+            imperative::DeliverOutputs({in[0]}, req, out);
+          })
       .SetAttr<FGradient>(
           "FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& g) {
             std::vector<NodeEntry> grads(n->inputs.size());

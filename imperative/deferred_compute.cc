@@ -213,13 +213,18 @@ bool TraceMethod(const NDArray& self, const NDArray::TracedCall& call,
 // Graph executors run everything on their own context, so there it is a
 // plain copy into the planned output.
 void CopyTo(const NodeAttrs& attrs, const std::vector<NDArray>& in,
-            std::vector<NDArray>* out) {
-  if ((*out)[0].is_none()) {
-    (*out)[0] =
-        NDArray(in[0].shape(), ParseContext(attrs.get<CopyToParam>().ctx),
-                in[0].dtype());
+            std::vector<NDArray>* out, const std::vector<OpReqType>& req) {
+  const OpReqType r = req.empty() ? OpReqType::kWriteTo : req[0];
+  if (r == OpReqType::kNullOp) return;
+  if (!(*out)[0].is_none() && r != OpReqType::kAddTo) {
+    CopyFromTo(in[0], (*out)[0]);
+    return;
   }
-  CopyFromTo(in[0], (*out)[0]);
+  // A new array, or one to add to the given output (on its context).
+  NDArray copy(in[0].shape(), ParseContext(attrs.get<CopyToParam>().ctx),
+               in[0].dtype());
+  CopyFromTo(in[0], copy);
+  imperative::DeliverOutputs({copy}, req, out);
 }
 
 [[maybe_unused]] const bool kInstalled = [] {

@@ -230,10 +230,19 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
       CopyFromTo(head_grads[i], head_grads_[i]);
     }
   }
+  // The gradient ops write the gradient arrays themselves where they can
+  // (each under its request), as MXNet's executor does.
+  std::vector<bool> bound(grad_args_.size());
+  for (size_t k = 0; k < grad_args_.size(); ++k) {
+    const int a = grad_args_[k];
+    bound[k] = runner_->BindOutput(&state_, symbol_.outputs.size() + k,
+                                   grads_[a], grad_reqs_[a]);
+  }
   runner_->RunNodes(&state_, num_forward_nodes_, runner_->num_nodes(),
                     forward_is_train_);
   const std::vector<NDArray> all = runner_->Outputs(state_);
   for (size_t k = 0; k < grad_args_.size(); ++k) {
+    if (bound[k]) continue;
     const int a = grad_args_[k];
     const NDArray& result = all[symbol_.outputs.size() + k];
     if (grad_reqs_[a] == OpReqType::kAddTo) {

@@ -106,7 +106,8 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
   // Outputs that no node reads and the graph does not return are asked
   // for with kNullOp, as MXNet's executors do: kernels skip them (e.g. the
   // data gradient of a first convolution, whose input needs none).
-  std::vector<uint32_t> readers(idx.num_node_entries(), 0);
+  std::vector<uint32_t>& readers = readers_;
+  readers.assign(idx.num_node_entries(), 0);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     for (const auto& e : idx[nid].inputs) ++readers[idx.entry_id(e)];
   }
@@ -209,6 +210,52 @@ void GraphRunner::SetInput(State* state, size_t i, const NDArray& value) const {
   state->entries[idx.entry_id(idx.input_nodes()[i], 0)] = value;
 }
 
+bool GraphRunner::BindOutput(State* state, size_t i, const NDArray& target,
+                             OpReqType req) const {
+  const IndexedGraph& idx = graph_.indexed_graph();
+  if (i >= idx.outputs().size() || target.is_none() ||
+      (req != OpReqType::kWriteTo && req != OpReqType::kAddTo)) {
+    return false;
+  }
+  const auto& e = idx.outputs()[i];
+  const uint32_t eid = idx.entry_id(e);
+  const Node& node = *idx[e.node_id].source;
+  if (node.is_variable() || node.op()->is_dynamic_shape() ||
+      readers_[eid] != 1 || target.ctx() != ctx_ ||
+      target.shape() != graph_.GetAttr<std::vector<TShape>>("shape")[eid] ||
+      target.dtype() != graph_.GetAttr<std::vector<DType>>("dtype")[eid]) {
+    return false;
+  }
+  for (uint32_t nid : idx.input_nodes()) {
+    if (target.SharesChunkWith(state->entries[idx.entry_id(nid, 0)])) {
+      return false;
+    }
+  }
+  state->entries[eid] = target;
+  for (auto& [entry, r] : state->bound) {
+    if (entry == eid) {
+      r = req;
+      return true;
+    }
+  }
+  state->bound.emplace_back(eid, req);
+  return true;
+}
+
+std::vector<OpReqType> GraphRunner::OutputRequests(const State& state,
+                                                   uint32_t nid) const {
+  const IndexedGraph& idx = graph_.indexed_graph();
+  std::vector<OpReqType> reqs = output_reqs_[nid];
+  for (const auto& [eid, req] : state.bound) {
+    const uint32_t first = idx.entry_id(nid, 0);
+    const uint32_t n = idx[nid].source->num_outputs();
+    if (eid < first || eid >= first + n) continue;
+    if (reqs.empty()) reqs.assign(n, OpReqType::kWriteTo);
+    reqs[eid - first] = req;
+  }
+  return reqs;
+}
+
 void GraphRunner::InvokeNode(State* state, uint32_t nid) const {
   const IndexedGraph& idx = graph_.indexed_graph();
   const Node& node = *idx[nid].source;
@@ -221,7 +268,7 @@ void GraphRunner::InvokeNode(State* state, uint32_t nid) const {
   imperative::InvokeOptions options;
   options.ctx = ctx_;
   options.state_slot = &node_states_[nid];
-  options.req = output_reqs_[nid];  // Empty: all kWriteTo.
+  options.req = OutputRequests(*state, nid);  // Empty: all kWriteTo.
   imperative::Invoke(node.attrs, in, &out, options);
 }
 
@@ -299,11 +346,9 @@ void GraphRunner::PushSegment(State* state, const std::vector<uint32_t>& nids,
       step.in.push_back(a.blob());
     }
     step.out.reserve(node.num_outputs());
-    if (output_reqs_[nid].empty()) {
+    step.req = OutputRequests(*state, nid);
+    if (step.req.empty())
       step.req.assign(node.num_outputs(), OpReqType::kWriteTo);
-    } else {
-      step.req = output_reqs_[nid];
-    }
     for (uint32_t i = 0; i < node.num_outputs(); ++i) {
       const NDArray& out = entries[idx.entry_id(nid, i)];
       write(out);

@@ -33,9 +33,11 @@ class GraphRunner {
               const std::vector<TShape>& in_shapes,
               const std::vector<DType>& in_types, const std::string& who);
 
-  // The arrays of one run: one per node entry.
+  // The arrays of one run: one per node entry, and the write requests of
+  // outputs bound to the caller's arrays (BindOutput).
   struct State {
     std::vector<NDArray> entries;
+    std::vector<std::pair<uint32_t, OpReqType>> bound;  // (entry, request)
   };
 
   // Runs every op: Prepare, RunNodes over all nodes, Outputs.
@@ -51,6 +53,15 @@ class GraphRunner {
   State Prepare(const std::vector<NDArray>& inputs, bool fresh_blocks,
                 bool fresh_outputs) const;
   void SetInput(State* state, size_t i, const NDArray& value) const;
+  // Makes the op computing graph output `i` write it straight into
+  // `target` under `req` (kWriteTo or kAddTo) when RunNodes runs it, as
+  // MXNet's executors write gradients into the arrays of their grad_req:
+  // no copy afterwards. Returns false, changing nothing, when that cannot
+  // be done: the output is a graph input or is read by a node or listed
+  // twice (an added-to array would feed them its sum), or `target` is none,
+  // has another shape, dtype or context, or is one of the graph's inputs.
+  bool BindOutput(State* state, size_t i, const NDArray& target,
+                  OpReqType req) const;
   // Pushes the ops among nodes [begin, end) in topological order, in bulk
   // segments where it can. Nodes may run in several calls (forward, then
   // backward) on one state. Autograd does not record them.
@@ -88,6 +99,10 @@ class GraphRunner {
   // Per node: its outputs' write requests when one of them is unread
   // (kNullOp), empty otherwise (all kWriteTo).
   std::vector<std::vector<OpReqType>> output_reqs_;
+  // Per node entry: how many node inputs and graph outputs read it.
+  std::vector<uint32_t> readers_;
+  // node `nid`'s output write requests in `state`.
+  std::vector<OpReqType> OutputRequests(const State& state, uint32_t nid) const;
   // Keeps the nodes (their attributes) alive for segments still queued on
   // the engine when the runner goes away.
   std::shared_ptr<const Graph> nodes_alive_;

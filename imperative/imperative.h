@@ -89,10 +89,19 @@ std::vector<NDArray> Invoke(const std::string& op_name,
 // Op attribute "FInvoke": the op runs on the calling thread by invoking
 // other ops (a CachedOp call, a user-defined autograd function) instead of
 // as one engine kernel. Invoke calls it after checking arity; it fills
-// `outputs` (none entries are to be created).
-using FInvoke = std::function<void(const NodeAttrs& attrs,
-                                   const std::vector<NDArray>& inputs,
-                                   std::vector<NDArray>* outputs)>;
+// `outputs` as Invoke promises: none entries are to be created, given ones
+// receive the results under `req` (per output; empty: kWriteTo), e.g. with
+// DeliverOutputs.
+using FInvoke = std::function<void(
+    const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+    std::vector<NDArray>* outputs, const std::vector<OpReqType>& req)>;
+
+// For FInvoke ops: puts `results` into `outputs`. A none output becomes
+// its result; a given one receives a copy under req[i] (kWriteTo when
+// `req` is empty, nothing for kNullOp or when it is the result itself).
+void DeliverOutputs(const std::vector<NDArray>& results,
+                    const std::vector<OpReqType>& req,
+                    std::vector<NDArray>* outputs);
 
 // Installed by //autograd and //imperative:deferred_compute at start-up.
 struct InvokeHooks {

@@ -357,7 +357,7 @@ void Invoke(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   // Traced like other ops in deferred-compute mode (when they infer
   // shapes), below.
   if (finvoke != nullptr && !deferred) {
-    (*finvoke)(attrs, inputs, outputs);
+    (*finvoke)(attrs, inputs, outputs, options.req);
     if (recording) Hooks().record(attrs, inputs, outputs);
     return;
   }
@@ -551,6 +551,30 @@ std::vector<NDArray> Invoke(const std::string& op_name,
   std::vector<NDArray> outputs;
   Invoke(MakeAttrs(op, std::move(dict)), inputs, &outputs, options);
   return outputs;
+}
+
+void DeliverOutputs(const std::vector<NDArray>& results,
+                    const std::vector<OpReqType>& req,
+                    std::vector<NDArray>* outputs) {
+  outputs->resize(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    NDArray& out = (*outputs)[i];
+    if (out.is_none()) {
+      out = results[i];
+      continue;
+    }
+    const OpReqType r = i < req.size() ? req[i] : OpReqType::kWriteTo;
+    const bool same = out.SharesChunkWith(results[i]) &&
+                      out.byte_offset() == results[i].byte_offset() &&
+                      out.shape() == results[i].shape() &&
+                      out.dtype() == results[i].dtype();
+    if (r == OpReqType::kNullOp || same) continue;
+    static const Op& copy = OpRegistry::Get()->Lookup("_copy");
+    InvokeOptions write;
+    write.req = {r};
+    std::vector<NDArray> target = {out};
+    Invoke(MakeAttrs(copy, {}), {results[i]}, &target, write);
+  }
 }
 
 }  // namespace imperative

@@ -43,9 +43,9 @@ TEST(Invoke, FollowsKernelAndAttributeChangesOfAnOpItAlreadyRan) {
   // An FInvoke set later runs instead of the kernel.
   int finvoke_calls = 0;
   op.SetAttr<imperative::FInvoke>(
-      "FInvoke",
-      [&finvoke_calls](const NodeAttrs&, const std::vector<NDArray>& in,
-                       std::vector<NDArray>* out) {
+      "FInvoke", [&finvoke_calls](
+                     const NodeAttrs&, const std::vector<NDArray>& in,
+                     std::vector<NDArray>* out, const std::vector<OpReqType>&) {
         ++finvoke_calls;
         (*out)[0] = in[0];
       });

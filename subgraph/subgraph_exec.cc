@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -31,9 +32,15 @@ void WriteOut(const TBlob& src, OpReqType req, const TBlob& dst) {
   MX_DTYPE_SWITCH(src.dtype, T, {
     const T* s = src.data<T>();
     T* d = dst.data<T>();
-    for (size_t i = 0; i < n; ++i) {
-      d[i] =
-          static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
+    // float16 adds in float; double and integers in their own type (a
+    // float sum lost double's precision and large integers).
+    if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) {
+      for (size_t i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] + s[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        d[i] =
+            static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
+      }
     }
   });
 }

@@ -68,6 +68,38 @@ TEST(CachedOpAutograd, GradientsMatchImperative) {
   EXPECT_TRUE(AllClose(actual.w, expected.w));
 }
 
+// One call: the call's gradient ops write x.grad and w.grad themselves
+// (GraphRunner::BindOutput) under each variable's request, including a sum
+// of two paths (x feeds two ops) added to the array.
+TEST(CachedOpAutograd, GradientsLandUnderTheVariablesRequests) {
+  CachedOp op(Net());
+  auto gradients = [&](bool cached, int backwards) {
+    NDArray x = RandomArray({3, 4}, DType::kFloat64, -1, 1, 1);
+    NDArray w = RandomArray({3, 4}, DType::kFloat64, -1, 1, 2);
+    autograd::AttachGrad(&x, OpReqType::kAddTo);
+    autograd::AttachGrad(&w, OpReqType::kWriteTo);
+    for (int i = 0; i < backwards; ++i) {
+      NDArray loss;
+      {
+        autograd::RecordScope record;
+        std::vector<NDArray> y = cached ? op.Forward({x, w}) : Imperative(x, w);
+        loss = imperative::Invoke(
+            "elemwise_add",
+            {imperative::Invoke("_mul_scalar", {y[0]}, {{"scalar", "2"}})[0],
+             y[1]})[0];
+      }
+      autograd::Backward({loss});
+    }
+    return Grads{ToDouble(x.grad()), ToDouble(w.grad())};
+  };
+  const Grads once = gradients(false, 1);
+  const Grads cached = gradients(true, 3);
+  std::vector<double> thrice = once.x;
+  for (double& v : thrice) v *= 3;
+  EXPECT_TRUE(AllClose(cached.x, thrice));  // kAddTo: three gradients
+  EXPECT_TRUE(AllClose(cached.w, once.w));  // kWriteTo: the last one
+}
+
 TEST(CachedOpAutograd, OnlyRecordedInputsGetGradients) {
   CachedOp op(Net());
   NDArray x = RandomArray({2}, DType::kFloat64, -1, 1, 1);
