@@ -99,6 +99,17 @@ FusedCounts CountFused(const Symbol& part) {
   return c;
 }
 
+// `part` holds one region of `convs` fused convolutions and `pools`
+// poolings, and no Pooling or _sg_onednn_conv outside it.
+void ExpectOneRegion(const Symbol& part, int convs, int pools) {
+  const FusedCounts fused = CountFused(part);
+  EXPECT_EQ(fused.regions, 1);
+  EXPECT_EQ(fused.convs, convs);
+  EXPECT_EQ(fused.region_pools, pools);
+  EXPECT_EQ(CountOps(part, "Pooling"), 0);
+  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 0);
+}
+
 // Binds `net` unfused and partitioned with "onednn", runs both on the same
 // random inputs and compares; returns the partitioned symbol.
 Symbol CheckFused(const Symbol& net,
@@ -139,10 +150,7 @@ Symbol ResidualBlock(const std::string& act = "relu") {
 
 TEST(OnednnFusion, ResidualBlockFusesIntoOneRegionOfTwoConvolutions) {
   const Symbol part = CheckFused(ResidualBlock(), {{"data", {2, 8, 9, 7}}});
-  const FusedCounts fused = CountFused(part);
-  EXPECT_EQ(fused.convs, 2);
-  EXPECT_EQ(fused.regions, 1);
-  EXPECT_EQ(CountOps(part, "_sg_onednn_conv"), 0);
+  ExpectOneRegion(part, 2, 0);
   EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
   EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
   EXPECT_EQ(CountOps(part, "Activation"), 0);
@@ -181,11 +189,7 @@ TEST(OnednnFusion, RegionWithPoolingsAndSeveralOutputs) {
       Op("Pooling", {c}, {{"pool_type", "avg"}, {"global_pool", "True"}}, "g");
   const Symbol net = Symbol::Group({g, Op("sin", {b}), c});
   const Symbol part = CheckFused(net, {{"data", {2, 3, 9, 11}}});
-  const FusedCounts fused = CountFused(part);
-  EXPECT_EQ(fused.regions, 1);
-  EXPECT_EQ(fused.convs, 3);
-  EXPECT_EQ(fused.region_pools, 3);
-  EXPECT_EQ(CountOps(part, "Pooling"), 0);
+  ExpectOneRegion(part, 3, 3);
 }
 
 TEST(OnednnFusion, OtherActivationsAndBias) {
@@ -278,15 +282,10 @@ TEST(OnednnFusion, ResNet18FromMxnetJson) {
   ASSERT_FALSE(json.empty()) << path << " not found (set MX_MXNET_MODELS_DIR)";
   const Symbol net = Symbol::FromJSON(json);
   const Symbol part = CheckFused(net, {{"data", {1, 3, 64, 64}}});
-  // 20 convolutions (with their BatchNorm, ReLU and the 8 residual adds)
-  // and the classifier.
-  // All in one region with the stem's max pooling and the global average
-  // pooling: the activations enter it and leave it once.
-  const FusedCounts fused = CountFused(part);
-  EXPECT_EQ(fused.convs, 20);
-  EXPECT_EQ(fused.regions, 1);
-  EXPECT_EQ(fused.region_pools, 2);
-  EXPECT_EQ(CountOps(part, "Pooling"), 0);
+  // 20 convolutions (with their BatchNorm, ReLU and the 8 residual adds),
+  // the stem's max pooling and the global average pooling in one region
+  // (the activations enter it and leave it once), and the classifier.
+  ExpectOneRegion(part, 20, 2);
   EXPECT_EQ(CountOps(part, "_sg_onednn_fc"), 1);
   EXPECT_EQ(CountOps(part, "BatchNorm"), 0);
   EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
