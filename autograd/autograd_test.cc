@@ -131,6 +131,34 @@ TEST(Autograd, AddRequestAccumulatesAcrossBackwards) {
   EXPECT_TRUE(AllClose(ToDouble(w.grad()), {3, 3, 3}));
 }
 
+// A gradient buffer read as a constant by the recorded computation keeps
+// its old value for the gradient ops that read it, although Backward
+// writes that buffer (gradient ops write straight into buffers otherwise).
+TEST(Autograd, GradientBufferReadAsAConstantIsReadBeforeItIsWritten) {
+  NDArray a = RandomArray({3}, DType::kFloat64, -1, 1, 1);
+  NDArray b = RandomArray({3}, DType::kFloat64, -1, 1, 2);
+  AttachGrad(&a);
+  AttachGrad(&b);
+  {
+    NDArray y;
+    {
+      RecordScope record;
+      y = Mul(b, b);
+    }
+    Backward({y});  // b.grad = 2b
+  }
+  const std::vector<double> old = ToDouble(b.grad());
+  NDArray y;
+  {
+    RecordScope record;
+    y = Add(Op("sin", {b}), Mul(a, b.grad()));
+  }
+  Backward({y});
+  EXPECT_TRUE(AllClose(ToDouble(a.grad()), old));
+  EXPECT_TRUE(AllClose(ToDouble(b.grad()),
+                       Map(b, [](double v) { return std::cos(v); })));
+}
+
 TEST(Autograd, NullRequestSkipsTheVariable) {
   NDArray x = RandomArray({3}, DType::kFloat64, -1, 1, 1);
   NDArray y = RandomArray({3}, DType::kFloat64, -1, 1, 2);

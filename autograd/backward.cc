@@ -234,10 +234,30 @@ std::vector<NDArray> Differentiate(
       auto [it, fresh] = direct.emplace(key, static_cast<int>(i));
       if (!fresh) it->second = -1;
     }
+    // Arrays the gradient ops read (head gradients, kept forward values):
+    // a target sharing memory with one of them is written after all ops,
+    // by the copy, or an op could read it already overwritten.
+    std::vector<NDArray> read;
+    for (const auto& [node, v] : values)
+      read.insert(read.end(), v.begin(), v.end());
     for (const NodePtr& n : order) {
+      const bool gradient_op = !n->is_variable() && InfoOf(*n) == nullptr;
       for (const NodeEntry& e : n->inputs) {
         auto it = direct.find(std::make_pair(e.node.get(), e.index));
         if (it != direct.end()) it->second = -1;
+        const AGInfo* info = InfoOf(*e.node);
+        if (gradient_op && info != nullptr && e.index < info->values.size()) {
+          read.push_back(info->values[e.index]);
+        }
+      }
+    }
+    for (auto& [entry, i] : direct) {
+      if (i < 0) continue;
+      for (const NDArray& a : read) {
+        if (!a.is_none() && a.SharesChunkWith((*targets)[i].grad)) {
+          i = -1;
+          break;
+        }
       }
     }
   }
@@ -286,10 +306,6 @@ std::vector<NDArray> Differentiate(
         const GradTarget& t = (*targets)[it->second];
         if (t.req != OpReqType::kWriteTo && t.req != OpReqType::kAddTo)
           continue;
-        // An op reading the gradient array itself writes it the old way.
-        bool read = false;
-        for (const NDArray& a : in) read |= a.SharesChunkWith(t.grad);
-        if (read) continue;
         out.resize(n->num_outputs());
         options.req.resize(n->num_outputs(), OpReqType::kWriteTo);
         out[k] = t.grad;

@@ -3,6 +3,11 @@
 // otherwise the smallest free block that fits (blocks free up when their
 // last reader has run).
 //
+// Optional "memory_rerun_from_node" (uint32_t N): nodes from N on may run
+// again on the same arrays (a CachedOp call's backward under retain_graph),
+// so the earlier nodes' results they read are kept whole to the end, as
+// graph outputs are.
+//
 // Needs "shape" and "dtype". Provides
 //   "storage_id"   per entry: -1 for graph inputs (variables), else a block
 //   "storage_bytes" per block
@@ -38,6 +43,17 @@ Graph PlanMemory(Graph g) {
     for (const auto& e : idx[nid].inputs) ++readers[idx.entry_id(e)];
   }
   for (const auto& e : idx.outputs()) ++readers[idx.entry_id(e)];
+  if (g.HasAttr("memory_rerun_from_node")) {
+    const uint32_t rerun = g.GetAttr<uint32_t>("memory_rerun_from_node");
+    std::vector<bool> pinned(num_entries, false);
+    for (uint32_t nid = rerun; nid < idx.num_nodes(); ++nid) {
+      for (const auto& e : idx[nid].inputs) {
+        if (e.node_id < rerun) pinned[idx.entry_id(e)] = true;
+      }
+    }
+    for (uint32_t eid = 0; eid < num_entries; ++eid)
+      readers[eid] += pinned[eid];
+  }
 
   std::vector<int> storage_id(num_entries, -1);
   std::vector<size_t> storage_bytes;

@@ -75,6 +75,8 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
     }
   }
   outputs->resize(plan.grad_output.size());
+  // A retained call's earlier backward may have bound other arrays.
+  plan.runner->UnbindOutputs(&call.run);
   std::vector<bool> bound(plan.grad_output.size(), false);
   for (size_t k = 0; k < plan.grad_output.size(); ++k) {
     const NDArray& given = (*outputs)[k];
@@ -90,10 +92,15 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
   plan.runner->RunNodes(&call.run, plan.num_forward_nodes,
                         plan.runner->num_nodes(), imperative::IsTraining());
   const std::vector<NDArray> all = plan.runner->Outputs(call.run);
+  // The call keeps no reference to the caller's arrays.
+  plan.runner->UnbindOutputs(&call.run);
   std::vector<NDArray> results;
+  std::vector<OpReqType> requests = req;
+  requests.resize(plan.grad_output.size(), OpReqType::kWriteTo);
   for (size_t k = 0; k < plan.grad_output.size(); ++k) {
     if (bound[k]) {
       results.push_back((*outputs)[k]);
+      requests[k] = OpReqType::kNullOp;  // Written by the gradient op.
     } else if (plan.grad_output[k] >= 0) {
       results.push_back(all[plan.grad_output[k]]);
     } else if (!(*outputs)[k].is_none()) {
@@ -109,7 +116,7 @@ void RunBackward(const NodeAttrs& attrs, const std::vector<NDArray>& ograds,
       results.push_back(NDArray(plan.in_shapes[k], plan.ctx, plan.in_types[k]));
     }
   }
-  imperative::DeliverOutputs(results, req, outputs);
+  imperative::DeliverOutputs(results, requests, outputs);
 }
 
 // _CachedOp_output: the output itself, then the call's recorded inputs.
@@ -354,8 +361,11 @@ std::shared_ptr<const TrainingPlan> MakeTrainingPlan(
     auto it = position.find(HeadGradName(i));
     plan->head_grad_inputs.push_back(it == position.end() ? -1 : it->second);
   }
+  // The backward part runs again on a call kept with retain_graph: it
+  // must not overwrite the forward values it reads.
   plan->runner = std::make_unique<GraphRunner>(combined, plan->ctx, shapes,
-                                               types, "CachedOp::Forward");
+                                               types, "CachedOp::Forward",
+                                               plan->num_forward_nodes);
   return plan;
 }
 

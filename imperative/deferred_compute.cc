@@ -221,7 +221,9 @@ void CopyTo(const NodeAttrs& attrs, const std::vector<NDArray>& in,
     return;
   }
   // A new array, or one to add to the given output (on its context).
-  NDArray copy(in[0].shape(), ParseContext(attrs.get<CopyToParam>().ctx),
+  NDArray copy(in[0].shape(),
+               (*out)[0].is_none() ? ParseContext(attrs.get<CopyToParam>().ctx)
+                                   : (*out)[0].ctx(),
                in[0].dtype());
   CopyFromTo(in[0], copy);
   imperative::DeliverOutputs({copy}, req, out);

@@ -233,6 +233,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
   // The gradient ops write the gradient arrays themselves where they can
   // (each under its request), as MXNet's executor does.
   std::vector<bool> bound(grad_args_.size());
+  runner_->UnbindOutputs(&state_);
   for (size_t k = 0; k < grad_args_.size(); ++k) {
     const int a = grad_args_[k];
     bound[k] = runner_->BindOutput(&state_, symbol_.outputs.size() + k,

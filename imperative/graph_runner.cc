@@ -75,7 +75,7 @@ struct Segment {
 GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
                          const std::vector<TShape>& in_shapes,
                          const std::vector<DType>& in_types,
-                         const std::string& who)
+                         const std::string& who, uint32_t rerun_from_node)
     : ctx_(ctx), graph_(symbol) {
   graph_.SetAttr("shape_inputs", in_shapes);
   graph_.SetAttr("dtype_inputs", in_types);
@@ -87,6 +87,9 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
   if (graph_.GetAttr<size_t>("dtype_num_unknown_nodes") > 0) {
     throw DTypeError(who + ": cannot infer all dtypes:\n" +
                      graph_.GetAttr<std::string>("dtype_unknown_report"));
+  }
+  if (rerun_from_node > 0) {
+    graph_.SetAttr("memory_rerun_from_node", rerun_from_node);
   }
   graph_ = ApplyPass(graph_, "PlanMemory");
   blocks_ = MakeBlocks();
@@ -240,6 +243,15 @@ bool GraphRunner::BindOutput(State* state, size_t i, const NDArray& target,
   }
   state->bound.emplace_back(eid, req);
   return true;
+}
+
+void GraphRunner::UnbindOutputs(State* state) const {
+  const auto& shapes = graph_.GetAttr<std::vector<TShape>>("shape");
+  const auto& types = graph_.GetAttr<std::vector<DType>>("dtype");
+  for (const auto& [eid, req] : state->bound) {
+    state->entries[eid] = NDArray(shapes[eid], ctx_, types[eid]);
+  }
+  state->bound.clear();
 }
 
 std::vector<OpReqType> GraphRunner::OutputRequests(const State& state,

@@ -29,9 +29,13 @@ class GraphRunner {
   // Shapes and dtypes of the graph's inputs in IndexedGraph::input_nodes()
   // order. Throws ShapeError / DTypeError with the inference report when
   // something stays unknown. `who` prefixes messages.
+  // With `rerun_from_node`, the nodes from that one on may run more than
+  // once on one State (a CachedOp call's backward under retain_graph): the
+  // memory plan keeps the earlier nodes' results they read whole.
   GraphRunner(const Symbol& symbol, Context ctx,
               const std::vector<TShape>& in_shapes,
-              const std::vector<DType>& in_types, const std::string& who);
+              const std::vector<DType>& in_types, const std::string& who,
+              uint32_t rerun_from_node = 0);
 
   // The arrays of one run: one per node entry, and the write requests of
   // outputs bound to the caller's arrays (BindOutput).
@@ -57,11 +61,16 @@ class GraphRunner {
   // `target` under `req` (kWriteTo or kAddTo) when RunNodes runs it, as
   // MXNet's executors write gradients into the arrays of their grad_req:
   // no copy afterwards. Returns false, changing nothing, when that cannot
-  // be done: the output is a graph input or is read by a node or listed
-  // twice (an added-to array would feed them its sum), or `target` is none,
-  // has another shape, dtype or context, or is one of the graph's inputs.
+  // be done: another request; the output is a graph input, a dynamic-shape
+  // op's, read by a node or listed twice (an added-to array would feed
+  // them its sum); `target` is none, has another shape, dtype or context,
+  // or is one of the graph's inputs. The binding holds for every later
+  // RunNodes on `state` until UnbindOutputs.
   bool BindOutput(State* state, size_t i, const NDArray& target,
                   OpReqType req) const;
+  // Gives bound outputs fresh arrays again (the targets keep what was
+  // written into them) and forgets their requests.
+  void UnbindOutputs(State* state) const;
   // Pushes the ops among nodes [begin, end) in topological order, in bulk
   // segments where it can. Nodes may run in several calls (forward, then
   // backward) on one state. Autograd does not record them.

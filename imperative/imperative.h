@@ -98,7 +98,9 @@ using FInvoke = std::function<void(
 
 // For FInvoke ops: puts `results` into `outputs`. A none output becomes
 // its result; a given one receives a copy under req[i] (kWriteTo when
-// `req` is empty, nothing for kNullOp or when it is the result itself).
+// `req` is empty; nothing for kNullOp, or for a write request when it is
+// the result itself). An FInvoke that wrote a given output itself passes
+// kNullOp for it.
 void DeliverOutputs(const std::vector<NDArray>& results,
                     const std::vector<OpReqType>& req,
                     std::vector<NDArray>* outputs);

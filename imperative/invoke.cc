@@ -568,12 +568,14 @@ void DeliverOutputs(const std::vector<NDArray>& results,
                       out.byte_offset() == results[i].byte_offset() &&
                       out.shape() == results[i].shape() &&
                       out.dtype() == results[i].dtype();
-    if (r == OpReqType::kNullOp || same) continue;
+    if (r == OpReqType::kNullOp || (same && r != OpReqType::kAddTo)) continue;
     static const Op& copy = OpRegistry::Get()->Lookup("_copy");
+    // Adding an array to itself goes through a copy of it.
+    const NDArray source = same ? Invoke("_copy", {results[i]})[0] : results[i];
     InvokeOptions write;
     write.req = {r};
     std::vector<NDArray> target = {out};
-    Invoke(MakeAttrs(copy, {}), {results[i]}, &target, write);
+    Invoke(MakeAttrs(copy, {}), {source}, &target, write);
   }
 }
 

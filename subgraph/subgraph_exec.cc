@@ -21,28 +21,40 @@ std::shared_ptr<void> AllocAligned(size_t bytes) {
       p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
 }
 
+// d += s. float16 adds in float; double and integers in their own type
+// (a float sum lost double's precision and large integers), integers
+// wrapping around as the elementwise kernels do, bool as "or".
+template <typename T>
+void AddInto(const T* s, T* d, size_t n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    for (size_t i = 0; i < n; ++i) d[i] = d[i] || s[i];
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    for (size_t i = 0; i < n; ++i) {
+      d[i] = static_cast<T>(
+          static_cast<U>(static_cast<U>(d[i]) + static_cast<U>(s[i])));
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    for (size_t i = 0; i < n; ++i) d[i] += s[i];
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      d[i] =
+          static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
+    }
+  }
+}
+
 // dst (+)= src, elementwise.
 void WriteOut(const TBlob& src, OpReqType req, const TBlob& dst) {
-  if (req == OpReqType::kNullOp || src.dptr == dst.dptr) return;
+  if (req == OpReqType::kNullOp) return;
   const size_t n = static_cast<size_t>(src.Size());
   if (req != OpReqType::kAddTo) {
-    std::memcpy(dst.dptr, src.dptr, n * DTypeSize(src.dtype));
+    if (src.dptr != dst.dptr) {
+      std::memcpy(dst.dptr, src.dptr, n * DTypeSize(src.dtype));
+    }
     return;
   }
-  MX_DTYPE_SWITCH(src.dtype, T, {
-    const T* s = src.data<T>();
-    T* d = dst.data<T>();
-    // float16 adds in float; double and integers in their own type (a
-    // float sum lost double's precision and large integers).
-    if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) {
-      for (size_t i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] + s[i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        d[i] =
-            static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
-      }
-    }
-  });
+  MX_DTYPE_SWITCH(src.dtype, T, { AddInto(src.data<T>(), dst.data<T>(), n); });
 }
 
 template <typename T>

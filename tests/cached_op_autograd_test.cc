@@ -100,6 +100,30 @@ TEST(CachedOpAutograd, GradientsLandUnderTheVariablesRequests) {
   EXPECT_TRUE(AllClose(cached.w, once.w));  // kWriteTo: the last one
 }
 
+// A retained call differentiated again: Grad returns a new array and
+// leaves x.grad (bound by the first Backward) alone.
+TEST(CachedOpAutograd, RetainedCallThenGradLeavesTheBufferAlone) {
+  CachedOp op(Net());
+  NDArray x = RandomArray({3, 4}, DType::kFloat64, -1, 1, 1);
+  NDArray w = RandomArray({3, 4}, DType::kFloat64, -1, 1, 2);
+  autograd::AttachGrad(&x, OpReqType::kAddTo);
+  autograd::AttachGrad(&w);
+  NDArray loss;
+  {
+    autograd::RecordScope record;
+    std::vector<NDArray> y = op.Forward({x, w});
+    loss = imperative::Invoke("elemwise_add", {y[0], y[1]})[0];
+  }
+  autograd::BackwardOptions retain;
+  retain.retain_graph = true;
+  autograd::Backward({loss}, {}, retain);
+  const std::vector<double> once = ToDouble(x.grad());
+  const NDArray g = autograd::Grad({loss}, {x})[0];
+  EXPECT_FALSE(g.SharesChunkWith(x.grad()));
+  EXPECT_TRUE(AllClose(ToDouble(g), once));
+  EXPECT_TRUE(AllClose(ToDouble(x.grad()), once));
+}
+
 TEST(CachedOpAutograd, OnlyRecordedInputsGetGradients) {
   CachedOp op(Net());
   NDArray x = RandomArray({2}, DType::kFloat64, -1, 1, 1);
