@@ -196,8 +196,11 @@ void Executor::Init() {
     in_shapes.push_back(a.shape());
     in_types.push_back(a.dtype());
   }
-  runner_ = std::make_unique<GraphRunner>(plan, ctx_, in_shapes, in_types,
-                                          "Executor::Bind");
+  // Backward may run more than once after a Forward: it must not
+  // overwrite the forward values it reads.
+  runner_ = std::make_unique<GraphRunner>(
+      plan, ctx_, in_shapes, in_types, "Executor::Bind",
+      grad_args_.empty() ? 0 : num_forward_nodes_);
 }
 
 void Executor::Forward(bool is_train) {

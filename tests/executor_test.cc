@@ -110,6 +110,21 @@ TEST(Executor, BackwardMatchesAnalyticGradients) {
       AllClose(ToDouble(exec->outputs()[0]), ToDouble(Imperative(x, w))));
 }
 
+TEST(Executor, BackwardTwiceAfterOneForwardGivesTheSameGradients) {
+  NDArray x = RandomArray({3, 4}, DType::kFloat64, -1, 1, 1);
+  NDArray w = RandomArray({3, 4}, DType::kFloat64, -1, 1, 2);
+  NDArray gx({3, 4}, Context::CPU(), DType::kFloat64);
+  NDArray gw({3, 4}, Context::CPU(), DType::kFloat64);
+  auto exec = Executor::Bind(SmallNet(), Context::CPU(), {x, w}, {gx, gw},
+                             {OpReqType::kWriteTo, OpReqType::kWriteTo}, {});
+  exec->Forward(true);
+  exec->Backward();
+  const std::vector<double> once_x = ToDouble(gx), once_w = ToDouble(gw);
+  exec->Backward();
+  EXPECT_TRUE(AllClose(ToDouble(gx), once_x));
+  EXPECT_TRUE(AllClose(ToDouble(gw), once_w));
+}
+
 TEST(Executor, BackwardMatchesFiniteDifferences) {
   // Head gradient h: d/dx of sum(h * f(x, w)).
   NDArray x = RandomArray({5}, DType::kFloat64, -1, 1, 3);
