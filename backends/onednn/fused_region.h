@@ -22,9 +22,26 @@
 #ifndef MXCORE_BACKENDS_ONEDNN_FUSED_REGION_H_
 #define MXCORE_BACKENDS_ONEDNN_FUSED_REGION_H_
 
+#include <dnnl.hpp>
+#include <optional>
+#include <vector>
+
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 namespace mx_onednn {
+
+// A Pooling node as a region step: max or average, global or with the
+// "valid" convention, channels second, every window overlapping the data
+// (pad < kernel), so oneDNN computes what the built-in kernel does for
+// any input shape.
+struct PoolStep {
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  bool global = false;
+  std::vector<int64_t> kernel, stride, pad;
+};
+
+// A Pooling's attributes as a step; nullopt when a region cannot run it.
+std::optional<PoolStep> ParsePoolStep(const mxplugin::Attrs& attrs);
 
 // Whether the region property claims `node`: a fused convolution, or a
 // Pooling a region step can run (max or avg; global, or "valid" with
