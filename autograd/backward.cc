@@ -366,15 +366,17 @@ void Backward(const std::vector<NDArray>& heads,
   const std::vector<NDArray> grads =
       Differentiate(plan, heads, head_grads, xs, /*create_graph=*/false,
                     options.train_mode, "Backward", &dest, &written);
-  imperative::RecordingScope pause(false);
+  // The rest are copied (or added) into their buffers.
+  std::vector<NDArray> computed, buffers;
+  std::vector<OpReqType> reqs;
   for (size_t i = 0; i < grads.size(); ++i) {
     if (written[i]) continue;  // The gradient op wrote targets[i]->grad.
-    imperative::InvokeOptions write;
-    write.req = {targets[i]->grad_req};
-    std::vector<NDArray> out = {targets[i]->grad};
-    imperative::Invoke(MakeAttrs(OpRegistry::Get()->Lookup("_copy"), {}),
-                       {grads[i]}, &out, write);
+    computed.push_back(grads[i]);
+    buffers.push_back(targets[i]->grad);
+    reqs.push_back(targets[i]->grad_req);
   }
+  imperative::RecordingScope pause(false);
+  imperative::DeliverOutputs(computed, reqs, &buffers);
   if (!options.retain_graph) Release(plan);
 }
 

@@ -151,20 +151,20 @@ void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
   stream.wait();
 }
 
-void* ThreadBuffer(int slot, size_t bytes) {
-  struct Buffer {
-    std::unique_ptr<char[]> data;
-    size_t size = 0;
-  };
-  thread_local Buffer buffers[4];
-  Buffer& b = buffers[slot];
-  if (bytes + 64 > b.size) {
-    b.size = bytes + 64;
-    b.data.reset(new char[b.size]);
+void* AlignedBuffer::Reserve(size_t bytes) {
+  if (bytes + 64 > size_) {
+    size_ = bytes + 64;
+    data_.reset(new char[size_]);
+    void* aligned = data_.get();
+    size_t space = size_;
+    aligned_ = std::align(64, bytes, aligned, space);
   }
-  void* aligned = b.data.get();
-  size_t space = b.size;
-  return std::align(64, bytes, aligned, space);
+  return aligned_;
+}
+
+void* ThreadBuffer(int slot, size_t bytes) {
+  thread_local AlignedBuffer buffers[4];
+  return buffers[slot].Reserve(bytes);
 }
 
 Relayout::Relayout(const dnnl::memory::desc& plain,

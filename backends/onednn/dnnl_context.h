@@ -12,6 +12,7 @@
 #define MXCORE_BACKENDS_ONEDNN_DNNL_CONTEXT_H_
 
 #include <dnnl.hpp>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +76,21 @@ dnnl::primitive_attr UserScratchpadAttr();
 // bytes from a per-thread buffer, and waits.
 void Execute(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
              std::unordered_map<int, dnnl::memory> args);
+
+// A 64-byte aligned buffer, reused; it grows (dropping its contents) when
+// asked for more than it holds.
+class AlignedBuffer {
+ public:
+  // At least `bytes`, 64-byte aligned.
+  void* Reserve(size_t bytes);
+  void* data() const { return aligned_; }  // What Reserve returned last.
+  size_t capacity() const { return size_ < 64 ? 0 : size_ - 64; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  void* aligned_ = nullptr;
+};
 
 // A 64-byte aligned buffer of at least `bytes` owned by the calling
 // thread, one per `slot` (0..3), grown as needed and reused by every call

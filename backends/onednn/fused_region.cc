@@ -246,25 +246,6 @@ void InferShape(const Attrs& a, mxplugin::ShapeSlots& in,
   for (size_t o = 0; o < r.outputs.size(); ++o) out[o] = results[r.outputs[o]];
 }
 
-// A 64-byte aligned buffer holding one step's result between steps.
-class Buffer {
- public:
-  void Reserve(size_t bytes) {
-    if (bytes + 64 <= size_) return;
-    size_ = bytes + 64;
-    data_.reset(new char[size_]);
-  }
-  void* data() const {
-    const auto p = reinterpret_cast<uintptr_t>(data_.get());
-    return reinterpret_cast<void*>((p + 63) & ~uintptr_t{63});
-  }
-  size_t capacity() const { return size_ < 64 ? 0 : size_ - 64; }
-
- private:
-  std::unique_ptr<char[]> data_;
-  size_t size_ = 0;
-};
-
 // What a step runs with, for the shapes of the first call.
 struct StepPlan {
   std::optional<FusedConvPrimitive> conv;  // Else `pool`:
@@ -284,7 +265,7 @@ struct State {
   std::mutex mu;
   std::vector<std::vector<int64_t>> built_for;  // Input shapes planned for.
   std::vector<StepPlan> plans;
-  std::vector<Buffer> buffers;
+  std::vector<AlignedBuffer> buffers;  // Step results between steps.
 };
 
 Dims ToDims(const std::optional<mxplugin::Shape>& s) {
