@@ -106,10 +106,26 @@ int KernelThreads() {
   return kThreads;
 }
 
+namespace {
+thread_local int tls_thread_limit = 0;  // 0: no ScopedKernelThreads.
+}  // namespace
+
+int KernelThreadsHere() {
+  const int all = KernelThreads();
+  return tls_thread_limit > 0 ? std::min(all, tls_thread_limit) : all;
+}
+
+ScopedKernelThreads::ScopedKernelThreads(int n) : saved_(tls_thread_limit) {
+  n = std::max(1, n);
+  tls_thread_limit = saved_ > 0 ? std::min(saved_, n) : n;
+}
+
+ScopedKernelThreads::~ScopedKernelThreads() { tls_thread_limit = saved_; }
+
 void ParallelFor(int64_t n, int64_t min_chunk,
                  absl::FunctionRef<void(int64_t, int64_t)> fn) {
   const int64_t chunks = std::min<int64_t>(
-      KernelThreads(),
+      KernelThreadsHere(),
       std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
   if (chunks <= 1) {
     if (n > 0) fn(0, n);

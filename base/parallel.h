@@ -26,8 +26,28 @@ namespace mx {
 void ParallelFor(int64_t n, int64_t min_chunk,
                  absl::FunctionRef<void(int64_t, int64_t)> fn);
 
-// The thread count ParallelFor uses.
+// The thread count ParallelFor uses (MX_CPU_KERNEL_NTHREADS).
 int KernelThreads();
+
+// The threads a kernel running on this thread may use: KernelThreads(), or
+// fewer inside a ScopedKernelThreads. ParallelFor uses this many, and the
+// plugin host passes it to plugin kernels (MxKernelContext.num_threads) for
+// their own thread runtimes.
+int KernelThreadsHere();
+
+// Limits KernelThreadsHere() on this thread to `n` (>= 1) while alive.
+// The engine runs small ops on the pushing thread with one: a thread team
+// started there would compete with the engine's workers for the cores.
+class ScopedKernelThreads {
+ public:
+  explicit ScopedKernelThreads(int n);
+  ~ScopedKernelThreads();
+  ScopedKernelThreads(const ScopedKernelThreads&) = delete;
+  ScopedKernelThreads& operator=(const ScopedKernelThreads&) = delete;
+
+ private:
+  int saved_;
+};
 
 }  // namespace mx
 

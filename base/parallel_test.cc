@@ -15,7 +15,47 @@
 namespace mx {
 namespace {
 
-TEST(ParallelForTest, UsesTheConfiguredThreads) { EXPECT_EQ(KernelThreads(), 4); }
+TEST(ParallelForTest, UsesTheConfiguredThreads) {
+  EXPECT_EQ(KernelThreads(), 4);
+}
+
+TEST(ParallelForTest, ScopedKernelThreadsLimitsThisThreadOnly) {
+  EXPECT_EQ(KernelThreadsHere(), 4);
+  {
+    ScopedKernelThreads two(2);
+    EXPECT_EQ(KernelThreadsHere(), 2);
+    {
+      ScopedKernelThreads more(8);  // Never above an outer limit.
+      EXPECT_EQ(KernelThreadsHere(), 2);
+      ScopedKernelThreads one(1);
+      EXPECT_EQ(KernelThreadsHere(), 1);
+    }
+    EXPECT_EQ(KernelThreadsHere(), 2);
+    int other = 0;
+    std::thread([&] { other = KernelThreadsHere(); }).join();
+    EXPECT_EQ(other, 4);
+  }
+  EXPECT_EQ(KernelThreadsHere(), 4);
+  {
+    ScopedKernelThreads huge(1000);  // Never above KernelThreads().
+    EXPECT_EQ(KernelThreadsHere(), 4);
+  }
+}
+
+TEST(ParallelForTest, OneKernelThreadRunsEveryChunkOnTheCaller) {
+  ScopedKernelThreads one(1);
+  const std::thread::id me = std::this_thread::get_id();
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  int64_t covered = 0;
+  ParallelFor(4096, 1, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(mu);
+    ids.insert(std::this_thread::get_id());
+    covered += e - b;
+  });
+  EXPECT_EQ(covered, 4096);
+  EXPECT_EQ(ids, std::set<std::thread::id>{me});
+}
 
 TEST(ParallelForTest, CoversEveryIndexOnce) {
   for (int64_t n : {0, 1, 3, 4, 5, 1000, 4099}) {
@@ -107,9 +147,8 @@ TEST(ParallelForTest, ConcurrentAndNestedCallers) {
       for (int rep = 0; rep < 50; ++rep) {
         ParallelFor(64, 1, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
-            ParallelFor(100, 10, [&](int64_t ib, int64_t ie) {
-              total += ie - ib;
-            });
+            ParallelFor(100, 10,
+                        [&](int64_t ib, int64_t ie) { total += ie - ib; });
           }
         });
       }

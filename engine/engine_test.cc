@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/parallel.h"
 #include "gtest/gtest.h"
 
 namespace mx {
@@ -724,11 +725,20 @@ TEST(ThreadedEngine, InlineIfReadyRunsOnThePushingThreadOnlyWhenReady) {
     std::unique_ptr<Engine> eng = Make({type, 1, ""});
     const std::thread::id me = std::this_thread::get_id();
     // Free vars: run before PushSync returns, on this thread.
+    // With one kernel thread (BUILD sets MX_CPU_KERNEL_NTHREADS=2): a team
+    // started on the pushing thread would compete with the workers.
     std::thread::id ran_on;
+    int threads_inline = 0;
     VarHandle a = eng->NewVariable();
-    eng->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); },
-                  kCPU, {}, {a}, FnProperty::kInlineIfReady);
+    eng->PushSync(
+        [&](RunContext) {
+          ran_on = std::this_thread::get_id();
+          threads_inline = KernelThreadsHere();
+        },
+        kCPU, {}, {a}, FnProperty::kInlineIfReady);
     EXPECT_EQ(ran_on, me) << eng->type_name();
+    EXPECT_EQ(threads_inline, 1) << eng->type_name();
+    EXPECT_EQ(KernelThreadsHere(), 2) << eng->type_name();
     EXPECT_EQ(a.version(), 1u);
 
     // A var still being written: queued, run later by a worker, in order.
@@ -744,10 +754,12 @@ TEST(ThreadedEngine, InlineIfReadyRunsOnThePushingThreadOnlyWhenReady) {
         },
         kCPU, {}, {a});
     std::thread::id later_on;
+    int threads_later = 0;
     VarHandle b = eng->NewVariable();
     eng->PushSync(
         [&](RunContext) {
           later_on = std::this_thread::get_id();
+          threads_later = KernelThreadsHere();
           std::lock_guard<std::mutex> lock(mu);
           order.push_back(2);
         },
@@ -761,6 +773,7 @@ TEST(ThreadedEngine, InlineIfReadyRunsOnThePushingThreadOnlyWhenReady) {
     eng->WaitForVar(b);
     EXPECT_EQ(order, (std::vector<int>{1, 2})) << eng->type_name();
     EXPECT_NE(later_on, me) << eng->type_name();
+    EXPECT_EQ(threads_later, 2) << eng->type_name();
 
     // An error of an inline op reaches the next wait, not the push.
     VarHandle c = eng->NewVariable();

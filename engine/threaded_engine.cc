@@ -3,6 +3,7 @@
 #include <condition_variable>
 
 #include "absl/container/inlined_vector.h"
+#include "base/parallel.h"
 
 namespace mx {
 namespace engine {
@@ -90,13 +91,16 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
   }
   if (block->wait.fetch_sub(granted + 1, std::memory_order_acq_rel) ==
       granted + 1) {
-    // Ready at push: cheap host work and deletes run here. A block readied
-    // later by a completion goes to a worker (running it on the completing
-    // thread could recurse down a long chain of small ops).
+    // Ready at push: cheap host work and deletes run here, on one kernel
+    // thread (a thread team of the pusher's would compete with the workers
+    // for the cores). A block readied later by a completion goes to a
+    // worker (running it on the completing thread could recurse down a long
+    // chain of small ops).
     const FnProperty prop = opr->prop;
     if ((prop == FnProperty::kInlineIfReady ||
          prop == FnProperty::kDeleteVar) &&
         block->rctx.ctx.is_host()) {
+      ScopedKernelThreads one_thread(1);
       Execute(block);
     } else {
       Dispatch(block);

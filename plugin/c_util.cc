@@ -258,6 +258,7 @@ CKernelContext::CKernelContext(const OpContext& ctx,
   c_.parallel_for = ParallelForC;
   c_.alloc_output = dynamic_outputs != nullptr ? AllocOutput : nullptr;
   c_.input_version = InputVersion;
+  c_.num_threads = KernelThreadsHere();
 }
 
 }  // namespace plugin

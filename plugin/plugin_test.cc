@@ -137,6 +137,23 @@ TEST(Plugin, KernelForAnExistingOpTakesPrecedence) {
   EXPECT_EQ(calls(), before + 1);
 }
 
+// MxKernelContext.num_threads (BUILD sets MX_CPU_KERNEL_NTHREADS=2): 1 for
+// a small op the engine runs on the pushing thread, 2 on its workers.
+TEST(Plugin, KernelsAreToldTheirThreads) {
+  TestPlugin();
+  auto threads = PluginSymbol<int (*)()>("mx_test_plugin_negative_threads");
+  ASSERT_NE(threads, nullptr);
+  NDArray x = ArrayOf({2}, {1, -2});
+  x.WaitToRead();  // Ready at push: the engine runs it on this thread.
+  NDArray small = imperative::Invoke("negative", {x})[0];
+  small.WaitToRead();
+  EXPECT_EQ(threads(), 1);
+  NDArray big = imperative::Invoke(
+      "negative", {ArrayOf({1 << 20}, std::vector<double>(1 << 20, 1.0))})[0];
+  big.WaitToRead();
+  EXPECT_EQ(threads(), 2);
+}
+
 // A kernel for a dynamic-shape op allocates its output through the ABI
 // once it knows the length; a dtype it declines runs the built-in kernel.
 TEST(Plugin, DynamicShapeKernelAllocatesItsOutput) {

@@ -105,8 +105,8 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const int64_t channels = dims[1];
   const bool batch_stats = ctx.is_train() && !a.use_global_stats;
   const bool global = !batch_stats;
-  auto p = PrimitiveCache::Global().GetOrCreate<ForwardPrim>(
-      Key("bn_fwd:", dims, a.eps, global), [&] {
+  auto p =
+      CachedPrimitive<ForwardPrim>(Key("bn_fwd:", dims, a.eps, global), [&] {
         auto prim = std::make_shared<ForwardPrim>();
         dnnl::batch_normalization_forward::primitive_desc pd(
             ForwardDesc(dims, a.eps, global), UserScratchpadAttr(), Engine());
@@ -155,8 +155,8 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const int64_t channels = dims[1];
   // Without batch statistics mean and var are constants (dx = og * scale).
   const bool global = !(ctx.is_train() && !a.use_global_stats);
-  auto p = PrimitiveCache::Global().GetOrCreate<BackwardPrim>(
-      Key("bn_bwd:", dims, a.eps, global), [&] {
+  auto p =
+      CachedPrimitive<BackwardPrim>(Key("bn_bwd:", dims, a.eps, global), [&] {
         auto prim = std::make_shared<BackwardPrim>();
         prim->data = PlainDesc(dims);
         prim->stats = PlainDesc({channels});
@@ -200,9 +200,8 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterBatchNormKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("BatchNorm", MX_DEVICE_CPU, BatchNormForward);
-  plugin.RegisterKernel("_backward_BatchNorm", MX_DEVICE_CPU,
-                        BatchNormBackward);
+  RegisterCpuKernel(plugin, "BatchNorm", BatchNormForward);
+  RegisterCpuKernel(plugin, "_backward_BatchNorm", BatchNormBackward);
 }
 
 }  // namespace mx_onednn

@@ -214,19 +214,18 @@ void ConvForward(const KernelContext&, const Attrs& attrs, Tensors in,
   if (in.size() != (g.has_bias ? 3 : 2)) Decline(op, "unexpected inputs");
   OutputBuffer dst(out[0], req[0], {in[0].data<float>(), in[1].data<float>()});
   if (dst.skip()) return;
-  auto p = PrimitiveCache::Global().GetOrCreate<ConvForwardPrim>(
-      "conv_fwd:" + g.Key(), [&] {
-        auto prim = std::make_shared<ConvForwardPrim>();
-        dnnl::convolution_forward::primitive_desc pd(
-            ForwardDesc(g), UserScratchpadAttr(), Engine());
-        prim->src = Relayout(PlainDesc(g.src), pd.src_desc());
-        prim->weights = Relayout(PlainDesc(g.weights), pd.weights_desc());
-        prim->dst = Relayout(PlainDesc(g.dst), pd.dst_desc());
-        prim->bias = pd.bias_desc();
-        prim->scratchpad = pd.scratchpad_desc();
-        prim->prim = dnnl::convolution_forward(pd);
-        return prim;
-      });
+  auto p = CachedPrimitive<ConvForwardPrim>("conv_fwd:" + g.Key(), [&] {
+    auto prim = std::make_shared<ConvForwardPrim>();
+    dnnl::convolution_forward::primitive_desc pd(
+        ForwardDesc(g), UserScratchpadAttr(), Engine());
+    prim->src = Relayout(PlainDesc(g.src), pd.src_desc());
+    prim->weights = Relayout(PlainDesc(g.weights), pd.weights_desc());
+    prim->dst = Relayout(PlainDesc(g.dst), pd.dst_desc());
+    prim->bias = pd.bias_desc();
+    prim->scratchpad = pd.scratchpad_desc();
+    prim->prim = dnnl::convolution_forward(pd);
+    return prim;
+  });
   const dnnl::memory result = p->dst.Output(dst.data(), kSlotDst);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, p->src.Input(in[0].data<float>(), kSlotSrc)},
@@ -247,40 +246,37 @@ void ConvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   RequireFloat32(op, in, out);
   const ConvGeometry g = GeometryOf(attrs, in[1].shape(), in[0].shape(), op);
   if (out.size() != (g.has_bias ? 3 : 2)) Decline(op, "unexpected outputs");
-  auto p = PrimitiveCache::Global().GetOrCreate<ConvBackwardPrims>(
-      "conv_bwd:" + g.Key(), [&] {
-        auto prims = std::make_shared<ConvBackwardPrims>();
-        dnnl::convolution_forward::primitive_desc hint(ForwardDesc(g),
-                                                       Engine());
-        dnnl::convolution_backward_data::primitive_desc data_pd(
-            dnnl::convolution_backward_data::desc(
-                dnnl::algorithm::convolution_direct, AnyDesc(g.src),
-                AnyDesc(g.weights), AnyDesc(g.dst), g.strides, g.dilates, g.pad,
-                g.pad),
-            UserScratchpadAttr(), Engine(), hint);
-        dnnl::convolution_backward_weights::primitive_desc weights_pd(
-            dnnl::convolution_backward_weights::desc(
-                dnnl::algorithm::convolution_direct, AnyDesc(g.src),
-                AnyDesc(g.weights), BiasDesc(g), AnyDesc(g.dst), g.strides,
-                g.dilates, g.pad, g.pad),
-            UserScratchpadAttr(), Engine(), hint);
-        prims->data_diff_dst =
-            Relayout(PlainDesc(g.dst), data_pd.diff_dst_desc());
-        prims->data_weights =
-            Relayout(PlainDesc(g.weights), data_pd.weights_desc());
-        prims->diff_src = Relayout(PlainDesc(g.src), data_pd.diff_src_desc());
-        prims->weights_diff_dst =
-            Relayout(PlainDesc(g.dst), weights_pd.diff_dst_desc());
-        prims->weights_src = Relayout(PlainDesc(g.src), weights_pd.src_desc());
-        prims->diff_weights =
-            Relayout(PlainDesc(g.weights), weights_pd.diff_weights_desc());
-        prims->bias = weights_pd.diff_bias_desc();
-        prims->data_scratchpad = data_pd.scratchpad_desc();
-        prims->weights_scratchpad = weights_pd.scratchpad_desc();
-        prims->data = dnnl::convolution_backward_data(data_pd);
-        prims->weights = dnnl::convolution_backward_weights(weights_pd);
-        return prims;
-      });
+  auto p = CachedPrimitive<ConvBackwardPrims>("conv_bwd:" + g.Key(), [&] {
+    auto prims = std::make_shared<ConvBackwardPrims>();
+    dnnl::convolution_forward::primitive_desc hint(ForwardDesc(g), Engine());
+    dnnl::convolution_backward_data::primitive_desc data_pd(
+        dnnl::convolution_backward_data::desc(
+            dnnl::algorithm::convolution_direct, AnyDesc(g.src),
+            AnyDesc(g.weights), AnyDesc(g.dst), g.strides, g.dilates, g.pad,
+            g.pad),
+        UserScratchpadAttr(), Engine(), hint);
+    dnnl::convolution_backward_weights::primitive_desc weights_pd(
+        dnnl::convolution_backward_weights::desc(
+            dnnl::algorithm::convolution_direct, AnyDesc(g.src),
+            AnyDesc(g.weights), BiasDesc(g), AnyDesc(g.dst), g.strides,
+            g.dilates, g.pad, g.pad),
+        UserScratchpadAttr(), Engine(), hint);
+    prims->data_diff_dst = Relayout(PlainDesc(g.dst), data_pd.diff_dst_desc());
+    prims->data_weights =
+        Relayout(PlainDesc(g.weights), data_pd.weights_desc());
+    prims->diff_src = Relayout(PlainDesc(g.src), data_pd.diff_src_desc());
+    prims->weights_diff_dst =
+        Relayout(PlainDesc(g.dst), weights_pd.diff_dst_desc());
+    prims->weights_src = Relayout(PlainDesc(g.src), weights_pd.src_desc());
+    prims->diff_weights =
+        Relayout(PlainDesc(g.weights), weights_pd.diff_weights_desc());
+    prims->bias = weights_pd.diff_bias_desc();
+    prims->data_scratchpad = data_pd.scratchpad_desc();
+    prims->weights_scratchpad = weights_pd.scratchpad_desc();
+    prims->data = dnnl::convolution_backward_data(data_pd);
+    prims->weights = dnnl::convolution_backward_weights(weights_pd);
+    return prims;
+  });
   const float* og = in[0].data<float>();
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
@@ -388,15 +384,14 @@ void DeconvForward(const KernelContext&, const Attrs& attrs, Tensors in,
   if (in.size() != (g.has_bias ? 3 : 2)) Decline(op, "unexpected inputs");
   OutputBuffer dst(out[0], req[0], {in[0].data<float>(), in[1].data<float>()});
   if (dst.skip()) return;
-  auto p = PrimitiveCache::Global().GetOrCreate<DeconvForwardPrim>(
-      "deconv_fwd:" + g.Key(), [&] {
-        auto prim = std::make_shared<DeconvForwardPrim>();
-        dnnl::deconvolution_forward::primitive_desc pd(
-            DeconvForwardDesc(g), UserScratchpadAttr(), Engine());
-        prim->scratchpad = pd.scratchpad_desc();
-        prim->prim = dnnl::deconvolution_forward(pd);
-        return prim;
-      });
+  auto p = CachedPrimitive<DeconvForwardPrim>("deconv_fwd:" + g.Key(), [&] {
+    auto prim = std::make_shared<DeconvForwardPrim>();
+    dnnl::deconvolution_forward::primitive_desc pd(
+        DeconvForwardDesc(g), UserScratchpadAttr(), Engine());
+    prim->scratchpad = pd.scratchpad_desc();
+    prim->prim = dnnl::deconvolution_forward(pd);
+    return prim;
+  });
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, Wrap(PlainDesc(g.src), in[0].data<float>())},
       {DNNL_ARG_WEIGHTS, Wrap(g.Weights(), in[1].data<float>())},
@@ -416,29 +411,28 @@ void DeconvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const DeconvGeometry g =
       DeconvGeometryOf(attrs, in[1].shape(), in[0].shape(), op);
   if (out.size() != (g.has_bias ? 3 : 2)) Decline(op, "unexpected outputs");
-  auto p = PrimitiveCache::Global().GetOrCreate<DeconvBackwardPrims>(
-      "deconv_bwd:" + g.Key(), [&] {
-        auto prims = std::make_shared<DeconvBackwardPrims>();
-        dnnl::deconvolution_forward::primitive_desc hint(DeconvForwardDesc(g),
-                                                         Engine());
-        dnnl::deconvolution_backward_data::primitive_desc data_pd(
-            dnnl::deconvolution_backward_data::desc(
-                dnnl::algorithm::deconvolution_direct, PlainDesc(g.src),
-                g.Weights(), PlainDesc(g.dst), g.strides, g.dilates, g.pad_l,
-                g.pad_r),
-            UserScratchpadAttr(), Engine(), hint);
-        dnnl::deconvolution_backward_weights::primitive_desc weights_pd(
-            dnnl::deconvolution_backward_weights::desc(
-                dnnl::algorithm::deconvolution_direct, PlainDesc(g.src),
-                g.Weights(), g.Bias(), PlainDesc(g.dst), g.strides, g.dilates,
-                g.pad_l, g.pad_r),
-            UserScratchpadAttr(), Engine(), hint);
-        prims->data_scratchpad = data_pd.scratchpad_desc();
-        prims->weights_scratchpad = weights_pd.scratchpad_desc();
-        prims->data = dnnl::deconvolution_backward_data(data_pd);
-        prims->weights = dnnl::deconvolution_backward_weights(weights_pd);
-        return prims;
-      });
+  auto p = CachedPrimitive<DeconvBackwardPrims>("deconv_bwd:" + g.Key(), [&] {
+    auto prims = std::make_shared<DeconvBackwardPrims>();
+    dnnl::deconvolution_forward::primitive_desc hint(DeconvForwardDesc(g),
+                                                     Engine());
+    dnnl::deconvolution_backward_data::primitive_desc data_pd(
+        dnnl::deconvolution_backward_data::desc(
+            dnnl::algorithm::deconvolution_direct, PlainDesc(g.src),
+            g.Weights(), PlainDesc(g.dst), g.strides, g.dilates, g.pad_l,
+            g.pad_r),
+        UserScratchpadAttr(), Engine(), hint);
+    dnnl::deconvolution_backward_weights::primitive_desc weights_pd(
+        dnnl::deconvolution_backward_weights::desc(
+            dnnl::algorithm::deconvolution_direct, PlainDesc(g.src),
+            g.Weights(), g.Bias(), PlainDesc(g.dst), g.strides, g.dilates,
+            g.pad_l, g.pad_r),
+        UserScratchpadAttr(), Engine(), hint);
+    prims->data_scratchpad = data_pd.scratchpad_desc();
+    prims->weights_scratchpad = weights_pd.scratchpad_desc();
+    prims->data = dnnl::deconvolution_backward_data(data_pd);
+    prims->weights = dnnl::deconvolution_backward_weights(weights_pd);
+    return prims;
+  });
   const float* og = in[0].data<float>();
   const float* x = in[1].data<float>();
   const float* w = in[2].data<float>();
@@ -456,11 +450,10 @@ void DeconvBackward(const KernelContext&, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterConvKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Convolution", MX_DEVICE_CPU, ConvForward);
-  plugin.RegisterKernel("_backward_Convolution", MX_DEVICE_CPU, ConvBackward);
-  plugin.RegisterKernel("Deconvolution", MX_DEVICE_CPU, DeconvForward);
-  plugin.RegisterKernel("_backward_Deconvolution", MX_DEVICE_CPU,
-                        DeconvBackward);
+  RegisterCpuKernel(plugin, "Convolution", ConvForward);
+  RegisterCpuKernel(plugin, "_backward_Convolution", ConvBackward);
+  RegisterCpuKernel(plugin, "Deconvolution", DeconvForward);
+  RegisterCpuKernel(plugin, "_backward_Deconvolution", DeconvBackward);
 }
 
 }  // namespace mx_onednn

@@ -12,6 +12,18 @@
 #include "backends/common/attr_parse.h"
 
 namespace mx_onednn {
+namespace {
+
+// This thread's OpenMP team size for oneDNN; 0 until first set.
+thread_local int tls_team_size = 0;
+
+void SetTeamSize(int n) {
+  if (n == tls_team_size) return;
+  omp_set_num_threads(n);
+  tls_team_size = n;
+}
+
+}  // namespace
 
 const dnnl::engine& Engine() {
   // Every primitive is created through the engine, and oneDNN fixes a
@@ -26,16 +38,22 @@ const dnnl::engine& Engine() {
 }
 
 void WarmUp() {
+  // On one thread: a team started on the loading thread would stay,
+  // spinning against the engine's workers whenever it runs a kernel.
+  const dnnl::engine& engine = Engine();
+  const int team = TeamSize();
+  SetTeamSize(1);
   float x = -1.0f;
   const dnnl::memory::desc md = PlainDesc({1});
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
                                    dnnl::algorithm::eltwise_relu, md, 0.0f);
-  dnnl::eltwise_forward::primitive_desc pd(desc, Engine());
+  dnnl::eltwise_forward::primitive_desc pd(desc, engine);
   dnnl::memory m = Wrap(md, &x);
-  dnnl::stream stream(Engine());
+  dnnl::stream stream(engine);
   dnnl::eltwise_forward(pd).execute(stream,
                                     {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
   stream.wait();
+  SetTeamSize(team);
 }
 
 int KernelThreads() {
@@ -55,10 +73,39 @@ int KernelThreads() {
 }
 
 void PrepareThread() {
-  thread_local bool prepared = false;
-  if (prepared) return;
-  omp_set_num_threads(KernelThreads());
-  prepared = true;
+  if (tls_team_size == 0) SetTeamSize(KernelThreads());
+}
+
+void UseCallThreads(const mxplugin::KernelContext& ctx) {
+  const int asked = ctx.num_threads();
+  SetTeamSize(asked > 0 ? std::min(asked, KernelThreads()) : KernelThreads());
+}
+
+int TeamSize() {
+  PrepareThread();
+  return tls_team_size;
+}
+
+void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
+                       mxplugin::Kernel fn) {
+  plugin.RegisterKernel(
+      op, MX_DEVICE_CPU,
+      [fn = std::move(fn)](const mxplugin::KernelContext& ctx,
+                           const mxplugin::Attrs& attrs, mxplugin::Tensors in,
+                           const int32_t* req, mxplugin::Tensors out) {
+        UseCallThreads(ctx);
+        fn(ctx, attrs, in, req, out);
+      });
+}
+
+mxplugin::OpDef::StatefulKernel WithCallThreads(
+    mxplugin::OpDef::StatefulKernel compute) {
+  return [compute = std::move(compute)](
+             void* state, const mxplugin::KernelContext& ctx,
+             mxplugin::Tensors in, const int32_t* req, mxplugin::Tensors out) {
+    UseCallThreads(ctx);
+    compute(state, ctx, in, req, out);
+  };
 }
 
 namespace {

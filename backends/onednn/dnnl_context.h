@@ -3,7 +3,7 @@
 // (row-major) memory descriptors over mxcore's arrays, write requests,
 // user-managed scratchpads, and declining a call.
 //
-//   PrepareThread();                       // OpenMP team size, once/thread
+//   RegisterCpuKernel(plugin, "Op", Kernel);  // OpenMP team size per call
 //   dnnl::memory src = Wrap(PlainDesc({n, c, h, w}), x.data<float>());
 //   OutputBuffer dst(out[0], req[0]);      // kAddTo goes through a buffer
 //   Execute(prim, scratchpad_md, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, ...}});
@@ -37,10 +37,27 @@ void WarmUp();
 // reported as races in oneDNN code).
 int KernelThreads();
 
-// Applies KernelThreads() to OpenMP in the calling thread (once per
-// thread): each engine worker gets its own OpenMP team of that size, so
-// W workers running oneDNN kernels use at most W * KernelThreads() cores.
+// Applies KernelThreads() to OpenMP in the calling thread, unless a
+// kernel call on it set a team size already (UseCallThreads): each engine
+// worker gets its own OpenMP team, so W workers running oneDNN kernels use
+// at most W * KernelThreads() cores.
 void PrepareThread();
+
+// Applies the call's thread count to OpenMP in the calling thread: the
+// host's MxKernelContext.num_threads (1 for a small op the engine runs on
+// the thread that pushed it, KernelThreads() on its workers), at most
+// KernelThreads(). Kernels registered below call it first.
+void UseCallThreads(const mxplugin::KernelContext& ctx);
+
+// The OpenMP team size this thread's oneDNN calls use now.
+int TeamSize();
+
+// Registers a CPU kernel that runs with its call's threads (UseCallThreads).
+void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
+                       mxplugin::Kernel fn);
+// A stateful op's compute, likewise.
+mxplugin::OpDef::StatefulKernel WithCallThreads(
+    mxplugin::OpDef::StatefulKernel compute);
 
 // Declines the call: the host runs the built-in kernel instead. With
 // MX_ONEDNN_VERBOSE=1 the reason is printed to stderr.

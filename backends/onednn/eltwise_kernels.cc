@@ -32,7 +32,7 @@ void RunEltwise(const std::string& op, dnnl::algorithm algorithm, float alpha,
   const std::string key =
       "eltwise:" + std::to_string(static_cast<int>(algorithm)) + ":" +
       std::to_string(alpha) + ":" + DimsKey(dims);
-  auto p = PrimitiveCache::Global().GetOrCreate<EltwisePrim>(key, [&] {
+  auto p = CachedPrimitive<EltwisePrim>(key, [&] {
     auto prim = std::make_shared<EltwisePrim>();
     prim->md = PlainDesc(dims);
     dnnl::eltwise_forward::primitive_desc pd(
@@ -80,8 +80,8 @@ void LeakyReLU(const KernelContext&, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterEltwiseKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Activation", MX_DEVICE_CPU, Activation);
-  plugin.RegisterKernel("LeakyReLU", MX_DEVICE_CPU, LeakyReLU);
+  RegisterCpuKernel(plugin, "Activation", Activation);
+  RegisterCpuKernel(plugin, "LeakyReLU", LeakyReLU);
 }
 
 }  // namespace mx_onednn

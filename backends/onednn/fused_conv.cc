@@ -175,7 +175,8 @@ void RegisterFusedConv(mxplugin::Plugin& plugin) {
         const auto& f = a.parsed<ConvFusion>();
         return f.with_bn ? std::vector<int>{f.mean, f.var} : std::vector<int>{};
       })
-      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, ConvFusion>(), Compute);
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, ConvFusion>(),
+                WithCallThreads(Compute));
   plugin.RegisterOp(std::move(op));
 }
 

@@ -159,7 +159,8 @@ void RegisterFusedFc(mxplugin::Plugin& plugin) {
       .Attr("act_slope", MX_ATTR_FLOAT, "0.25")
       .Parse(Parse)
       .InferShape(InferShape)
-      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, FcFusion>(), Compute);
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, FcFusion>(),
+                WithCallThreads(Compute));
   plugin.RegisterOp(std::move(op));
 }
 

@@ -471,7 +471,7 @@ void RegisterFusedRegion(mxplugin::Plugin& plugin) {
             s->r = a.parsed<Region>();
             return std::shared_ptr<void>(s);
           },
-          Compute);
+          WithCallThreads(Compute));
   plugin.RegisterOp(std::move(op));
 }
 

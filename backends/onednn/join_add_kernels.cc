@@ -46,7 +46,7 @@ void Concat(const KernelContext&, const Attrs& attrs, Tensors in,
   // The primitive reads the inputs while writing the output.
   OutputBuffer y(out[0], req[0], inputs);
   if (y.skip()) return;
-  auto p = PrimitiveCache::Global().GetOrCreate<ConcatPrim>(key, [&] {
+  auto p = CachedPrimitive<ConcatPrim>(key, [&] {
     auto prim = std::make_shared<ConcatPrim>();
     for (const Dims& d : src_dims) prim->srcs.push_back(PlainDesc(d));
     prim->dst = PlainDesc(Dims(shape.begin(), shape.end()));
@@ -110,7 +110,7 @@ void Add(const std::string& op, Tensors in, const int32_t* req, Tensors out) {
   OutputBuffer y(out[0], req[0], {in[1].data<float>()});
   if (y.skip()) return;
   const std::string key = "add:" + DimsKey(dst) + ":" + DimsKey(b);
-  auto p = PrimitiveCache::Global().GetOrCreate<BinaryPrim>(key, [&] {
+  auto p = CachedPrimitive<BinaryPrim>(key, [&] {
     auto prim = std::make_shared<BinaryPrim>();
     prim->a = PlainDesc(dst);
     prim->b = PlainDesc(b);
@@ -143,9 +143,9 @@ void BroadcastAdd(const KernelContext&, const Attrs&, Tensors in,
 }  // namespace
 
 void RegisterJoinAddKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Concat", MX_DEVICE_CPU, Concat);
-  plugin.RegisterKernel("elemwise_add", MX_DEVICE_CPU, ElemwiseAdd);
-  plugin.RegisterKernel("broadcast_add", MX_DEVICE_CPU, BroadcastAdd);
+  RegisterCpuKernel(plugin, "Concat", Concat);
+  RegisterCpuKernel(plugin, "elemwise_add", ElemwiseAdd);
+  RegisterCpuKernel(plugin, "broadcast_add", BroadcastAdd);
 }
 
 }  // namespace mx_onednn

@@ -199,8 +199,7 @@ void Gemm(const GemmSpec& s, const float* a, const float* b, const float* bias,
                           (s.ta ? ":ta" : "") + (s.tb ? ":tb" : "") +
                           (s.bias ? ":bias" : "");
   std::shared_ptr<const MatmulPrim> p =
-      PrimitiveCache::Global().GetOrCreate<MatmulPrim>(
-          key, [&] { return MakeMatmul(s); });
+      CachedPrimitive<MatmulPrim>(key, [&] { return MakeMatmul(s); });
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(p->a, a)},
                                              {DNNL_ARG_WEIGHTS, Wrap(p->b, b)},
                                              {DNNL_ARG_DST, Wrap(p->c, c)}};
@@ -209,10 +208,10 @@ void Gemm(const GemmSpec& s, const float* a, const float* b, const float* bias,
 }
 
 void RegisterMatmulKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("dot", MX_DEVICE_CPU, Dot);
-  plugin.RegisterKernel("_backward_dot", MX_DEVICE_CPU, DotBackward);
-  plugin.RegisterKernel("batch_dot", MX_DEVICE_CPU, BatchDot);
-  plugin.RegisterKernel("FullyConnected", MX_DEVICE_CPU, FullyConnected);
+  RegisterCpuKernel(plugin, "dot", Dot);
+  RegisterCpuKernel(plugin, "_backward_dot", DotBackward);
+  RegisterCpuKernel(plugin, "batch_dot", BatchDot);
+  RegisterCpuKernel(plugin, "FullyConnected", FullyConnected);
 }
 
 }  // namespace mx_onednn

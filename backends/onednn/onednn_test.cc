@@ -5,9 +5,11 @@
 // built-in kernels first; then the plugin is loaded (plugins never unload).
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autograd/autograd.h"
@@ -286,6 +288,40 @@ TEST(OnednnPlugin, PrimitivesAreReusedAcrossCalls) {
   const Stats after = PluginStats();
   EXPECT_EQ(after.misses, before.misses);
   EXPECT_GE(after.hits, before.hits + 2);  // Forward and backward.
+}
+
+int ThreadsOfThisProcess() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+// With two kernel threads (BUILD), a small op the engine runs on the
+// thread that pushed it uses a team of one: that thread starts no OpenMP
+// team, whose threads would spin against the engine's workers.
+TEST(OnednnPlugin, SmallOpsRunOnThePushingThreadStartNoThreadTeam) {
+  Refs();
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the plugin uses one thread under ThreadSanitizer";
+#endif
+  NDArray x = RandomArray({4, 8}, DType::kFloat32, -1, 1, 3);
+  nd::softmax(x, 1).WaitToRead();  // The engine's own lazy setup.
+  int before = 0, after = 0;
+  int64_t calls_before = 0, calls_after = 0;
+  std::thread([&] {  // A thread with no OpenMP team yet.
+    x.WaitToRead();
+    calls_before = PluginStats().calls;
+    before = ThreadsOfThisProcess();
+    NDArray y = nd::softmax(x, 1);  // Inputs ready: runs right here.
+    after = ThreadsOfThisProcess();
+    y.WaitToRead();
+    calls_after = PluginStats().calls;
+  }).join();
+  EXPECT_GT(calls_after, calls_before) << "oneDNN never ran";
+  EXPECT_EQ(after, before) << "the pushing thread started OpenMP threads";
 }
 
 TEST(OnednnPlugin, HybridizedTrainingGivesTheSameLossCurve) {

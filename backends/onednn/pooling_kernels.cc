@@ -136,16 +136,15 @@ void PoolForward(const KernelContext&, const Attrs& attrs, Tensors in,
   const PoolGeometry g = GeometryOf(attrs, in[0].shape(), out[0].shape(), op);
   OutputBuffer dst(out[0], req[0], {in[0].data<float>()});
   if (dst.skip()) return;
-  auto p = PrimitiveCache::Global().GetOrCreate<PoolForwardPrim>(
-      "pool_fwd:" + g.Key(), [&] {
-        auto prim = std::make_shared<PoolForwardPrim>();
-        dnnl::pooling_forward::primitive_desc pd(
-            ForwardDesc(g, dnnl::prop_kind::forward_inference),
-            UserScratchpadAttr(), Engine());
-        prim->scratchpad = pd.scratchpad_desc();
-        prim->prim = dnnl::pooling_forward(pd);
-        return prim;
-      });
+  auto p = CachedPrimitive<PoolForwardPrim>("pool_fwd:" + g.Key(), [&] {
+    auto prim = std::make_shared<PoolForwardPrim>();
+    dnnl::pooling_forward::primitive_desc pd(
+        ForwardDesc(g, dnnl::prop_kind::forward_inference),
+        UserScratchpadAttr(), Engine());
+    prim->scratchpad = pd.scratchpad_desc();
+    prim->prim = dnnl::pooling_forward(pd);
+    return prim;
+  });
   Execute(p->prim, p->scratchpad,
           {{DNNL_ARG_SRC, Wrap(PlainDesc(g.src), in[0].data<float>())},
            {DNNL_ARG_DST, Wrap(PlainDesc(g.dst), dst.data())}});
@@ -161,24 +160,23 @@ void PoolBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   OutputBuffer dx(out[0], req[0], {in[0].data<float>(), in[1].data<float>()});
   if (dx.skip()) return;
   const bool is_max = g.algorithm == dnnl::algorithm::pooling_max;
-  auto p = PrimitiveCache::Global().GetOrCreate<PoolBackwardPrims>(
-      "pool_bwd:" + g.Key(), [&] {
-        auto prims = std::make_shared<PoolBackwardPrims>();
-        dnnl::pooling_forward::primitive_desc hint(
-            ForwardDesc(g, dnnl::prop_kind::forward_training),
-            UserScratchpadAttr(), Engine());
-        dnnl::pooling_backward::primitive_desc pd(
-            dnnl::pooling_backward::desc(g.algorithm, PlainDesc(g.src),
-                                         PlainDesc(g.dst), g.strides, g.kernel,
-                                         g.pad_l, g.pad_r),
-            UserScratchpadAttr(), Engine(), hint);
-        prims->forward = dnnl::pooling_forward(hint);
-        prims->backward = dnnl::pooling_backward(pd);
-        prims->workspace = hint.workspace_desc();
-        prims->forward_scratchpad = hint.scratchpad_desc();
-        prims->backward_scratchpad = pd.scratchpad_desc();
-        return prims;
-      });
+  auto p = CachedPrimitive<PoolBackwardPrims>("pool_bwd:" + g.Key(), [&] {
+    auto prims = std::make_shared<PoolBackwardPrims>();
+    dnnl::pooling_forward::primitive_desc hint(
+        ForwardDesc(g, dnnl::prop_kind::forward_training), UserScratchpadAttr(),
+        Engine());
+    dnnl::pooling_backward::primitive_desc pd(
+        dnnl::pooling_backward::desc(g.algorithm, PlainDesc(g.src),
+                                     PlainDesc(g.dst), g.strides, g.kernel,
+                                     g.pad_l, g.pad_r),
+        UserScratchpadAttr(), Engine(), hint);
+    prims->forward = dnnl::pooling_forward(hint);
+    prims->backward = dnnl::pooling_backward(pd);
+    prims->workspace = hint.workspace_desc();
+    prims->forward_scratchpad = hint.scratchpad_desc();
+    prims->backward_scratchpad = pd.scratchpad_desc();
+    return prims;
+  });
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_DIFF_DST, Wrap(PlainDesc(g.dst), in[0].data<float>())},
       {DNNL_ARG_DIFF_SRC, Wrap(PlainDesc(g.src), dx.data())}};
@@ -200,8 +198,8 @@ void PoolBackward(const KernelContext&, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterPoolingKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("Pooling", MX_DEVICE_CPU, PoolForward);
-  plugin.RegisterKernel("_backward_Pooling", MX_DEVICE_CPU, PoolBackward);
+  RegisterCpuKernel(plugin, "Pooling", PoolForward);
+  RegisterCpuKernel(plugin, "_backward_Pooling", PoolBackward);
 }
 
 }  // namespace mx_onednn

@@ -4,8 +4,7 @@
 // primitive costs tens of microseconds to milliseconds (JIT code
 // generation); a training step reuses the same few dozen every iteration.
 //
-//   PrimitiveCache& cache = PrimitiveCache::Global();
-//   std::shared_ptr<const ConvPrims> p = cache.GetOrCreate<ConvPrims>(
+//   std::shared_ptr<const ConvPrims> p = CachedPrimitive<ConvPrims>(
 //       key, [&] { return std::make_shared<ConvPrims>(...); });
 #ifndef MXCORE_BACKENDS_ONEDNN_PRIMITIVE_CACHE_H_
 #define MXCORE_BACKENDS_ONEDNN_PRIMITIVE_CACHE_H_
@@ -18,6 +17,8 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+
+#include "backends/onednn/dnnl_context.h"
 
 namespace mx_onednn {
 
@@ -63,6 +64,18 @@ class PrimitiveCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   size_t hits_ = 0, misses_ = 0;
 };
+
+// The global cache's entry for `key` made for this thread's OpenMP team
+// size (TeamSize()): oneDNN fixes some primitives' thread count when they
+// are created, so one made for a small op run on the pushing thread (a team
+// of 1) is not reused by a worker with more threads, nor the other way.
+template <typename T, typename Create>
+std::shared_ptr<const T> CachedPrimitive(const std::string& key,
+                                         Create&& create) {
+  return PrimitiveCache::Global().GetOrCreate<T>(
+      key + "|threads=" + std::to_string(TeamSize()),
+      std::forward<Create>(create));
+}
 
 }  // namespace mx_onednn
 

@@ -38,7 +38,7 @@ std::shared_ptr<const SoftmaxPrim> Forward(const Dims& dims, int axis) {
   const std::string key =
       std::string(kLog ? "logsoftmax_fwd:" : "softmax_fwd:") + DimsKey(dims) +
       ":" + std::to_string(axis);
-  return PrimitiveCache::Global().GetOrCreate<SoftmaxPrim>(key, [&] {
+  return CachedPrimitive<SoftmaxPrim>(key, [&] {
     auto p = std::make_shared<SoftmaxPrim>();
     p->md = PlainDesc(dims);
     using Fwd = std::conditional_t<kLog, dnnl::logsoftmax_forward,
@@ -87,7 +87,7 @@ void SoftmaxBackward(const KernelContext&, const Attrs& attrs, Tensors in,
   const std::string key =
       std::string(kLog ? "logsoftmax_bwd:" : "softmax_bwd:") + DimsKey(dims) +
       ":" + std::to_string(axis);
-  auto p = PrimitiveCache::Global().GetOrCreate<SoftmaxPrim>(key, [&] {
+  auto p = CachedPrimitive<SoftmaxPrim>(key, [&] {
     auto prim = std::make_shared<SoftmaxPrim>();
     prim->md = PlainDesc(dims);
     using Fwd = std::conditional_t<kLog, dnnl::logsoftmax_forward,
@@ -114,12 +114,10 @@ void SoftmaxBackward(const KernelContext&, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterSoftmaxKernels(mxplugin::Plugin& plugin) {
-  plugin.RegisterKernel("softmax", MX_DEVICE_CPU, SoftmaxForward<false>);
-  plugin.RegisterKernel("log_softmax", MX_DEVICE_CPU, SoftmaxForward<true>);
-  plugin.RegisterKernel("_backward_softmax", MX_DEVICE_CPU,
-                        SoftmaxBackward<false>);
-  plugin.RegisterKernel("_backward_log_softmax", MX_DEVICE_CPU,
-                        SoftmaxBackward<true>);
+  RegisterCpuKernel(plugin, "softmax", SoftmaxForward<false>);
+  RegisterCpuKernel(plugin, "log_softmax", SoftmaxForward<true>);
+  RegisterCpuKernel(plugin, "_backward_softmax", SoftmaxBackward<false>);
+  RegisterCpuKernel(plugin, "_backward_log_softmax", SoftmaxBackward<true>);
 }
 
 }  // namespace mx_onednn

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define MX_PLUGIN_ABI_MAJOR 1
-#define MX_PLUGIN_ABI_MINOR 3
+#define MX_PLUGIN_ABI_MINOR 4
 
 /* Size of a struct up to and including `field`: what a plugin built
  * against an older minor version passes as struct_size. */
@@ -155,6 +155,12 @@ typedef struct MxKernelContext {
    * mutates (MxOpDef.mutate_inputs) counts once it completes. */
   void (*input_version)(void* host, int32_t index, uint64_t* array_id,
                         uint64_t* version);
+  /* Since 1.4. The CPU threads this call may use, for parallel_for and for
+   * a library's own thread runtime alike (set OpenMP's team size from it):
+   * MX_CPU_KERNEL_NTHREADS on the engine's workers, 1 for a small op the
+   * engine runs on the thread that pushed it (a team started there would
+   * compete with the workers for the cores). */
+  int32_t num_threads;
 } MxKernelContext;
 
 /* A stateless kernel. `attrs`, here and in every op callback, is what the

@@ -200,6 +200,11 @@ class KernelContext {
     }
     return v;
   }
+  // The CPU threads this call may use (since ABI 1.4; see
+  // MxKernelContext.num_threads); 0 when the host does not say.
+  int num_threads() const {
+    return MX_HAS_FIELD(c_, MxKernelContext, num_threads) ? c_->num_threads : 0;
+  }
   // fn(begin, end) on the host's CPU kernel threads. fn must not throw.
   template <typename Fn>
   void ParallelFor(int64_t n, int64_t grain, const Fn& fn) const {

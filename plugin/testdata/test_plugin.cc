@@ -3,7 +3,8 @@
 //     gradient op _test_plugin_scale_backward, and a stateful op
 //     _test_plugin_offset (y = x + offset, state made once per node);
 //   - ops whose shape inference or kernel fail, for error reporting;
-//   - a kernel for the existing op "negative" that counts its calls;
+//   - a kernel for the existing op "negative" that counts its calls and
+//     keeps the thread count of the last (MxKernelContext.num_threads);
 //   - a kernel for the dynamic-shape op "flatnonzero" (float32 and int32;
 //     others declined to the built-in one), which allocates its output
 //     through the ABI's alloc_output once it has counted;
@@ -22,6 +23,7 @@ using mxplugin::KernelContext;
 using mxplugin::Tensors;
 
 std::atomic<int> negative_calls{0};
+std::atomic<int> negative_threads{0};
 std::atomic<int> flatnonzero_calls{0};
 
 template <typename T>
@@ -149,9 +151,10 @@ void Register(mxplugin::Plugin& p) {
                                            "purpose");
                    }));
   p.RegisterKernel("negative", MX_DEVICE_CPU,
-                   [](const KernelContext&, const Attrs&, Tensors in,
+                   [](const KernelContext& ctx, const Attrs&, Tensors in,
                       const int32_t* req, Tensors out) {
                      ++negative_calls;
+                     negative_threads = ctx.num_threads();
                      if (req[0] == MX_REQ_NULL) return;
                      RequireFloat32(in[0]);
                      RequireFloat32(out[0]);
@@ -186,6 +189,10 @@ MX_PLUGIN("test_plugin", Register)
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_negative_calls() {
   return negative_calls.load();
+}
+extern "C" __attribute__((visibility("default"))) int
+mx_test_plugin_negative_threads() {
+  return negative_threads.load();
 }
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_flatnonzero_calls() {
