@@ -93,12 +93,43 @@ class KernelPool {
   std::deque<Batch*> queue_;
 };
 
+struct Runner {
+  ChunkRunner run;
+  void* user_data;
+};
+std::atomic<const Runner*> chunk_runner{nullptr};
+
+// Chunk c of `b` on a chunk runner's thread.
+void RunOneChunk(void* arg, int64_t c) {
+  auto* b = static_cast<Batch*>(arg);
+  const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
+  if (begin >= end) return;
+  try {
+    b->fn(begin, end);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(b->error_mu);
+    if (!b->error) b->error = std::current_exception();
+  }
+}
+
 KernelPool& Pool() {
   static KernelPool* pool = new KernelPool(KernelThreads() - 1);
   return *pool;
 }
 
 }  // namespace
+
+bool SetChunkRunner(ChunkRunner runner, void* user_data) {
+  if (runner == nullptr) return false;
+  auto* r = new Runner{runner, user_data};  // Kept for the process's life.
+  const Runner* none = nullptr;
+  if (chunk_runner.compare_exchange_strong(none, r,
+                                           std::memory_order_acq_rel)) {
+    return true;
+  }
+  delete r;
+  return false;
+}
 
 int KernelThreads() {
   static const int kThreads =
@@ -135,7 +166,11 @@ void ParallelFor(int64_t n, int64_t min_chunk,
   batch.n = n;
   batch.step = (n + chunks - 1) / chunks;
   batch.chunks = chunks;
-  Pool().Run(&batch);
+  if (const Runner* r = chunk_runner.load(std::memory_order_acquire)) {
+    r->run(r->user_data, chunks, RunOneChunk, &batch);
+  } else {
+    Pool().Run(&batch);
+  }
   if (batch.error) std::rethrow_exception(batch.error);
 }
 

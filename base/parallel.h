@@ -17,14 +17,28 @@ namespace mx {
 // Runs fn(begin, end) over [0, n) in chunks of at least `min_chunk`, on up
 // to MX_CPU_KERNEL_NTHREADS threads (default 1: the engine already runs
 // independent ops in parallel): the caller and a persistent pool of
-// MX_CPU_KERNEL_NTHREADS - 1 threads started on first use. Small n runs
-// inline. Callable from several threads at once and from inside `fn`
-// (callers run unclaimed chunks themselves, so nothing waits on a busy
-// pool). An exception thrown by `fn` reaches the caller once every chunk
-// has finished (the first one, if several threw). `fn` is only borrowed
-// (no copy, no allocation: kernels call this for every op).
+// MX_CPU_KERNEL_NTHREADS - 1 threads started on first use (or the chunk
+// runner set by SetChunkRunner below). Small n runs inline. Callable from
+// several threads at once and from inside `fn` (callers run unclaimed chunks
+// themselves, so nothing waits on a busy pool). An exception thrown by `fn`
+// reaches the caller once every chunk has finished (the first one, if several
+// threw). `fn` is only borrowed (no copy, no allocation: kernels call this for
+// every op).
 void ParallelFor(int64_t n, int64_t min_chunk,
                  absl::FunctionRef<void(int64_t, int64_t)> fn);
+
+// Runs body(arg, c) once for every c in [0, chunks) on at most `chunks`
+// threads (the caller among them) and returns when all have returned;
+// `body` never throws.
+using ChunkRunner = void (*)(void* user_data, int64_t chunks,
+                             void (*body)(void* arg, int64_t chunk), void* arg);
+
+// From now on ParallelFor runs its chunks through `runner` instead of its
+// own pool: a plugin's thread runtime (oneDNN's OpenMP), so that one set of
+// threads serves every CPU kernel instead of two competing for the cores.
+// The first call wins; returns whether this one did. `runner` and
+// `user_data` must stay valid for the life of the process.
+bool SetChunkRunner(ChunkRunner runner, void* user_data);
 
 // The thread count ParallelFor uses (MX_CPU_KERNEL_NTHREADS).
 int KernelThreads();

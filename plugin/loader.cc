@@ -220,6 +220,7 @@ PluginInfo LoadPlugin(const std::string& path) {
   info.kernels = registrar.kernels();
   info.backends = registrar.backends();
   info.devices = registrar.devices();
+  info.thread_runtime = registrar.Commit();
   Loaded().push_back(info);
   return info;
 }

@@ -31,6 +31,9 @@ struct PluginInfo {
   std::vector<std::string> kernels;  // Ops given kernels (existing or new).
   std::vector<std::string> backends;
   std::vector<std::string> devices;
+  // Whether the host's parallel loops run on this plugin's thread runtime
+  // (the first plugin to offer one; see MxThreadRuntimeDef).
+  bool thread_runtime = false;
 };
 
 // Loads one plugin. Throws NotFound (no such file), InvalidArgument (not a

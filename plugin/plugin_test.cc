@@ -68,6 +68,7 @@ TEST(Plugin, DescribesWhatItRegistered) {
   EXPECT_EQ(info.kernels,
             (std::vector<std::string>{"negative", "flatnonzero"}));
   EXPECT_EQ(info.backends, std::vector<std::string>{"test_plugin"});
+  EXPECT_TRUE(info.thread_runtime);
   bool listed = false;
   for (const PluginInfo& p : ListPlugins()) listed |= p.name == "test_plugin";
   EXPECT_TRUE(listed);
@@ -152,6 +153,20 @@ TEST(Plugin, KernelsAreToldTheirThreads) {
       "negative", {ArrayOf({1 << 20}, std::vector<double>(1 << 20, 1.0))})[0];
   big.WaitToRead();
   EXPECT_EQ(threads(), 2);
+}
+
+// The test plugin offered the process's first thread runtime: built-in
+// kernels' parallel loops run on it (two kernel threads, see BUILD).
+TEST(Plugin, ParallelLoopsRunOnThePluginsThreadRuntime) {
+  TestPlugin();
+  auto loops = PluginSymbol<int (*)()>("mx_test_plugin_runtime_loops");
+  ASSERT_NE(loops, nullptr);
+  const int before = loops();
+  const int n = 1 << 20;
+  NDArray x = ArrayOf({n}, std::vector<double>(n, 2.0));
+  NDArray y = imperative::Invoke("_mul_scalar", {x}, {{"scalar", "3"}})[0];
+  EXPECT_EQ(ToDouble(y), std::vector<double>(n, 6.0));
+  EXPECT_GT(loops(), before);
 }
 
 // A kernel for a dynamic-shape op allocates its output through the ABI

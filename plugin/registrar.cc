@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "base/parallel.h"
 #include "plugin/c_util.h"
 
 namespace mx {
@@ -65,6 +66,30 @@ MxStatusCode CRegisterDevice(void* registrar, const MxDeviceDef* def,
   });
 }
 
+MxStatusCode CRegisterThreadRuntime(void* registrar,
+                                    const MxThreadRuntimeDef* def,
+                                    MxStatus* status) {
+  return Guard(registrar, status, def,
+               [&](Registrar* r) { r->RegisterThreadRuntime(*def); });
+}
+
+// The host's chunk runner on a plugin's runtime (base/parallel.h).
+void RunOnPluginRuntime(void* user_data, int64_t chunks,
+                        void (*body)(void* arg, int64_t chunk), void* arg) {
+  struct Call {
+    void (*body)(void*, int64_t);
+    void* arg;
+  } call{body, arg};
+  const auto* runtime = static_cast<const MxThreadRuntimeDef*>(user_data);
+  runtime->run(
+      runtime->user_data, chunks,
+      [](void* a, int64_t begin, int64_t end) {
+        const auto* c = static_cast<const Call*>(a);
+        for (int64_t i = begin; i < end; ++i) c->body(c->arg, i);
+      },
+      &call);
+}
+
 }  // namespace
 
 Registrar::Registrar(std::string path, const MxPluginDesc* desc)
@@ -78,6 +103,7 @@ Registrar::Registrar(std::string path, const MxPluginDesc* desc)
   api_.register_op = CRegisterOp;
   api_.register_subgraph_property = CRegisterSubgraphProperty;
   api_.register_device = CRegisterDevice;
+  api_.register_thread_runtime = CRegisterThreadRuntime;
 }
 
 std::string Registrar::Label() const {
@@ -123,6 +149,26 @@ int Registrar::RegisterDevice(const MxDeviceDef& def) {
   const int type = AddCDevice(def, Label(), &undo_);
   devices_.push_back(CopyString(def.name));
   return type;
+}
+
+void Registrar::RegisterThreadRuntime(const MxThreadRuntimeDef& def) {
+  if (def.struct_size < MX_STRUCT_SIZE_UPTO(MxThreadRuntimeDef, run) ||
+      def.run == nullptr) {
+    throw InvalidArgument(
+        absl::StrCat(Label(), ": thread runtime without a run function"));
+  }
+  offered_runtime_ = true;
+  runtime_ = def;
+  runtime_.struct_size = sizeof(runtime_);
+}
+
+bool Registrar::Commit() {
+  if (!offered_runtime_) return false;
+  // Kept for the life of the process, as the plugin's code is.
+  auto* runtime = new MxThreadRuntimeDef(runtime_);
+  if (SetChunkRunner(RunOnPluginRuntime, runtime)) return true;
+  delete runtime;
+  return false;
 }
 
 void Registrar::Rollback() {

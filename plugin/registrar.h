@@ -30,6 +30,13 @@ class Registrar {
   void RegisterOp(const MxOpDef& def);
   void RegisterSubgraphProperty(const MxSubgraphPropertyDef& def);
   int RegisterDevice(const MxDeviceDef& def);
+  // Keeps the offered runtime for Commit.
+  void RegisterThreadRuntime(const MxThreadRuntimeDef& def);
+
+  // After a successful mx_plugin_init: makes an offered thread runtime the
+  // host's chunk runner unless another plugin's already is. Returns whether
+  // this plugin's runtime is used.
+  bool Commit();
 
   // Undoes everything, newest first.
   void Rollback();
@@ -49,6 +56,8 @@ class Registrar {
   const MxPluginDesc* desc_;
   MxHostApi api_;
   std::vector<std::function<void()>> undo_;
+  bool offered_runtime_ = false;
+  MxThreadRuntimeDef runtime_{};
   std::vector<std::string> ops_, kernels_, backends_, devices_;
   std::string first_error_;
   bool clashed_ = false;

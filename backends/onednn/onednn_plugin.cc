@@ -12,6 +12,7 @@
 #include "backends/onednn/fusion_property.h"
 #include "backends/onednn/join_add_kernels.h"
 #include "backends/onednn/matmul_kernels.h"
+#include "backends/onednn/openmp_runtime.h"
 #include "backends/onednn/pooling_kernels.h"
 #include "backends/onednn/primitive_cache.h"
 #include "backends/onednn/softmax_kernels.h"
@@ -28,6 +29,7 @@ MX_PLUGIN("onednn", [](mxplugin::Plugin& plugin) {
   mx_onednn::RegisterBatchNormKernels(plugin);
   mx_onednn::RegisterJoinAddKernels(plugin);
   mx_onednn::RegisterFusionProperty(plugin);
+  mx_onednn::OfferOpenMpRuntime(plugin, mx_onednn::KernelThreads());
 })
 
 // For tests and diagnostics (found with dlsym; not part of the plugin
@@ -48,6 +50,12 @@ extern "C" __attribute__((visibility("default"))) void mx_onednn_stats(
 extern "C" __attribute__((visibility("default"))) int64_t
 mx_onednn_weight_preparations() {
   return mx_onednn::WeightPreparations();
+}
+
+// The host's parallel loops run on the plugin's OpenMP threads so far.
+extern "C" __attribute__((visibility("default"))) int64_t
+mx_onednn_runtime_loops() {
+  return mx_onednn::OpenMpRuntimeLoops();
 }
 
 // oneDNN executions (primitives and sgemm calls) since the plugin loaded.

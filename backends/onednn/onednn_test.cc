@@ -319,9 +319,34 @@ TEST(OnednnPlugin, SmallOpsRunOnThePushingThreadStartNoThreadTeam) {
     after = ThreadsOfThisProcess();
     y.WaitToRead();
     calls_after = PluginStats().calls;
-  }).join();
+  })
+      .join();
   EXPECT_GT(calls_after, calls_before) << "oneDNN never ran";
   EXPECT_EQ(after, before) << "the pushing thread started OpenMP threads";
+}
+
+// With two kernel threads the plugin offers its OpenMP threads as the
+// host's thread runtime: built-in kernels' loops run on them too.
+TEST(OnednnPlugin, BuiltInLoopsRunOnThePluginsOpenMpThreads) {
+  Refs();
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the plugin uses one thread under ThreadSanitizer";
+#endif
+  void* lib = dlopen(std::getenv("MX_ONEDNN_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  auto loops =
+      reinterpret_cast<int64_t (*)()>(dlsym(lib, "mx_onednn_runtime_loops"));
+  dlclose(lib);
+  ASSERT_NE(loops, nullptr);
+  const int64_t before = loops();
+  NDArray x = RandomArray({1 << 20}, DType::kFloat32, -1, 1, 4);
+  const std::vector<double> xs = ToDouble(x);
+  const std::vector<double> y = ToDouble(nd::square(x));
+  EXPECT_GT(loops(), before);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_EQ(y[i], static_cast<double>(static_cast<float>(xs[i] * xs[i])))
+        << i;
+  }
 }
 
 TEST(OnednnPlugin, HybridizedTrainingGivesTheSameLossCurve) {

@@ -450,6 +450,24 @@ typedef struct MxDeviceDef {
                                     void* event, MxStatus* status);
 } MxDeviceDef;
 
+/* ---- A CPU thread runtime ---------------------------------------------- */
+
+/* Since 1.4. The CPU thread runtime a plugin's kernels run on (OpenMP for
+ * oneDNN), offered for the host's parallel loops: the built-in kernels'
+ * loops and every plugin's parallel_for then run on the same threads,
+ * instead of on a second pool whose threads compete with the runtime's for
+ * the cores. */
+typedef struct MxThreadRuntimeDef {
+  size_t struct_size;
+  void* user_data;
+  /* Calls body(arg, c, c + 1) once for every c in [0, chunks), on at most
+   * `chunks` threads (the calling thread among them), and returns when all
+   * calls have returned. body never throws. Called from any thread, also
+   * from inside body (a nested loop may run on the calling thread alone). */
+  void (*run)(void* user_data, int64_t chunks, MxParallelBody body,
+              void* arg);
+} MxThreadRuntimeDef;
+
 /* ---- The host and the entry point -------------------------------------- */
 
 /* What the host offers a plugin during mx_plugin_init. Each register_*
@@ -471,6 +489,12 @@ typedef struct MxHostApi {
   /* *dev_type receives the device type code of the new device. */
   MxStatusCode (*register_device)(void* registrar, const MxDeviceDef* def,
                                   int32_t* dev_type, MxStatus* status);
+  /* Since 1.4. Offers a thread runtime. The first one offered in the
+   * process is used, from the moment its plugin's mx_plugin_init has
+   * returned successfully; later offers are accepted and left unused. */
+  MxStatusCode (*register_thread_runtime)(void* registrar,
+                                          const MxThreadRuntimeDef* def,
+                                          MxStatus* status);
 } MxHostApi;
 
 /* What a plugin says about itself; filled before anything is registered. */

@@ -556,6 +556,27 @@ class Plugin {
                   status);
   }
 
+  // Offers the plugin's CPU thread runtime for the host's parallel loops
+  // (see MxThreadRuntimeDef): run(chunks, body, arg) calls body(arg, c,
+  // c + 1) for every chunk. Returns false (and does nothing) when the host
+  // predates ABI 1.4.
+  bool OfferThreadRuntime(void (*run)(void* user_data, int64_t chunks,
+                                      MxParallelBody body, void* arg),
+                          void* user_data = nullptr) {
+    if (!MX_HAS_FIELD(host_, MxHostApi, register_thread_runtime) ||
+        host_->register_thread_runtime == nullptr) {
+      return false;
+    }
+    MxThreadRuntimeDef def;
+    def.struct_size = sizeof(def);
+    def.user_data = user_data;
+    def.run = run;
+    MxStatus status = detail::NewStatus();
+    detail::Check(
+        host_->register_thread_runtime(host_->registrar, &def, &status),
+        status);
+    return true;
+  }
   void RegisterOp(OpDef op) {
     OpDef* d = detail::Keep(std::make_shared<OpDef>(std::move(op)));
     for (const std::string& s : d->inputs_) d->c_inputs_.push_back(s.c_str());

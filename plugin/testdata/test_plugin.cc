@@ -8,6 +8,8 @@
 //   - a kernel for the dynamic-shape op "flatnonzero" (float32 and int32;
 //     others declined to the built-in one), which allocates its output
 //     through the ABI's alloc_output once it has counted;
+//   - a thread runtime (chunks run one after another on the caller) that
+//     counts its loops;
 //   - backend "test_plugin" claiming chains of _test_plugin_scale into one
 //     _default_subgraph_op.
 #include <atomic>
@@ -24,6 +26,12 @@ using mxplugin::Tensors;
 
 std::atomic<int> negative_calls{0};
 std::atomic<int> negative_threads{0};
+std::atomic<int> runtime_loops{0};
+
+void RunChunks(void*, int64_t chunks, MxParallelBody body, void* arg) {
+  ++runtime_loops;
+  for (int64_t c = 0; c < chunks; ++c) body(arg, c, c + 1);
+}
 std::atomic<int> flatnonzero_calls{0};
 
 template <typename T>
@@ -179,6 +187,7 @@ void Register(mxplugin::Plugin& p) {
                      }
                    });
   p.RegisterSubgraphProperty("test_plugin", std::make_shared<ScaleProperty>());
+  p.OfferThreadRuntime(RunChunks);
 }
 
 }  // namespace
@@ -189,6 +198,10 @@ MX_PLUGIN("test_plugin", Register)
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_negative_calls() {
   return negative_calls.load();
+}
+extern "C" __attribute__((visibility("default"))) int
+mx_test_plugin_runtime_loops() {
+  return runtime_loops.load();
 }
 extern "C" __attribute__((visibility("default"))) int
 mx_test_plugin_negative_threads() {
