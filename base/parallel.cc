@@ -29,17 +29,22 @@ struct Batch {
   std::exception_ptr error;
 };
 
+// Chunk c of `b`; the first exception is kept for the caller.
+void RunChunk(Batch* b, int64_t c) {
+  const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
+  if (begin >= end) return;
+  try {
+    b->fn(begin, end);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(b->error_mu);
+    if (!b->error) b->error = std::current_exception();
+  }
+}
+
 void RunChunks(Batch* b) {
   for (int64_t c = b->next.fetch_add(1, std::memory_order_relaxed);
        c < b->chunks; c = b->next.fetch_add(1, std::memory_order_relaxed)) {
-    const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
-    if (begin >= end) continue;
-    try {
-      b->fn(begin, end);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(b->error_mu);
-      if (!b->error) b->error = std::current_exception();
-    }
+    RunChunk(b, c);
   }
 }
 
@@ -101,15 +106,7 @@ std::atomic<const Runner*> chunk_runner{nullptr};
 
 // Chunk c of `b` on a chunk runner's thread.
 void RunOneChunk(void* arg, int64_t c) {
-  auto* b = static_cast<Batch*>(arg);
-  const int64_t begin = c * b->step, end = std::min(b->n, begin + b->step);
-  if (begin >= end) return;
-  try {
-    b->fn(begin, end);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(b->error_mu);
-    if (!b->error) b->error = std::current_exception();
-  }
+  RunChunk(static_cast<Batch*>(arg), c);
 }
 
 KernelPool& Pool() {

@@ -247,7 +247,10 @@ CKernelContext::CKernelContext(const OpContext& ctx,
   if (dynamic_outputs != nullptr) {
     host_.allocated.assign(dynamic_outputs->size(), false);
   }
-  c_.struct_size = sizeof(c_);
+  // Up to the last field: sizeof would count the tail padding after
+  // num_threads, where a later minor version's int32_t field would go.
+  std::memset(&c_, 0, sizeof(c_));
+  c_.struct_size = MX_STRUCT_SIZE_UPTO(MxKernelContext, num_threads);
   c_.is_train = ctx.is_train ? 1 : 0;
   c_.dev_type = ctx.run_ctx.ctx.dev_type;
   c_.dev_id = ctx.run_ctx.ctx.dev_id;

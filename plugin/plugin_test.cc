@@ -11,6 +11,7 @@
 
 #include "autograd/autograd.h"
 #include "backends/plugin_api/mx_plugin.h"
+#include "backends/plugin_api/mx_plugin_cpp.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
@@ -167,6 +168,30 @@ TEST(Plugin, ParallelLoopsRunOnThePluginsThreadRuntime) {
   NDArray y = imperative::Invoke("_mul_scalar", {x}, {{"scalar", "3"}})[0];
   EXPECT_EQ(ToDouble(y), std::vector<double>(n, 6.0));
   EXPECT_GT(loops(), before);
+}
+
+// A plugin built against 1.4 on a 1.3 host: the C++ layer reads no field
+// past the host's struct sizes.
+TEST(Plugin, NewerPluginOnAnOlderHostUsesNoNewerField) {
+  MxKernelContext ctx{};
+  ctx.struct_size = MX_STRUCT_SIZE_UPTO(MxKernelContext, input_version);
+  ctx.num_threads = 7;  // Beyond the host's struct: must not be read.
+  EXPECT_EQ(mxplugin::KernelContext(&ctx).num_threads(), 0);
+  ctx.struct_size = sizeof(ctx);
+  EXPECT_EQ(mxplugin::KernelContext(&ctx).num_threads(), 7);
+
+  MxHostApi host{};
+  host.struct_size = MX_STRUCT_SIZE_UPTO(MxHostApi, register_device);
+  host.abi_major = 1;
+  host.abi_minor = 3;
+  host.register_thread_runtime = [](void*, const MxThreadRuntimeDef*,
+                                    MxStatus*) {
+    ADD_FAILURE() << "a field beyond the host's struct was called";
+    return MX_STATUS_OK;
+  };
+  mxplugin::Plugin plugin(&host);
+  EXPECT_FALSE(
+      plugin.OfferThreadRuntime([](void*, int64_t, MxParallelBody, void*) {}));
 }
 
 // A kernel for a dynamic-shape op allocates its output through the ABI

@@ -157,6 +157,7 @@ void Registrar::RegisterThreadRuntime(const MxThreadRuntimeDef& def) {
     throw InvalidArgument(
         absl::StrCat(Label(), ": thread runtime without a run function"));
   }
+  if (offered_runtime_) return;  // A plugin's first offer counts.
   offered_runtime_ = true;
   runtime_ = def;
   runtime_.struct_size = sizeof(runtime_);

@@ -14,13 +14,14 @@
 namespace mx_onednn {
 namespace {
 
-// This thread's OpenMP team size for oneDNN; 0 until first set.
-thread_local int tls_team_size = 0;
+// Whether this thread's OpenMP team size was set for oneDNN.
+thread_local bool tls_team_set = false;
 
+// Compared with OpenMP's own setting, not a copy: anything else on the
+// thread may have changed it.
 void SetTeamSize(int n) {
-  if (n == tls_team_size) return;
-  omp_set_num_threads(n);
-  tls_team_size = n;
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+  tls_team_set = true;
 }
 
 }  // namespace
@@ -41,7 +42,10 @@ void WarmUp() {
   // On one thread: a team started on the loading thread would stay,
   // spinning against the engine's workers whenever it runs a kernel.
   const dnnl::engine& engine = Engine();
-  const int team = TeamSize();
+  struct Restore {
+    int team = TeamSize();
+    ~Restore() { SetTeamSize(team); }
+  } restore;
   SetTeamSize(1);
   float x = -1.0f;
   const dnnl::memory::desc md = PlainDesc({1});
@@ -53,7 +57,6 @@ void WarmUp() {
   dnnl::eltwise_forward(pd).execute(stream,
                                     {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
   stream.wait();
-  SetTeamSize(team);
 }
 
 int KernelThreads() {
@@ -73,7 +76,7 @@ int KernelThreads() {
 }
 
 void PrepareThread() {
-  if (tls_team_size == 0) SetTeamSize(KernelThreads());
+  if (!tls_team_set) SetTeamSize(KernelThreads());
 }
 
 void UseCallThreads(const mxplugin::KernelContext& ctx) {
@@ -83,8 +86,10 @@ void UseCallThreads(const mxplugin::KernelContext& ctx) {
 
 int TeamSize() {
   PrepareThread();
-  return tls_team_size;
+  return omp_get_max_threads();
 }
+
+void UseTeamSize(int n) { SetTeamSize(n); }
 
 void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
                        mxplugin::Kernel fn) {

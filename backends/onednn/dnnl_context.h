@@ -52,6 +52,13 @@ void UseCallThreads(const mxplugin::KernelContext& ctx);
 // The OpenMP team size this thread's oneDNN calls use now.
 int TeamSize();
 
+// Sets it to `n`. The fused ops keep primitives in their node state, made
+// for the team size of the call that built them (oneDNN fixes it then);
+// later calls of the node run with that size (rebuilding whenever a call
+// came with another would thrash between a node's calls on the pushing
+// thread and on a worker).
+void UseTeamSize(int n);
+
 // Registers a CPU kernel that runs with its call's threads (UseCallThreads).
 void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
                        mxplugin::Kernel fn);

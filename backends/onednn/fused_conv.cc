@@ -96,6 +96,7 @@ struct State {
   // and are reordered to and from the primitive's layouts through
   // per-thread scratch buffers.
   std::optional<FusedConvPrimitive> prim;
+  int team = 1;                    // The OpenMP team size prim was made for.
   std::vector<int64_t> built_for;  // The data shape `prim` is for.
   Relayout src, dst;
 };
@@ -126,7 +127,9 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
         Relayout(PlainDesc(s->prim->src_desc().dims()), s->prim->src_desc());
     s->dst =
         Relayout(PlainDesc(s->prim->dst_desc().dims()), s->prim->dst_desc());
+    s->team = TeamSize();
   }
+  UseTeamSize(s->team);
   if (!s->cache.Fresh(ctx, s->weight_inputs, s->own_writes)) {
     s->prim->PrepareWeights([&](int i) { return in[i].data<float>(); });
   }

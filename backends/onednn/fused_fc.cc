@@ -80,6 +80,7 @@ struct State {
   std::mutex mu;
   WeightCache cache;
   bool built = false;
+  int team = 1;  // The OpenMP team size prim was made for.
   dnnl::inner_product_forward prim;
   dnnl::memory::desc src, dst, scratchpad;
   Dims weight_dims;
@@ -133,7 +134,11 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   OutputBuffer dst(out[0], req[0], {in[f.data].data<float>()});
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
-  if (!s->built) Build(s, in);
+  if (!s->built) {
+    Build(s, in);
+    s->team = TeamSize();
+  }
+  UseTeamSize(s->team);
   if (!s->cache.Fresh(ctx, s->weight_inputs, {})) PrepareWeights(s, in);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, Wrap(s->src, in[f.data].data<float>())},

@@ -266,6 +266,7 @@ struct State {
   std::vector<std::vector<int64_t>> built_for;  // Input shapes planned for.
   std::vector<StepPlan> plans;
   std::vector<AlignedBuffer> buffers;  // Step results between steps.
+  int team = 1;  // The OpenMP team size the plans' primitives were made for.
 };
 
 Dims ToDims(const std::optional<mxplugin::Shape>& s) {
@@ -397,7 +398,11 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   for (int i = 0; same_shapes && i < in.size(); ++i) {
     same_shapes = s->built_for[i] == in[i].shape();
   }
-  if (!same_shapes) Plan(s, in);
+  if (!same_shapes) {
+    Plan(s, in);
+    s->team = TeamSize();
+  }
+  UseTeamSize(s->team);
   for (size_t k = 0; k < r.steps.size(); ++k) {
     const Step& step = r.steps[k];
     StepPlan& p = s->plans[k];

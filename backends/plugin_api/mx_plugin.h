@@ -460,10 +460,12 @@ typedef struct MxDeviceDef {
 typedef struct MxThreadRuntimeDef {
   size_t struct_size;
   void* user_data;
-  /* Calls body(arg, c, c + 1) once for every c in [0, chunks), on at most
-   * `chunks` threads (the calling thread among them), and returns when all
-   * calls have returned. body never throws. Called from any thread, also
-   * from inside body (a nested loop may run on the calling thread alone). */
+  /* Calls body(arg, begin, end) over ranges that together cover [0,
+   * chunks) exactly once (one chunk per call spreads them best), on at
+   * most `chunks` threads (the calling thread among them), and returns
+   * when all calls have returned. body never throws. Called from any
+   * thread, also from inside body (a nested loop may run on the calling
+   * thread alone, as one call over all chunks). */
   void (*run)(void* user_data, int64_t chunks, MxParallelBody body,
               void* arg);
 } MxThreadRuntimeDef;
@@ -491,7 +493,8 @@ typedef struct MxHostApi {
                                   int32_t* dev_type, MxStatus* status);
   /* Since 1.4. Offers a thread runtime. The first one offered in the
    * process is used, from the moment its plugin's mx_plugin_init has
-   * returned successfully; later offers are accepted and left unused. */
+   * returned successfully; later offers (also a plugin's second) are
+   * accepted and left unused. */
   MxStatusCode (*register_thread_runtime)(void* registrar,
                                           const MxThreadRuntimeDef* def,
                                           MxStatus* status);

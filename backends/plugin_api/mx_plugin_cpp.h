@@ -557,9 +557,9 @@ class Plugin {
   }
 
   // Offers the plugin's CPU thread runtime for the host's parallel loops
-  // (see MxThreadRuntimeDef): run(chunks, body, arg) calls body(arg, c,
-  // c + 1) for every chunk. Returns false (and does nothing) when the host
-  // predates ABI 1.4.
+  // (see MxThreadRuntimeDef): run(user_data, chunks, body, arg) calls
+  // body(arg, begin, end) over ranges covering every chunk once. Returns
+  // false (and does nothing) when the host predates ABI 1.4.
   bool OfferThreadRuntime(void (*run)(void* user_data, int64_t chunks,
                                       MxParallelBody body, void* arg),
                           void* user_data = nullptr) {
