@@ -20,16 +20,19 @@ std::atomic<int> runs{0};
 
 // Chunk 0 on the caller, every other chunk on a thread of its own.
 void RunOnThreads(void* user_data, int64_t chunks,
-                  void (*body)(void* arg, int64_t chunk), void* arg) {
+                  void (*body)(void* arg, int64_t begin, int64_t end),
+                  void* arg) {
   ++runs;
   EXPECT_EQ(user_data, &runs);
   std::vector<std::thread> threads;
-  for (int64_t c = 1; c < chunks; ++c) threads.emplace_back(body, arg, c);
-  body(arg, 0);
+  for (int64_t c = 1; c < chunks; ++c) {
+    threads.emplace_back(body, arg, c, c + 1);
+  }
+  body(arg, 0, 1);
   for (std::thread& t : threads) t.join();
 }
 
-void Unused(void*, int64_t, void (*)(void*, int64_t), void*) {
+void Unused(void*, int64_t, void (*)(void*, int64_t, int64_t), void*) {
   ADD_FAILURE() << "a second runner was used";
 }
 

@@ -104,9 +104,9 @@ struct Runner {
 };
 std::atomic<const Runner*> chunk_runner{nullptr};
 
-// Chunk c of `b` on a chunk runner's thread.
-void RunOneChunk(void* arg, int64_t c) {
-  RunChunk(static_cast<Batch*>(arg), c);
+// Chunks [begin, end) of `b` on a chunk runner's thread.
+void RunChunkRange(void* arg, int64_t begin, int64_t end) {
+  for (int64_t c = begin; c < end; ++c) RunChunk(static_cast<Batch*>(arg), c);
 }
 
 KernelPool& Pool() {
@@ -164,7 +164,7 @@ void ParallelFor(int64_t n, int64_t min_chunk,
   batch.step = (n + chunks - 1) / chunks;
   batch.chunks = chunks;
   if (const Runner* r = chunk_runner.load(std::memory_order_acquire)) {
-    r->run(r->user_data, chunks, RunOneChunk, &batch);
+    r->run(r->user_data, chunks, RunChunkRange, &batch);
   } else {
     Pool().Run(&batch);
   }

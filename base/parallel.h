@@ -27,11 +27,15 @@ namespace mx {
 void ParallelFor(int64_t n, int64_t min_chunk,
                  absl::FunctionRef<void(int64_t, int64_t)> fn);
 
-// Runs body(arg, c) once for every c in [0, chunks) on at most `chunks`
-// threads (the caller among them) and returns when all have returned;
-// `body` never throws.
+// Calls body(arg, begin, end) over ranges of chunks that together cover
+// [0, chunks) once, on at most `chunks` threads (the caller among them),
+// and returns when all calls have returned; `body` never throws. The same
+// shape as the plugin ABI's MxThreadRuntimeDef.run, so a plugin's runtime
+// is used as it is.
 using ChunkRunner = void (*)(void* user_data, int64_t chunks,
-                             void (*body)(void* arg, int64_t chunk), void* arg);
+                             void (*body)(void* arg, int64_t begin,
+                                          int64_t end),
+                             void* arg);
 
 // From now on ParallelFor runs its chunks through `runner` instead of its
 // own pool: a plugin's thread runtime (oneDNN's OpenMP), so that one set of

@@ -73,23 +73,6 @@ MxStatusCode CRegisterThreadRuntime(void* registrar,
                [&](Registrar* r) { r->RegisterThreadRuntime(*def); });
 }
 
-// The host's chunk runner on a plugin's runtime (base/parallel.h).
-void RunOnPluginRuntime(void* user_data, int64_t chunks,
-                        void (*body)(void* arg, int64_t chunk), void* arg) {
-  struct Call {
-    void (*body)(void*, int64_t);
-    void* arg;
-  } call{body, arg};
-  const auto* runtime = static_cast<const MxThreadRuntimeDef*>(user_data);
-  runtime->run(
-      runtime->user_data, chunks,
-      [](void* a, int64_t begin, int64_t end) {
-        const auto* c = static_cast<const Call*>(a);
-        for (int64_t i = begin; i < end; ++i) c->body(c->arg, i);
-      },
-      &call);
-}
-
 }  // namespace
 
 Registrar::Registrar(std::string path, const MxPluginDesc* desc)
@@ -160,16 +143,12 @@ void Registrar::RegisterThreadRuntime(const MxThreadRuntimeDef& def) {
   if (offered_runtime_) return;  // A plugin's first offer counts.
   offered_runtime_ = true;
   runtime_ = def;
-  runtime_.struct_size = sizeof(runtime_);
 }
 
 bool Registrar::Commit() {
-  if (!offered_runtime_) return false;
-  // Kept for the life of the process, as the plugin's code is.
-  auto* runtime = new MxThreadRuntimeDef(runtime_);
-  if (SetChunkRunner(RunOnPluginRuntime, runtime)) return true;
-  delete runtime;
-  return false;
+  // The plugin's run has the runner's shape (base/parallel.h); it and its
+  // user_data stay valid for the process's life, as plugins never unload.
+  return offered_runtime_ && SetChunkRunner(runtime_.run, runtime_.user_data);
 }
 
 void Registrar::Rollback() {
