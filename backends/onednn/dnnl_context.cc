@@ -79,9 +79,11 @@ void PrepareThread() {
   if (!tls_team_set) SetTeamSize(KernelThreads());
 }
 
-void UseCallThreads(const mxplugin::KernelContext& ctx) {
+int UseCallThreads(const mxplugin::KernelContext& ctx) {
   const int asked = ctx.num_threads();
-  SetTeamSize(asked > 0 ? std::min(asked, KernelThreads()) : KernelThreads());
+  const int n = asked > 0 ? std::min(asked, KernelThreads()) : KernelThreads();
+  SetTeamSize(n);
+  return n;
 }
 
 int TeamSize() {
@@ -101,16 +103,6 @@ void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
         UseCallThreads(ctx);
         fn(ctx, attrs, in, req, out);
       });
-}
-
-mxplugin::OpDef::StatefulKernel WithCallThreads(
-    mxplugin::OpDef::StatefulKernel compute) {
-  return [compute = std::move(compute)](
-             void* state, const mxplugin::KernelContext& ctx,
-             mxplugin::Tensors in, const int32_t* req, mxplugin::Tensors out) {
-    UseCallThreads(ctx);
-    compute(state, ctx, in, req, out);
-  };
 }
 
 namespace {

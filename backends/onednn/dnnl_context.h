@@ -46,25 +46,23 @@ void PrepareThread();
 // Applies the call's thread count to OpenMP in the calling thread: the
 // host's MxKernelContext.num_threads (1 for a small op the engine runs on
 // the thread that pushed it, KernelThreads() on its workers), at most
-// KernelThreads(). Kernels registered below call it first.
-void UseCallThreads(const mxplugin::KernelContext& ctx);
+// KernelThreads(). Returns that size. Kernels registered below call it
+// first; the fused ops when they build their primitives.
+int UseCallThreads(const mxplugin::KernelContext& ctx);
 
 // The OpenMP team size this thread's oneDNN calls use now.
 int TeamSize();
 
 // Sets it to `n`. The fused ops keep primitives in their node state, made
-// for the team size of the call that built them (oneDNN fixes it then);
-// later calls of the node run with that size (rebuilding whenever a call
-// came with another would thrash between a node's calls on the pushing
-// thread and on a worker).
+// for the team size of the call that built them (UseCallThreads; oneDNN
+// fixes it then); every call of the node runs with that size (rebuilding
+// whenever a call came with another would thrash between a node's calls
+// on the pushing thread and on a worker).
 void UseTeamSize(int n);
 
 // Registers a CPU kernel that runs with its call's threads (UseCallThreads).
 void RegisterCpuKernel(mxplugin::Plugin& plugin, const std::string& op,
                        mxplugin::Kernel fn);
-// A stateful op's compute, likewise.
-mxplugin::OpDef::StatefulKernel WithCallThreads(
-    mxplugin::OpDef::StatefulKernel compute);
 
 // Declines the call: the host runs the built-in kernel instead. With
 // MX_ONEDNN_VERBOSE=1 the reason is printed to stderr.

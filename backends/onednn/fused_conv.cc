@@ -117,6 +117,7 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->prim || s->built_for != in[f.data].shape()) {
+    s->team = UseCallThreads(ctx);
     const std::vector<int64_t> src_dims = in[f.data].shape(),
                                dst_dims = out[0].shape();
     s->cache = WeightCache();  // The new primitive's weights are empty.
@@ -127,7 +128,6 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
         Relayout(PlainDesc(s->prim->src_desc().dims()), s->prim->src_desc());
     s->dst =
         Relayout(PlainDesc(s->prim->dst_desc().dims()), s->prim->dst_desc());
-    s->team = TeamSize();
   }
   UseTeamSize(s->team);
   if (!s->cache.Fresh(ctx, s->weight_inputs, s->own_writes)) {
@@ -178,8 +178,7 @@ void RegisterFusedConv(mxplugin::Plugin& plugin) {
         const auto& f = a.parsed<ConvFusion>();
         return f.with_bn ? std::vector<int>{f.mean, f.var} : std::vector<int>{};
       })
-      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, ConvFusion>(),
-                WithCallThreads(Compute));
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, ConvFusion>(), Compute);
   plugin.RegisterOp(std::move(op));
 }
 

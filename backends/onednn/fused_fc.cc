@@ -135,8 +135,8 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
   if (dst.skip()) return;
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->built) {
+    s->team = UseCallThreads(ctx);
     Build(s, in);
-    s->team = TeamSize();
   }
   UseTeamSize(s->team);
   if (!s->cache.Fresh(ctx, s->weight_inputs, {})) PrepareWeights(s, in);
@@ -164,8 +164,7 @@ void RegisterFusedFc(mxplugin::Plugin& plugin) {
       .Attr("act_slope", MX_ATTR_FLOAT, "0.25")
       .Parse(Parse)
       .InferShape(InferShape)
-      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, FcFusion>(),
-                WithCallThreads(Compute));
+      .Stateful(MX_DEVICE_CPU, FusedStateFactory<State, FcFusion>(), Compute);
   plugin.RegisterOp(std::move(op));
 }
 

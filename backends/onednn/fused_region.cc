@@ -399,8 +399,8 @@ void Compute(void* state, const KernelContext& ctx, Tensors in,
     same_shapes = s->built_for[i] == in[i].shape();
   }
   if (!same_shapes) {
+    s->team = UseCallThreads(ctx);
     Plan(s, in);
-    s->team = TeamSize();
   }
   UseTeamSize(s->team);
   for (size_t k = 0; k < r.steps.size(); ++k) {
@@ -476,7 +476,7 @@ void RegisterFusedRegion(mxplugin::Plugin& plugin) {
             s->r = a.parsed<Region>();
             return std::shared_ptr<void>(s);
           },
-          WithCallThreads(Compute));
+          Compute);
   plugin.RegisterOp(std::move(op));
 }
 
