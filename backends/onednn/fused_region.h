@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/onednn/pool_attrs.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 namespace mx_onednn {
@@ -33,12 +34,8 @@ namespace mx_onednn {
 // A Pooling node as a region step: max or average, global or with the
 // "valid" convention, channels second, every window overlapping the data
 // (pad < kernel), so oneDNN computes what the built-in kernel does for
-// any input shape.
-struct PoolStep {
-  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
-  bool global = false;
-  std::vector<int64_t> kernel, stride, pad;
-};
+// any input shape. Unless global, stride and pad are filled in (1s, 0s).
+using PoolStep = PoolAttrs;
 
 // A Pooling's attributes as a step; nullopt when a region cannot run it.
 std::optional<PoolStep> ParsePoolStep(const mxplugin::Attrs& attrs);

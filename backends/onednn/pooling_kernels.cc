@@ -8,6 +8,7 @@
 
 #include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
+#include "backends/onednn/pool_attrs.h"
 #include "backends/onednn/primitive_cache.h"
 
 namespace mx_onednn {
@@ -27,46 +28,36 @@ struct PoolGeometry {
   }
 };
 
-Dims PerAxis(const std::string& text, size_t rank, int64_t fill,
+// A window attribute for `rank` axes: `fill` on each when not given.
+Dims PerAxis(const std::vector<int64_t>& given, size_t rank, int64_t fill,
              const std::string& op) {
-  const std::optional<std::vector<int64_t>> given = mxplugin::ParseTuple(text);
-  if (!given) Decline(op, "cannot read a window attribute");
-  if (given->empty()) return Dims(rank, fill);
-  if (given->size() != rank) Decline(op, "window attributes of other ranks");
-  return Dims(given->begin(), given->end());
+  if (given.empty()) return Dims(rank, fill);
+  if (given.size() != rank) Decline(op, "window attributes of other ranks");
+  return Dims(given.begin(), given.end());
 }
 
 PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
                         const std::vector<int64_t>& output,
                         const std::string& op) {
-  const std::string type = attrs.Get("pool_type", "max");
-  const std::optional<bool> global =
-      mxplugin::ParseBool(attrs.Get("global_pool", "0"));
-  const std::string convention = attrs.Get("pooling_convention", "valid");
-  const std::string layout = attrs.Get("layout", "None");
-  const std::string include = attrs.Get("count_include_pad", "None");
-  if (!global || (convention != "valid" && convention != "full")) {
-    Decline(op, "pooling_convention " + convention);
-  }
-  if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
-      layout != "NCDHW") {
-    Decline(op, "layout " + layout);
-  }
+  std::string why;
+  const std::optional<PoolAttrs> pa = ReadPoolAttrs(attrs, &why);
+  if (!pa) Decline(op, why);
   if (data.size() < 3 || data.size() > 5 || output.size() != data.size()) {
     Decline(op, "data rank");
   }
   const size_t rank = data.size() - 2;
   PoolGeometry g;
+  g.algorithm = pa->algorithm;
   g.src = Dims(data.begin(), data.end());
   g.dst = Dims(output.begin(), output.end());
-  if (*global) {
+  if (pa->global) {
     g.kernel = Dims(data.begin() + 2, data.end());
     g.strides = Dims(rank, 1);
     g.pad_l = Dims(rank, 0);
   } else {
-    g.kernel = PerAxis(attrs.Get("kernel", "None"), rank, 0, op);
-    g.strides = PerAxis(attrs.Get("stride", "None"), rank, 1, op);
-    g.pad_l = PerAxis(attrs.Get("pad", "None"), rank, 0, op);
+    g.kernel = PerAxis(pa->kernel, rank, 0, op);
+    g.strides = PerAxis(pa->stride, rank, 1, op);
+    g.pad_l = PerAxis(pa->pad, rank, 0, op);
   }
   g.pad_r = g.pad_l;
   bool asymmetric = false;
@@ -76,8 +67,7 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
     if (k < 1 || s < 1) Decline(op, "kernel or stride below 1");
     // valid rounds down, which oneDNN does with symmetric padding; full
     // rounds up: pad the right end until the last window fits.
-    if (convention == "full")
-      g.pad_r[a] = std::max(pl, (out - 1) * s + k - in - pl);
+    if (pa->full) g.pad_r[a] = std::max(pl, (out - 1) * s + k - in - pl);
     asymmetric |= g.pad_r[a] != pl;
     if ((in + pl + g.pad_r[a] - k) / s + 1 != out) {
       Decline(op, "output size does not match oneDNN's");
@@ -87,20 +77,11 @@ PoolGeometry GeometryOf(const Attrs& attrs, const std::vector<int64_t>& data,
       Decline(op, "a window lies entirely in the padding");
     }
   }
-  if (type == "max") {
-    g.algorithm = dnnl::algorithm::pooling_max;
-  } else if (type == "avg") {
-    const std::optional<bool> with_pad = include == "None"
-                                             ? std::optional<bool>(true)
-                                             : mxplugin::ParseBool(include);
-    if (!with_pad) Decline(op, "cannot read count_include_pad");
-    // The built-in kernel counts only the symmetric padding; oneDNN would
-    // count full's extra right padding too.
-    if (*with_pad && asymmetric) Decline(op, "avg over full's extra padding");
-    g.algorithm = *with_pad ? dnnl::algorithm::pooling_avg_include_padding
-                            : dnnl::algorithm::pooling_avg_exclude_padding;
-  } else {
-    Decline(op, "pool_type " + type);
+  // The built-in kernel counts only the symmetric padding; oneDNN would
+  // count full's extra right padding too.
+  if (pa->algorithm == dnnl::algorithm::pooling_avg_include_padding &&
+      asymmetric) {
+    Decline(op, "avg over full's extra padding");
   }
   return g;
 }

@@ -15,39 +15,12 @@ using mxplugin::Attrs;
 using mxplugin::NodeView;
 
 std::optional<PoolStep> ParsePoolStep(const Attrs& a) {
-  PoolStep p;
-  const std::string type = a.Get("pool_type", "max");
-  const std::string layout = a.Get("layout", "None");
-  const std::optional<bool> global =
-      mxplugin::ParseBool(a.Get("global_pool", "False"));
-  const std::string include = a.Get("count_include_pad", "None");
-  const std::optional<bool> with_pad = include == "None"
-                                           ? std::optional<bool>(true)
-                                           : mxplugin::ParseBool(include);
+  std::string why;
+  std::optional<PoolStep> read = ReadPoolAttrs(a, &why);
   // A global pooling has one window whatever the convention.
-  if (!global || !with_pad ||
-      (!*global && a.Get("pooling_convention", "valid") != "valid") ||
-      (layout != "None" && layout != "NCW" && layout != "NCHW" &&
-       layout != "NCDHW")) {
-    return std::nullopt;
-  }
-  if (type == "max") {
-    p.algorithm = dnnl::algorithm::pooling_max;
-  } else if (type == "avg") {
-    p.algorithm = *with_pad ? dnnl::algorithm::pooling_avg_include_padding
-                            : dnnl::algorithm::pooling_avg_exclude_padding;
-  } else {
-    return std::nullopt;
-  }
-  p.global = *global;
+  if (!read || (!read->global && read->full)) return std::nullopt;
+  PoolStep& p = *read;
   if (p.global) return p;
-  auto tuple = [&](const char* key) {
-    return mxplugin::ParseTuple(a.Get(key, "()"))
-        .value_or(std::vector<int64_t>{-1});
-  };
-  p.kernel = tuple("kernel");
-  p.stride = tuple("stride");
-  p.pad = tuple("pad");
   if (p.stride.empty()) p.stride.assign(p.kernel.size(), 1);
   if (p.pad.empty()) p.pad.assign(p.kernel.size(), 0);
   if (p.kernel.empty() || p.kernel.size() > 3 ||

@@ -743,6 +743,12 @@ std::vector<OpCase> MakeTable() {
                           {"pad", "(1,0)"},
                           {"pooling_convention", "full"}});
   }
+  for (const char* counted : {"True", "False"}) {
+    pool.attrs.push_back({{"kernel", "(3,3)"},
+                          {"pool_type", "avg"},
+                          {"pad", "(1,1)"},
+                          {"count_include_pad", counted}});
+  }
   pool.attrs.push_back({{"global_pool", "True"}, {"pool_type", "avg"}});
   pool.attrs.push_back({{"global_pool", "True"}, {"pool_type", "max"}});
   t.push_back(pool);

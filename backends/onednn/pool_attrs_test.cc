@@ -1,0 +1,100 @@
+#include "backends/onednn/pool_attrs.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/onednn/fused_region.h"
+#include "gtest/gtest.h"
+
+namespace mx_onednn {
+namespace {
+
+// An MxAttrs over `dict` for as long as it lives.
+class TestAttrs {
+ public:
+  explicit TestAttrs(std::map<std::string, std::string> dict)
+      : dict_(std::move(dict)) {
+    for (const auto& [k, v] : dict_) {
+      keys_.push_back(k.c_str());
+      values_.push_back(v.c_str());
+    }
+    c_.struct_size = sizeof(MxAttrs);
+    c_.num = static_cast<int32_t>(keys_.size());
+    c_.keys = keys_.data();
+    c_.values = values_.data();
+    c_.node_name = "pool";
+  }
+  mxplugin::Attrs get() const { return mxplugin::Attrs(&c_); }
+
+ private:
+  std::map<std::string, std::string> dict_;
+  std::vector<const char*> keys_, values_;
+  MxAttrs c_{};
+};
+
+std::optional<PoolAttrs> Read(std::map<std::string, std::string> dict,
+                              std::string* why) {
+  return ReadPoolAttrs(TestAttrs(std::move(dict)).get(), why);
+}
+
+TEST(ReadPoolAttrs, ReadsWhatOneDnnRuns) {
+  std::string why;
+  auto p = Read({{"kernel", "(3,2)"},
+                 {"stride", "(2,1)"},
+                 {"pool_type", "avg"},
+                 {"count_include_pad", "False"},
+                 {"pooling_convention", "full"}},
+                &why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_EQ(p->algorithm, dnnl::algorithm::pooling_avg_exclude_padding);
+  EXPECT_FALSE(p->global);
+  EXPECT_TRUE(p->full);
+  EXPECT_EQ(p->kernel, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(p->stride, (std::vector<int64_t>{2, 1}));
+  EXPECT_TRUE(p->pad.empty());
+  p = Read({{"kernel", "(2,2)"}, {"pool_type", "avg"}}, &why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_EQ(p->algorithm, dnnl::algorithm::pooling_avg_include_padding);
+  p = Read({{"global_pool", "True"}, {"kernel", "not a tuple"}}, &why);
+  ASSERT_TRUE(p) << why;  // A global pooling reads no window.
+  EXPECT_TRUE(p->global);
+  EXPECT_EQ(p->algorithm, dnnl::algorithm::pooling_max);
+}
+
+TEST(ReadPoolAttrs, SaysWhyItDeclines) {
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>>
+      cases = {
+          {{{"kernel", "(2,2)"}, {"pool_type", "sum"}}, "pool_type sum"},
+          {{{"kernel", "(2,2)"}, {"layout", "NHWC"}}, "layout NHWC"},
+          {{{"kernel", "(2,2)"}, {"pooling_convention", "same"}},
+           "pooling_convention same"},
+          {{{"kernel", "(2,2)"}, {"count_include_pad", "maybe"}},
+           "cannot read count_include_pad"},
+          {{{"kernel", "(2,"}}, "cannot read kernel"},
+          {{{"global_pool", "yes"}}, "cannot read global_pool"},
+      };
+  for (const auto& [dict, reason] : cases) {
+    std::string why;
+    EXPECT_FALSE(Read(dict, &why)) << reason;
+    EXPECT_EQ(why, reason);
+  }
+}
+
+TEST(ParsePoolStep, RegionStepsAreValidOrGlobalWithWindowsFilledIn) {
+  auto step = [](std::map<std::string, std::string> dict) {
+    return ParsePoolStep(TestAttrs(std::move(dict)).get());
+  };
+  auto s = step({{"kernel", "(3,3)"}, {"pad", "(1,1)"}});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->stride, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(s->pad, (std::vector<int64_t>{1, 1}));
+  EXPECT_FALSE(step({{"kernel", "(3,3)"}, {"pooling_convention", "full"}}));
+  EXPECT_TRUE(step({{"global_pool", "True"}, {"pooling_convention", "full"}}));
+  EXPECT_FALSE(step({{"kernel", "(2,2)"}, {"pad", "(2,2)"}}));  // pad >= k
+  EXPECT_FALSE(step({{"kernel", "(2,2)"}, {"stride", "(1,1,1)"}}));
+  EXPECT_FALSE(step({}));  // No window.
+}
+
+}  // namespace
+}  // namespace mx_onednn
