@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 
@@ -13,6 +14,7 @@
 #include "backends/plugin_api/mx_plugin.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 #include "base/error.h"
+#include "base/parallel.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/imperative.h"
@@ -168,6 +170,29 @@ TEST(Plugin, ParallelLoopsRunOnThePluginsThreadRuntime) {
   NDArray y = imperative::Invoke("_mul_scalar", {x}, {{"scalar", "3"}})[0];
   EXPECT_EQ(ToDouble(y), std::vector<double>(n, 6.0));
   EXPECT_GT(loops(), before);
+}
+
+// A runtime offered by a plugin whose init then fails is never used (the
+// registrar commits it only after success). Checked in a fresh process
+// (threadsafe death-test style re-runs this test alone), because the first
+// runtime committed in a process stays: the test plugin's would win here.
+TEST(PluginDeathTest, AFailedPluginsThreadRuntimeIsNeverUsed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        bool refused = false;
+        try {
+          LoadPlugin(Path("RUNTIME_THEN_FAIL_PLUGIN"));
+        } catch (const RuntimeError&) {
+          refused = true;
+        }
+        // Two kernel threads (BUILD): the loop would go to a runtime.
+        std::atomic<int64_t> covered{0};
+        ParallelFor(1 << 16, 1,
+                    [&](int64_t b, int64_t e) { covered += e - b; });
+        std::exit(refused && covered == (1 << 16) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // A plugin built against 1.4 on a 1.3 host: the C++ layer reads no field

@@ -1,6 +1,8 @@
 // Plugins that must fail to load, each with a typed error and nothing left
 // registered. One source, one variant per HOSTILE_* macro (see BUILD). Each
 // first registers op "_hostile_first" so that rollback is observable.
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "backends/plugin_api/mx_plugin_cpp.h"
@@ -116,6 +118,16 @@ extern "C" __attribute__((visibility("default"))) int mx_plugin_init = 5;
 extern "C" __attribute__((visibility("default"))) int not_a_plugin() {
   return 1;
 }
+#elif defined(HOSTILE_RUNTIME_THEN_FAIL)
+// Offers a thread runtime, then fails: the host must never run loops on it.
+MX_PLUGIN("runtime_then_fail", [](mxplugin::Plugin& p) {
+  RegisterFirst(p);
+  p.OfferThreadRuntime([](void*, int64_t, MxParallelBody, void*) {
+    std::fprintf(stderr, "a failed plugin's thread runtime ran\n");
+    std::abort();
+  });
+  throw std::runtime_error("failed after offering a thread runtime");
+})
 #else
 #error "define one HOSTILE_* variant"
 #endif
