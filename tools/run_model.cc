@@ -7,6 +7,9 @@
 //       --symbol=$PWD/../shared/mxnet-models/mlnet_mlp-symbol.json
 //       --params=$PWD/../shared/mxnet-models/params/mlnet_mlp-0004.params
 //       --inputs='data:1,4:const1' --batches=20          (one command line)
+//
+// Plugins in MX_PLUGINS load first (their kernels run; their subgraph
+// backends can be named with --backend, e.g. onednn).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "base/error.h"
 #include "nn/params_file.h"
+#include "plugin/plugin.h"
 #include "tools/mxnet_model.h"
 
 ABSL_FLAG(std::string, symbol, "", "the model's -symbol.json file");
@@ -53,6 +57,10 @@ int Run() {
     params = nn::LoadArrays(absl::GetFlag(FLAGS_params));
     std::printf("params: %zu arrays from %s\n", params->size(),
                 absl::GetFlag(FLAGS_params).c_str());
+  }
+  LoadEnvPlugins();  // Before partitioning: plugins add backends.
+  for (const PluginInfo& p : ListPlugins()) {
+    std::printf("plugin: %s (%s)\n", p.name.c_str(), p.path.c_str());
   }
   Symbol symbol = loaded;
   const std::string backend = absl::GetFlag(FLAGS_backend);

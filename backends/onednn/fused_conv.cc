@@ -53,6 +53,34 @@ void CheckFusedFloat32(const char* op, Tensors in, Tensors out) {
   }
 }
 
+void MergeInputShape(const char* op, int index, const mxplugin::Shape& needed,
+                     mxplugin::ShapeSlots& in) {
+  if (index < 0) return;
+  if (!in[index]) {
+    in[index] = needed;
+    return;
+  }
+  mxplugin::Shape& given = *in[index];
+  bool fits = given.size() == needed.size();
+  for (size_t i = 0; fits && i < needed.size(); ++i) {
+    if (needed[i] < 0) continue;  // Not known from the data either.
+    if (given[i] < 0) given[i] = needed[i];
+    fits = given[i] == needed[i];
+  }
+  if (!fits) {
+    auto text = [](const mxplugin::Shape& s) {
+      std::string t = "(";
+      for (size_t i = 0; i < s.size(); ++i) {
+        t += (i ? ", " : "") + std::to_string(s[i]);
+      }
+      return t + ")";
+    };
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                std::string(op) + ": input " + std::to_string(index) +
+                    " has shape " + text(given) + ", needs " + text(needed));
+  }
+}
+
 mxplugin::OpDef FusedOpDef(const char* op, const char* description) {
   mxplugin::OpDef def(op);
   def.Describe(description)

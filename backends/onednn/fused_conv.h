@@ -48,6 +48,13 @@ auto FusedStateFactory() {
   };
 }
 
+// Shape inference of a fused op's input `index` (-1: none): fills what is
+// unknown (no shape yet, or -1 dimensions, as MXNet's "(128, 0)" weights
+// arrive) from `needed`, whose own -1 dimensions are not known either.
+// ShapeError naming `op` when a known dimension differs.
+void MergeInputShape(const char* op, int index, const mxplugin::Shape& needed,
+                     mxplugin::ShapeSlots& in);
+
 // The schema every fused op starts with: `description`, num_inputs
 // inputs, and the attributes naming the data, weight and bias inputs.
 mxplugin::OpDef FusedOpDef(const char* op, const char* description);

@@ -30,14 +30,6 @@ std::vector<int64_t> Tuple(const Attrs& a, const char* key, const char* op) {
   return *t;
 }
 
-std::string ShapeText(const mxplugin::Shape& s) {
-  std::string text = "(";
-  for (size_t i = 0; i < s.size(); ++i) {
-    text += (i ? ", " : "") + std::to_string(s[i]);
-  }
-  return text + ")";
-}
-
 // Per-axis value of a window attribute (empty: `fill`).
 int64_t Axis(const std::vector<int64_t>& v, size_t i, int64_t fill) {
   return v.empty() ? fill : (i < v.size() ? v[i] : fill);
@@ -112,27 +104,8 @@ void InferConvFusionShapes(const ConvFusion& f, const char* op,
                            mxplugin::ShapeSlots& in,
                            mxplugin::ShapeSlots& out) {
   const size_t rank = f.kernel.size();
-  // Fills what is unknown (a missing shape or -1 dimensions); a known
-  // dimension must be what the convolution needs.
-  auto set = [&](int index, const mxplugin::Shape& s) {
-    if (index < 0) return;
-    if (!in[index]) {
-      in[index] = s;
-      return;
-    }
-    mxplugin::Shape& given = *in[index];
-    bool fits = given.size() == s.size();
-    for (size_t i = 0; fits && i < s.size(); ++i) {
-      if (s[i] < 0) continue;  // Not known from the data either.
-      if (given[i] < 0) given[i] = s[i];
-      fits = given[i] == s[i];
-    }
-    if (!fits) {
-      throw Error(MX_STATUS_SHAPE_ERROR, std::string(op) + ": input " +
-                                             std::to_string(index) +
-                                             " has shape " + ShapeText(given) +
-                                             ", needs " + ShapeText(s));
-    }
+  auto set = [&](int index, const mxplugin::Shape& needed) {
+    MergeInputShape(op, index, needed, in);
   };
   const int64_t filters = f.num_filter;
   if (in[f.data]) {

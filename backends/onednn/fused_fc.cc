@@ -58,15 +58,18 @@ std::shared_ptr<void> Parse(const Attrs& a) {
 void InferShape(const Attrs& a, mxplugin::ShapeSlots& in,
                 mxplugin::ShapeSlots& out) {
   const auto& f = a.parsed<FcFusion>();
-  if (f.bias >= 0 && !in[f.bias]) in[f.bias] = mxplugin::Shape{f.num_hidden};
-  if (!in[f.data]) return;
+  MergeInputShape(kOp, f.bias, {f.num_hidden}, in);
+  if (!in[f.data]) {
+    MergeInputShape(kOp, f.weight, {f.num_hidden, -1}, in);
+    return;
+  }
   const mxplugin::Shape& d = *in[f.data];
   if (d.empty()) {
     throw Error(MX_STATUS_SHAPE_ERROR, std::string(kOp) + ": scalar data");
   }
-  int64_t k = 1;
-  for (size_t i = 1; i < d.size(); ++i) k *= d[i];
-  if (!in[f.weight]) in[f.weight] = mxplugin::Shape{f.num_hidden, k};
+  int64_t k = 1;  // The flattened row length; -1 while a dimension is not.
+  for (size_t i = 1; i < d.size() && k >= 0; ++i) k = d[i] < 0 ? -1 : k * d[i];
+  MergeInputShape(kOp, f.weight, {f.num_hidden, k}, in);
   out[0] = mxplugin::Shape{d[0], f.num_hidden};
 }
 

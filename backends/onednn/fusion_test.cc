@@ -291,6 +291,43 @@ TEST(OnednnFusion, ResNet18FromMxnetJson) {
   EXPECT_EQ(CountOps(part, "elemwise_add"), 0);
 }
 
+// Models exported by MXNet's Gluon record a Dense weight's unknown input
+// size as 0 ("__shape__": "(128, 0)"): the fused ops fill it in from the
+// data, as FullyConnected and Convolution do.
+TEST(OnednnFusion, MxnetModelsWithPartlyKnownWeightShapes) {
+  for (const char* model :
+       {"advosbig_mnist_mlp", "fashion_mnist", "fcrc_lenet"}) {
+    SCOPED_TRACE(model);
+    const std::string path =
+        mx::testing::MxnetModelsDir() + "/" + model + "-symbol.json";
+    const std::string json = mx::testing::ReadTextFile(path);
+    ASSERT_FALSE(json.empty())
+        << path << " not found (set MX_MXNET_MODELS_DIR)";
+    const Symbol part =
+        CheckFused(Symbol::FromJSON(json), {{"data", {2, 1, 28, 28}}});
+    EXPECT_GE(CountOps(part, "_sg_onednn_fc"), 1);
+  }
+  // A known size that disagrees with the data is the fused op's ShapeError.
+  Symbol x = Symbol::Variable("data");
+  Symbol w = Symbol::Variable("w", TShape{16, 7});
+  Symbol fc = Op("Activation",
+                 {Op("FullyConnected", {x, w},
+                     {{"num_hidden", "16"}, {"no_bias", "True"}}, "fc")},
+                 {{"act_type", "relu"}});
+  const Symbol part = PartitionGraph(fc, "onednn");
+  ASSERT_EQ(CountOps(part, "_sg_onednn_fc"), 1);
+  try {
+    Executor::SimpleBind(part, Context::CPU(), {{"data", {2, 3, 5}}}, {},
+                         OpReqType::kNullOp);
+    ADD_FAILURE() << "bound a (16, 7) weight to 15 inputs";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("_sg_onednn_fc"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(16, 15)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OnednnFusion, BadAttributesAreTypedErrors) {
   Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
   testing::ExpectError<InvalidArgument>(
