@@ -12,6 +12,7 @@
 // backends can be named with --backend, e.g. onednn).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -38,6 +39,11 @@ ABSL_FLAG(std::string, backend, "NONE",
           "subgraph backend to partition with (NONE: none)");
 ABSL_FLAG(std::string, subgraph_ops, "",
           "for --backend=default: comma-separated ops it claims (empty: all)");
+ABSL_FLAG(double, check, -1,
+          "with --backend: also run the unpartitioned graph on the same "
+          "weights and inputs and fail (exit 1) when an output differs by "
+          "more than this times the output's largest magnitude (e.g. 1e-4); "
+          "negative: no check");
 ABSL_FLAG(int, batches, 10, "timed forward passes (after one warm-up)");
 ABSL_FLAG(int, show, 5, "output values printed per output");
 
@@ -45,6 +51,42 @@ namespace {
 
 std::string Describe(const mx::NDArray& a) {
   return a.shape().ToString() + " " + mx::DTypeName(a.dtype());
+}
+
+// Runs `unpartitioned` on copies of `partitioned`'s weights and inputs
+// and compares each output (the largest difference relative to the
+// unpartitioned output's largest magnitude); false beyond `tolerance`.
+bool CheckAgainstUnpartitioned(const mx::Symbol& unpartitioned,
+                               const mx::Executor& partitioned,
+                               double tolerance) {
+  using namespace mx;
+  auto ref = mxnet_model::BindLike(unpartitioned, partitioned);
+  ref->Forward();
+  bool ok = ref->outputs().size() == partitioned.outputs().size();
+  for (size_t i = 0; ok && i < ref->outputs().size(); ++i) {
+    const std::vector<double> want = mxnet_model::ToDoubles(ref->outputs()[i]);
+    const std::vector<double> got =
+        mxnet_model::ToDoubles(partitioned.outputs()[i]);
+    if (got.size() != want.size()) {
+      ok = false;
+      break;
+    }
+    double scale = 0, diff = 0;
+    for (size_t j = 0; j < want.size(); ++j) {
+      scale = std::max(scale, std::abs(want[j]));
+      // NaN anywhere counts as a difference.
+      const double d = std::abs(got[j] - want[j]);
+      diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+    }
+    const double relative = scale > 0 ? diff / scale : diff;
+    std::printf(
+        "check: output %zu differs from the unpartitioned graph's by "
+        "%.3g (%.3g of its largest magnitude %.4g)\n",
+        i, diff, relative, scale);
+    ok = relative <= tolerance;
+  }
+  if (!ok) std::printf("check: FAILED (tolerance %g)\n", tolerance);
+  return ok;
 }
 
 int Run() {
@@ -95,6 +137,11 @@ int Run() {
         absl::StrJoin(values.begin(), values.begin() + shown, ", ",
                       [](std::string* s, double v) { absl::StrAppend(s, v); })
             .c_str());
+  }
+  const double tolerance = absl::GetFlag(FLAGS_check);
+  if (tolerance >= 0 && backend != "NONE" &&
+      !CheckAgainstUnpartitioned(loaded, *exec, tolerance)) {
+    return 1;
   }
   std::vector<double> ms;
   for (int b = 0; b < absl::GetFlag(FLAGS_batches); ++b) {
