@@ -48,6 +48,15 @@ IndexedGraph::IndexedGraph(const std::vector<NodeEntry>& outputs) {
   }
 }
 
+std::vector<int> IndexedGraph::EntryReaders() const {
+  std::vector<int> readers(num_node_entries(), 0);
+  for (const NodeInfo& node : nodes_) {
+    for (const EntryRef& e : node.inputs) ++readers[entry_id(e)];
+  }
+  for (const EntryRef& e : outputs_) ++readers[entry_id(e)];
+  return readers;
+}
+
 uint32_t IndexedGraph::node_id(const Node* node) const {
   auto it = node_ids_.find(node);
   if (it == node_ids_.end()) {

@@ -64,6 +64,9 @@ class IndexedGraph {
     return mutable_input_nodes_;
   }
   const std::vector<EntryRef>& outputs() const { return outputs_; }
+  // Per entry: how many times nodes read it, plus one each time the graph
+  // returns it (the uses a memory plan or a runner counts down).
+  std::vector<int> EntryReaders() const;
 
  private:
   std::vector<NodeInfo> nodes_;

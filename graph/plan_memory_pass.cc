@@ -38,11 +38,7 @@ Graph PlanMemory(Graph g) {
   };
 
   // Readers left per entry; graph outputs are pinned with one extra.
-  std::vector<int> readers(num_entries, 0);
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    for (const auto& e : idx[nid].inputs) ++readers[idx.entry_id(e)];
-  }
-  for (const auto& e : idx.outputs()) ++readers[idx.entry_id(e)];
+  std::vector<int> readers = idx.EntryReaders();
   if (g.HasAttr("memory_rerun_from_node")) {
     const uint32_t rerun = g.GetAttr<uint32_t>("memory_rerun_from_node");
     std::vector<bool> pinned(num_entries, false);

@@ -109,12 +109,8 @@ GraphRunner::GraphRunner(const Symbol& symbol, Context ctx,
   // Outputs that no node reads and the graph does not return are asked
   // for with kNullOp, as MXNet's executors do: kernels skip them (e.g. the
   // data gradient of a first convolution, whose input needs none).
-  std::vector<uint32_t>& readers = readers_;
-  readers.assign(idx.num_node_entries(), 0);
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    for (const auto& e : idx[nid].inputs) ++readers[idx.entry_id(e)];
-  }
-  for (const auto& e : idx.outputs()) ++readers[idx.entry_id(e)];
+  readers_ = idx.EntryReaders();
+  const std::vector<int>& readers = readers_;
   output_reqs_.resize(idx.num_nodes());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node& node = *idx[nid].source;

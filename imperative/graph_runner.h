@@ -109,7 +109,7 @@ class GraphRunner {
   // (kNullOp), empty otherwise (all kWriteTo).
   std::vector<std::vector<OpReqType>> output_reqs_;
   // Per node entry: how many node inputs and graph outputs read it.
-  std::vector<uint32_t> readers_;
+  std::vector<int> readers_;
   // node `nid`'s output write requests in `state`.
   std::vector<OpReqType> OutputRequests(const State& state, uint32_t nid) const;
   // Keeps the nodes (their attributes) alive for segments still queued on
