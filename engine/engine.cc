@@ -1,5 +1,10 @@
 // Engine selection and the small pieces of the public API that every engine
 // shares.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
 #include <thread>
 
 #include "base/env.h"
@@ -76,8 +81,42 @@ std::shared_ptr<Engine> Engine::GetShared() {
   return engine;
 }
 
+namespace {
+
+// Leaving main (or calling exit) with operations still queued: glibc runs
+// the exiting thread's thread_local destructors before any static
+// destructor, so waiting here lets those operations finish while what they
+// use is alive. Otherwise the engine waits only when its own static is
+// destroyed, after the statics of everything first used after it (oneDNN's
+// primitive tables, a plugin's caches), and an operation still running then
+// crashed inside them. Installed on the process's main thread only: other
+// threads ending must not wait for everyone's work.
+struct WaitAtMainThreadExit {
+  ~WaitAtMainThreadExit() {
+    try {
+      Engine::Get()->WaitForAll();
+    } catch (const std::exception& e) {
+      // Nobody waited for this operation's result; say so once.
+      std::fprintf(stderr, "mxcore: an operation failed before exit: %s\n",
+                   e.what());
+    } catch (...) {
+      std::fprintf(stderr, "mxcore: an operation failed before exit\n");
+    }
+  }
+};
+
+}  // namespace
+
 Engine* Engine::Get() {
   static Engine* engine = GetShared().get();
+  thread_local bool exit_wait_checked = false;
+  if (!exit_wait_checked) {
+    exit_wait_checked = true;
+    if (getpid() == static_cast<pid_t>(syscall(SYS_gettid))) {
+      thread_local WaitAtMainThreadExit exit_wait;
+      (void)exit_wait;
+    }
+  }
   return engine;
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -844,6 +845,48 @@ TEST(Engine, GlobalEngineIsSharedAndUsable) {
   eng->WaitForVar(v);
   EXPECT_EQ(x, 42);
   eng->DeleteVariable(nullptr, kCPU, v);
+}
+
+// What operations use may be a static constructed after the engine (a
+// library's tables, a plugin's caches); static destructors run in reverse
+// order, so such a static goes before the engine's. Leaving main with work
+// queued must let that work finish first. Checked in a fresh process (the
+// threadsafe death-test style re-runs this test alone), on the process
+// engine.
+namespace shutdown {
+
+std::atomic<bool> resource_destroyed{false};
+
+struct Resource {
+  ~Resource() { resource_destroyed = true; }
+};
+
+Resource& LateResource() {
+  static Resource r;  // Constructed after the engine below.
+  return r;
+}
+
+}  // namespace shutdown
+
+TEST(EngineShutdownDeathTest, QueuedWorkFinishesBeforeLaterStaticsGo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Engine* engine = Engine::Get();
+        shutdown::LateResource();
+        VarHandle v = engine->NewVariable();
+        engine->PushSync(
+            [](RunContext) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(200));
+              if (shutdown::resource_destroyed) {
+                std::fprintf(stderr, "ran after a static it uses was gone\n");
+                std::_Exit(3);
+              }
+            },
+            Context::CPU(), {}, {v});
+        std::exit(0);  // With the operation queued or running.
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
