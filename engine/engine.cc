@@ -1,10 +1,7 @@
 // Engine selection and the small pieces of the public API that every engine
 // shares.
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <exception>
 #include <thread>
 
 #include "base/env.h"
@@ -45,6 +42,8 @@ EngineOptions EngineOptions::FromEnv() {
       "MX_CPU_WORKER_NTHREADS", options.cpu_worker_threads, 1, 1024));
   options.max_pending_ops = env::GetInt(
       "MX_ENGINE_MAX_PENDING", options.max_pending_ops, 0, int64_t{1} << 40);
+  options.exit_wait_seconds =
+      env::GetInt("MX_ENGINE_EXIT_WAIT_S", options.exit_wait_seconds, 0, 86400);
   return options;
 }
 
@@ -72,51 +71,57 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   }
   static_cast<EngineBase*>(engine.get())
       ->SetMaxPending(options.max_pending_ops);
-  return engine;
-}
-
-std::shared_ptr<Engine> Engine::GetShared() {
-  // Initialization is retried on the next call if FromEnv throws.
-  static std::shared_ptr<Engine> engine(Create(EngineOptions::FromEnv()));
+  static_cast<EngineBase*>(engine.get())
+      ->SetExitWait(options.exit_wait_seconds);
   return engine;
 }
 
 namespace {
 
-// Leaving main (or calling exit) with operations still queued: glibc runs
-// the exiting thread's thread_local destructors before any static
-// destructor, so waiting here lets those operations finish while what they
-// use is alive. Otherwise the engine waits only when its own static is
-// destroyed, after the statics of everything first used after it (oneDNN's
-// primitive tables, a plugin's caches), and an operation still running then
-// crashed inside them. Installed on the process's main thread only: other
-// threads ending must not wait for everyone's work.
-struct WaitAtMainThreadExit {
+// Leaving main (or calling exit on the main thread) with operations still
+// queued: glibc runs the exiting thread's thread_local destructors before
+// any static destructor, so waiting here lets those operations finish while
+// what they use is alive. Without it the process engine is not destroyed
+// before those statics (arrays hold it) and its workers went on running
+// operations inside destroyed statics (oneDNN's primitive tables, a
+// plugin's caches): returning from main with a fused oneDNN executor's
+// forward queued crashed. Installed on the process's main thread only:
+// other threads ending must not wait for everyone's work.
+class WaitAtMainThreadExit {
+ public:
   ~WaitAtMainThreadExit() {
-    try {
-      Engine::Get()->WaitForAll();
-    } catch (const std::exception& e) {
-      // Nobody waited for this operation's result; say so once.
-      std::fprintf(stderr, "mxcore: an operation failed before exit: %s\n",
-                   e.what());
-    } catch (...) {
-      std::fprintf(stderr, "mxcore: an operation failed before exit\n");
-    }
+    // A forked child copies this object but has no worker threads; an
+    // exit() from inside an operation counts that operation as pending.
+    if (getpid() != pid_ || EngineBase::InsideOperation()) return;
+    static_cast<EngineBase*>(Engine::Get())->WaitAtExit();
   }
+
+ private:
+  const pid_t pid_ = getpid();
 };
+
+void InstallExitWait() {
+  thread_local bool checked = false;
+  if (checked) return;
+  checked = true;
+  if (gettid() == getpid()) {
+    thread_local WaitAtMainThreadExit exit_wait;
+    (void)exit_wait;
+  }
+}
 
 }  // namespace
 
+std::shared_ptr<Engine> Engine::GetShared() {
+  // Initialization is retried on the next call if FromEnv throws.
+  static std::shared_ptr<Engine> engine(Create(EngineOptions::FromEnv()));
+  InstallExitWait();
+  return engine;
+}
+
 Engine* Engine::Get() {
   static Engine* engine = GetShared().get();
-  thread_local bool exit_wait_checked = false;
-  if (!exit_wait_checked) {
-    exit_wait_checked = true;
-    if (getpid() == static_cast<pid_t>(syscall(SYS_gettid))) {
-      thread_local WaitAtMainThreadExit exit_wait;
-      (void)exit_wait;
-    }
-  }
+  InstallExitWait();
   return engine;
 }
 

@@ -140,6 +140,12 @@ struct EngineOptions {
   // operation never block (they would deadlock a worker).
   int64_t max_pending_ops = kDefaultMaxPendingOps;
   static constexpr int64_t kDefaultMaxPendingOps = 128;
+  // The process engine (Get) at exit: leaving main, or calling exit on the
+  // main thread, waits up to this long for pending operations before any
+  // static destructor runs (what they use may be destroyed then). 0: no
+  // wait.
+  int64_t exit_wait_seconds = kDefaultExitWaitSeconds;
+  static constexpr int64_t kDefaultExitWaitSeconds = 60;
 
   static EngineOptions FromEnv();
 };

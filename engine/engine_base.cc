@@ -1,6 +1,8 @@
 // Bookkeeping shared by every engine: handle checks, the var pool, operation
 // lifetime, and how errors travel from a failing op to the next wait.
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -420,6 +422,25 @@ void EngineBase::WaitAllCompleted() {
   idle_waiters_.fetch_add(1);  // Before reading the count (see Finish).
   idle_cv_.wait(lock, [this] { return pending_.load() == 0; });
   idle_waiters_.fetch_sub(1);
+}
+
+bool EngineBase::InsideOperation() { return tls_running_ops > 0; }
+
+void EngineBase::WaitAtExit() {
+  if (exit_wait_seconds_ <= 0) return;
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  idle_waiters_.fetch_add(1);  // Before reading the count (see Finish).
+  const bool idle =
+      idle_cv_.wait_for(lock, std::chrono::seconds(exit_wait_seconds_),
+                        [this] { return pending_.load() == 0; });
+  idle_waiters_.fetch_sub(1);
+  if (!idle) {
+    std::fprintf(stderr,
+                 "mxcore: %lld operations still pending after waiting %lld s "
+                 "at exit (MX_ENGINE_EXIT_WAIT_S); exiting without them\n",
+                 static_cast<long long>(pending_.load()),
+                 static_cast<long long>(exit_wait_seconds_));
+  }
 }
 
 void EngineBase::RecordFailure(const ErrorRef& error) {

@@ -140,6 +140,13 @@ class EngineBase : public Engine {
   // Back-pressure limit (EngineOptions::max_pending_ops); 0 = none. Set
   // before the first push.
   void SetMaxPending(int64_t limit) { max_pending_ = limit; }
+  // How long WaitAtExit waits (EngineOptions::exit_wait_seconds).
+  void SetExitWait(int64_t seconds) { exit_wait_seconds_ = seconds; }
+  // At process exit (engine.cc): waits up to the exit wait for pending
+  // operations, and says on stderr when some are still pending after it.
+  void WaitAtExit();
+  // Whether this thread is inside an operation of any engine.
+  static bool InsideOperation();
   // Lets synchronous device operations complete once their work is queued
   // (fences, see DeviceStreamOps). Set before the first push.
   void EnableDeviceFences() { device_fences_ = true; }
@@ -220,6 +227,7 @@ class EngineBase : public Engine {
   // low mark while a pusher is throttled.
   std::condition_variable idle_cv_;
   int64_t max_pending_ = 0;
+  int64_t exit_wait_seconds_ = EngineOptions::kDefaultExitWaitSeconds;
   std::atomic<int> throttled_{0};     // Pushers blocked in Throttle.
   std::atomic<int> idle_waiters_{0};  // Threads in WaitAllCompleted.
 

@@ -1,11 +1,14 @@
 #include "engine/engine.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -869,6 +872,9 @@ Resource& LateResource() {
 }  // namespace shutdown
 
 TEST(EngineShutdownDeathTest, QueuedWorkFinishesBeforeLaterStaticsGo) {
+  if (std::string(Engine::Get()->type_name()) == "NaiveEngine") {
+    GTEST_SKIP() << "NaiveEngine queues nothing";
+  }
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -887,6 +893,49 @@ TEST(EngineShutdownDeathTest, QueuedWorkFinishesBeforeLaterStaticsGo) {
         std::exit(0);  // With the operation queued or running.
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// exit() from inside an operation running on the main thread (NaiveEngine
+// runs every operation there) must not wait for that operation itself.
+TEST(EngineShutdownDeathTest, ExitInsideAnOperationDoesNotWaitForIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);  // A hang becomes a death by SIGALRM.
+        setenv("MX_ENGINE_TYPE", "NaiveEngine", 1);
+        // Kept alive past exit, as live arrays keep it (its destructor,
+        // run at exit otherwise, would wait for the operation too).
+        new std::shared_ptr<Engine>(Engine::GetShared());
+        Engine* engine = Engine::Get();
+        VarHandle v = engine->NewVariable();
+        engine->PushSync([](RunContext) { std::exit(0); }, Context::CPU(), {},
+                         {v});
+        std::exit(4);  // Not reached.
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A pending operation that does not finish within MX_ENGINE_EXIT_WAIT_S:
+// the exit wait gives up and says so (here the engine's own destructor,
+// run later, then waits for the operation).
+TEST(EngineShutdownDeathTest, ExitWaitIsBounded) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        setenv("MX_ENGINE_TYPE", "ThreadedEnginePerDevice", 1);
+        setenv("MX_ENGINE_EXIT_WAIT_S", "1", 1);
+        Engine* engine = Engine::Get();
+        VarHandle v = engine->NewVariable();
+        engine->PushSync(
+            [](RunContext) {
+              std::this_thread::sleep_for(std::chrono::seconds(3));
+            },
+            Context::CPU(), {}, {v});
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "1 operations still pending after waiting 1 s at exit");
 }
 
 }  // namespace

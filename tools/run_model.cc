@@ -62,21 +62,34 @@ bool CheckAgainstUnpartitioned(const mx::Symbol& unpartitioned,
   using namespace mx;
   auto ref = mxnet_model::BindLike(unpartitioned, partitioned);
   ref->Forward();
-  bool ok = ref->outputs().size() == partitioned.outputs().size();
+  if (ref->outputs().size() != partitioned.outputs().size()) {
+    std::printf("check: %zu outputs, the unpartitioned graph has %zu\n",
+                partitioned.outputs().size(), ref->outputs().size());
+    std::printf("check: FAILED\n");
+    return false;
+  }
+  bool ok = true;
   for (size_t i = 0; ok && i < ref->outputs().size(); ++i) {
     const std::vector<double> want = mxnet_model::ToDoubles(ref->outputs()[i]);
     const std::vector<double> got =
         mxnet_model::ToDoubles(partitioned.outputs()[i]);
     if (got.size() != want.size()) {
+      std::printf(
+          "check: output %zu has %zu values, the unpartitioned "
+          "graph's %zu\n",
+          i, got.size(), want.size());
       ok = false;
       break;
     }
     double scale = 0, diff = 0;
     for (size_t j = 0; j < want.size(); ++j) {
-      scale = std::max(scale, std::abs(want[j]));
-      // NaN anywhere counts as a difference.
+      if (std::isfinite(want[j])) scale = std::max(scale, std::abs(want[j]));
+      // The same value (also the same infinity, or NaN on both sides) is
+      // no difference; NaN on one side is an infinite one.
+      if (got[j] == want[j] || (std::isnan(got[j]) && std::isnan(want[j])))
+        continue;
       const double d = std::abs(got[j] - want[j]);
-      diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+      diff = std::isfinite(d) ? std::max(diff, d) : INFINITY;
     }
     const double relative = scale > 0 ? diff / scale : diff;
     std::printf(
@@ -100,7 +113,7 @@ int Run() {
     std::printf("params: %zu arrays from %s\n", params->size(),
                 absl::GetFlag(FLAGS_params).c_str());
   }
-  LoadEnvPlugins();  // Before partitioning: plugins add backends.
+  LoadEnvPlugins();  // Loaded on first use anyway; listed here.
   for (const PluginInfo& p : ListPlugins()) {
     std::printf("plugin: %s (%s)\n", p.name.c_str(), p.path.c_str());
   }
@@ -172,9 +185,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "run_model: --symbol is required\n");
     return 2;
   }
+  if (absl::GetFlag(FLAGS_check) >= 0 &&
+      absl::GetFlag(FLAGS_backend) == "NONE") {
+    std::fprintf(stderr, "run_model: --check needs --backend\n");
+    return 2;
+  }
   try {
     return Run();
-  } catch (const mx::Error& e) {
+  } catch (const std::exception& e) {  // mx::Error, and any other
     std::fprintf(stderr, "run_model: %s\n", e.what());
     return 1;
   }

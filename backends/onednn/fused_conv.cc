@@ -61,6 +61,7 @@ void MergeInputShape(const char* op, int index, const mxplugin::Shape& needed,
     return;
   }
   mxplugin::Shape& given = *in[index];
+  const mxplugin::Shape as_given = given;  // For the message.
   bool fits = given.size() == needed.size();
   for (size_t i = 0; fits && i < needed.size(); ++i) {
     if (needed[i] < 0) continue;  // Not known from the data either.

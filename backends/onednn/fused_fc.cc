@@ -61,6 +61,7 @@ void InferShape(const Attrs& a, mxplugin::ShapeSlots& in,
   MergeInputShape(kOp, f.bias, {f.num_hidden}, in);
   if (!in[f.data]) {
     MergeInputShape(kOp, f.weight, {f.num_hidden, -1}, in);
+    if (!out[0]) out[0] = mxplugin::Shape{-1, f.num_hidden};
     return;
   }
   const mxplugin::Shape& d = *in[f.data];

@@ -1,5 +1,8 @@
 #include "backends/onednn/pool_attrs.h"
 
+#include <string>
+#include <utility>
+
 #include "backends/common/attr_parse.h"
 
 namespace mx_onednn {
@@ -15,11 +18,12 @@ std::optional<PoolAttrs> ReadPoolAttrs(const mxplugin::Attrs& a,
       mxplugin::ParseBool(a.Get("global_pool", "False"));
   if (!global) return fail("cannot read global_pool");
   p.global = *global;
+  // A global pooling has one window whatever the convention.
   const std::string convention = a.Get("pooling_convention", "valid");
-  if (convention != "valid" && convention != "full") {
+  if (!p.global && convention != "valid" && convention != "full") {
     return fail("pooling_convention " + convention);
   }
-  p.full = convention == "full";
+  p.full = !p.global && convention == "full";
   const std::string layout = a.Get("layout", "None");
   if (layout != "None" && layout != "NCW" && layout != "NCHW" &&
       layout != "NCDHW") {

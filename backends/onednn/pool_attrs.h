@@ -22,7 +22,9 @@ struct PoolAttrs {
   // pooling_max, pooling_avg_include_padding or _exclude_padding.
   dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
   bool global = false;
-  bool full = false;  // pooling_convention "full" (output size rounds up).
+  // pooling_convention "full" (output size rounds up); a global pooling
+  // accepts any convention and is never "full".
+  bool full = false;
   // As given (empty when absent); not read for a global pooling.
   std::vector<int64_t> kernel, stride, pad;
 };

@@ -1,7 +1,9 @@
 #include "backends/onednn/pool_attrs.h"
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/onednn/fused_region.h"
@@ -25,6 +27,8 @@ class TestAttrs {
     c_.values = values_.data();
     c_.node_name = "pool";
   }
+  TestAttrs(const TestAttrs&) = delete;  // c_ points into the members.
+  TestAttrs& operator=(const TestAttrs&) = delete;
   mxplugin::Attrs get() const { return mxplugin::Attrs(&c_); }
 
  private:
@@ -91,6 +95,7 @@ TEST(ParsePoolStep, RegionStepsAreValidOrGlobalWithWindowsFilledIn) {
   EXPECT_EQ(s->pad, (std::vector<int64_t>{1, 1}));
   EXPECT_FALSE(step({{"kernel", "(3,3)"}, {"pooling_convention", "full"}}));
   EXPECT_TRUE(step({{"global_pool", "True"}, {"pooling_convention", "full"}}));
+  EXPECT_TRUE(step({{"global_pool", "True"}, {"pooling_convention", "same"}}));
   EXPECT_FALSE(step({{"kernel", "(2,2)"}, {"pad", "(2,2)"}}));  // pad >= k
   EXPECT_FALSE(step({{"kernel", "(2,2)"}, {"stride", "(1,1,1)"}}));
   EXPECT_FALSE(step({}));  // No window.

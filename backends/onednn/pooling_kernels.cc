@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/common/attr_parse.h"
 #include "backends/onednn/dnnl_context.h"
 #include "backends/onednn/pool_attrs.h"
 #include "backends/onednn/primitive_cache.h"

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/common/attr_parse.h"
 #include "backends/onednn/fused_region.h"
 
 namespace mx_onednn {
@@ -17,8 +16,7 @@ using mxplugin::NodeView;
 std::optional<PoolStep> ParsePoolStep(const Attrs& a) {
   std::string why;
   std::optional<PoolStep> read = ReadPoolAttrs(a, &why);
-  // A global pooling has one window whatever the convention.
-  if (!read || (!read->global && read->full)) return std::nullopt;
+  if (!read || read->full) return std::nullopt;
   PoolStep& p = *read;
   if (p.global) return p;
   if (p.stride.empty()) p.stride.assign(p.kernel.size(), 1);
