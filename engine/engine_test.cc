@@ -905,7 +905,8 @@ TEST(EngineShutdownDeathTest, ExitInsideAnOperationDoesNotWaitForIt) {
         setenv("MX_ENGINE_TYPE", "NaiveEngine", 1);
         // Kept alive past exit, as live arrays keep it (its destructor,
         // run at exit otherwise, would wait for the operation too).
-        new std::shared_ptr<Engine>(Engine::GetShared());
+        static auto* keep = new std::shared_ptr<Engine>(Engine::GetShared());
+        (void)keep;
         Engine* engine = Engine::Get();
         VarHandle v = engine->NewVariable();
         engine->PushSync([](RunContext) { std::exit(0); }, Context::CPU(), {},
