@@ -837,6 +837,19 @@ TEST(EngineOptions, BadEnvValuesNameTheVariable) {
               std::string::npos);
   }
   unsetenv("MX_CPU_WORKER_NTHREADS");
+  setenv("MX_ENGINE_EXIT_WAIT_S", "-1", 1);
+  try {
+    EngineOptions::FromEnv();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MX_ENGINE_EXIT_WAIT_S"),
+              std::string::npos);
+  }
+  setenv("MX_ENGINE_EXIT_WAIT_S", "5", 1);
+  EXPECT_EQ(EngineOptions::FromEnv().exit_wait_seconds, 5);
+  unsetenv("MX_ENGINE_EXIT_WAIT_S");
+  EXPECT_EQ(EngineOptions::FromEnv().exit_wait_seconds,
+            EngineOptions::kDefaultExitWaitSeconds);
 }
 
 TEST(Engine, GlobalEngineIsSharedAndUsable) {
