@@ -51,29 +51,18 @@ struct Region {
 void ParseStepAttrs(const nlohmann::json& attrs, bool pool, Step* step) {
   const std::string& label = step->label;
   if (!attrs.is_object()) Invalid(label + ": \"attrs\" is not an object");
-  std::vector<std::string> keys, values;
+  std::vector<std::pair<std::string, std::string>> items;
   for (const auto& [k, v] : attrs.items()) {
     if (!v.is_string()) Invalid(label + ": attribute " + k + " not a string");
-    keys.push_back(k);
-    values.push_back(v.get<std::string>());
+    items.emplace_back(k, v.get<std::string>());
   }
-  std::vector<const char*> key_ptrs, value_ptrs;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    key_ptrs.push_back(keys[i].c_str());
-    value_ptrs.push_back(values[i].c_str());
-  }
-  MxAttrs view{};
-  view.struct_size = sizeof(view);
-  view.num = static_cast<int32_t>(keys.size());
-  view.keys = key_ptrs.data();
-  view.values = value_ptrs.data();
-  view.node_name = label.c_str();
+  const mxplugin::OwnedAttrs owned(std::move(items), label);
   if (pool) {
-    step->pool = ParsePoolStep(Attrs(&view));
+    step->pool = ParsePoolStep(owned.view());
     if (!step->pool) Invalid(label + ": a pooling a region cannot run");
     return;
   }
-  step->f = ParseConvFusion(Attrs(&view), label.c_str());
+  step->f = ParseConvFusion(owned.view(), label.c_str());
   step->data = step->f.data;
   step->sum = step->f.sum;
 }

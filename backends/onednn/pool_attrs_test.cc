@@ -12,34 +12,11 @@
 namespace mx_onednn {
 namespace {
 
-// An MxAttrs over `dict` for as long as it lives.
-class TestAttrs {
- public:
-  explicit TestAttrs(std::map<std::string, std::string> dict)
-      : dict_(std::move(dict)) {
-    for (const auto& [k, v] : dict_) {
-      keys_.push_back(k.c_str());
-      values_.push_back(v.c_str());
-    }
-    c_.struct_size = sizeof(MxAttrs);
-    c_.num = static_cast<int32_t>(keys_.size());
-    c_.keys = keys_.data();
-    c_.values = values_.data();
-    c_.node_name = "pool";
-  }
-  TestAttrs(const TestAttrs&) = delete;  // c_ points into the members.
-  TestAttrs& operator=(const TestAttrs&) = delete;
-  mxplugin::Attrs get() const { return mxplugin::Attrs(&c_); }
+using Dict = std::map<std::string, std::string>;
 
- private:
-  std::map<std::string, std::string> dict_;
-  std::vector<const char*> keys_, values_;
-  MxAttrs c_{};
-};
-
-std::optional<PoolAttrs> Read(std::map<std::string, std::string> dict,
-                              std::string* why) {
-  return ReadPoolAttrs(TestAttrs(std::move(dict)).get(), why);
+std::optional<PoolAttrs> Read(const Dict& dict, std::string* why) {
+  const mxplugin::OwnedAttrs attrs({dict.begin(), dict.end()}, "pool");
+  return ReadPoolAttrs(attrs.view(), why);
 }
 
 TEST(ReadPoolAttrs, ReadsWhatOneDnnRuns) {
@@ -67,17 +44,16 @@ TEST(ReadPoolAttrs, ReadsWhatOneDnnRuns) {
 }
 
 TEST(ReadPoolAttrs, SaysWhyItDeclines) {
-  const std::vector<std::pair<std::map<std::string, std::string>, std::string>>
-      cases = {
-          {{{"kernel", "(2,2)"}, {"pool_type", "sum"}}, "pool_type sum"},
-          {{{"kernel", "(2,2)"}, {"layout", "NHWC"}}, "layout NHWC"},
-          {{{"kernel", "(2,2)"}, {"pooling_convention", "same"}},
-           "pooling_convention same"},
-          {{{"kernel", "(2,2)"}, {"count_include_pad", "maybe"}},
-           "cannot read count_include_pad"},
-          {{{"kernel", "(2,"}}, "cannot read kernel"},
-          {{{"global_pool", "yes"}}, "cannot read global_pool"},
-      };
+  const std::vector<std::pair<Dict, std::string>> cases = {
+      {{{"kernel", "(2,2)"}, {"pool_type", "sum"}}, "pool_type sum"},
+      {{{"kernel", "(2,2)"}, {"layout", "NHWC"}}, "layout NHWC"},
+      {{{"kernel", "(2,2)"}, {"pooling_convention", "same"}},
+       "pooling_convention same"},
+      {{{"kernel", "(2,2)"}, {"count_include_pad", "maybe"}},
+       "cannot read count_include_pad"},
+      {{{"kernel", "(2,"}}, "cannot read kernel"},
+      {{{"global_pool", "yes"}}, "cannot read global_pool"},
+  };
   for (const auto& [dict, reason] : cases) {
     std::string why;
     EXPECT_FALSE(Read(dict, &why)) << reason;
@@ -86,8 +62,9 @@ TEST(ReadPoolAttrs, SaysWhyItDeclines) {
 }
 
 TEST(ParsePoolStep, RegionStepsAreValidOrGlobalWithWindowsFilledIn) {
-  auto step = [](std::map<std::string, std::string> dict) {
-    return ParsePoolStep(TestAttrs(std::move(dict)).get());
+  auto step = [](const Dict& dict) {
+    const mxplugin::OwnedAttrs attrs({dict.begin(), dict.end()}, "pool");
+    return ParsePoolStep(attrs.view());
   };
   auto s = step({{"kernel", "(3,3)"}, {"pad", "(1,1)"}});
   ASSERT_TRUE(s);

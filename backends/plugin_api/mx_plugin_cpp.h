@@ -260,6 +260,40 @@ class Attrs {
   const void* parsed_;
 };
 
+// Attribute strings held by value and seen as Attrs: a parsed node's own
+// copy, or attributes read back from elsewhere (a region's JSON steps).
+// Neither copied nor moved: the view points into it.
+//
+//   OwnedAttrs a({{"kernel", "(3,3)"}, {"pool_type", "avg"}});
+//   ParsePool(a.view());
+class OwnedAttrs {
+ public:
+  explicit OwnedAttrs(std::vector<std::pair<std::string, std::string>> items,
+                      std::string node_name = "")
+      : items_(std::move(items)), node_name_(std::move(node_name)) {
+    for (const auto& [key, value] : items_) {
+      keys_.push_back(key.c_str());
+      values_.push_back(value.c_str());
+    }
+    c_.struct_size = sizeof(c_);
+    c_.num = static_cast<int32_t>(items_.size());
+    c_.keys = keys_.data();
+    c_.values = values_.data();
+    c_.node_name = node_name_.c_str();
+  }
+  OwnedAttrs(const OwnedAttrs&) = delete;
+  OwnedAttrs& operator=(const OwnedAttrs&) = delete;
+
+  // With `parsed` as what OpDef::Parse made of them.
+  Attrs view(const void* parsed = nullptr) const { return Attrs(&c_, parsed); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
+  std::string node_name_;
+  std::vector<const char*> keys_, values_;
+  MxAttrs c_{};
+};
+
 using Kernel = std::function<void(const KernelContext&, const Attrs&,
                                   Tensors in, const int32_t* req, Tensors out)>;
 
@@ -394,16 +428,22 @@ class OpDef {
   };
   // What the host holds per node when the op has a Parse function.
   struct ParsedBox {
-    std::vector<std::string> keys, values;
-    std::vector<const char*> key_ptrs, value_ptrs;
-    MxAttrs view;
+    explicit ParsedBox(const MxAttrs& given) : attrs(Items(given)) {}
+    static std::vector<std::pair<std::string, std::string>> Items(
+        const MxAttrs& a) {
+      std::vector<std::pair<std::string, std::string>> items;
+      for (int i = 0; i < a.num; ++i)
+        items.emplace_back(a.keys[i], a.values[i]);
+      return items;
+    }
+    OwnedAttrs attrs;
     std::shared_ptr<void> user;
   };
   // The Attrs a callback sees for the host's `attrs` pointer.
   Attrs AttrsOf(const void* attrs) const {
     if (!parse_) return Attrs(attrs);
     const auto* box = static_cast<const ParsedBox*>(attrs);
-    return Attrs(&box->view, box->user.get());
+    return box->attrs.view(box->user.get());
   }
   std::function<std::shared_ptr<void>(const Attrs&)> parse_;
   std::string name_, description_;
@@ -836,20 +876,8 @@ class Plugin {
   static MxStatusCode OpParse(void* ud, const MxAttrs* attrs, void** parsed,
                               MxStatus* st) {
     return detail::Guard(st, [&] {
-      auto box = std::make_unique<OpDef::ParsedBox>();
-      for (int i = 0; i < attrs->num; ++i) {
-        box->keys.emplace_back(attrs->keys[i]);
-        box->values.emplace_back(attrs->values[i]);
-      }
-      for (int i = 0; i < attrs->num; ++i) {
-        box->key_ptrs.push_back(box->keys[i].c_str());
-        box->value_ptrs.push_back(box->values[i].c_str());
-      }
-      box->view = *attrs;
-      box->view.keys = box->key_ptrs.data();
-      box->view.values = box->value_ptrs.data();
-      box->view.node_name = "";
-      box->user = static_cast<OpDef*>(ud)->parse_(Attrs(&box->view));
+      auto box = std::make_unique<OpDef::ParsedBox>(*attrs);
+      box->user = static_cast<OpDef*>(ud)->parse_(box->attrs.view());
       *parsed = box.release();
     });
   }
