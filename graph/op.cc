@@ -157,6 +157,11 @@ Op& Op::SetCompute(int dev_type, FCompute fn) {
   compute_[dev_type] = std::move(fn);
   return *this;
 }
+Op& Op::SetComputeOnEveryDevice(FCompute fn) {
+  Revise();
+  compute_on_every_device_ = std::move(fn);
+  return *this;
+}
 Op& Op::SetComputeDynamic(int dev_type, FComputeDynamic fn) {
   Revise();
   compute_dynamic_[dev_type] = std::move(fn);
@@ -236,7 +241,11 @@ void Op::ParseAttrs(NodeAttrs* attrs) const {
 
 const FCompute* Op::compute(int dev_type) const {
   auto it = compute_.find(dev_type);
-  return it == compute_.end() ? nullptr : &it->second;
+  if (it != compute_.end()) return &it->second;
+  const bool has_own = compute_dynamic_.contains(dev_type) ||
+                       stateful_compute_.contains(dev_type);
+  return compute_on_every_device_ && !has_own ? &*compute_on_every_device_
+                                              : nullptr;
 }
 const FComputeDynamic* Op::compute_dynamic(int dev_type) const {
   auto it = compute_dynamic_.find(dev_type);

@@ -170,6 +170,11 @@ class Op {
   Op& SetInferShape(FInferShape fn);
   Op& SetInferType(FInferType fn);
   Op& SetCompute(int dev_type, FCompute fn);
+  // A kernel for every device type, also those plugins register later,
+  // where the op has no kernel of any kind of its own for the type: for
+  // ops whose kernel only calls other ops' kernels on the same device
+  // (subgraph ops).
+  Op& SetComputeOnEveryDevice(FCompute fn);
   // Marks the op dynamic-shape.
   Op& SetComputeDynamic(int dev_type, FComputeDynamic fn);
   Op& SetStateful(FCreateOpState create);
@@ -221,7 +226,8 @@ class Op {
   void ParseAttrs(NodeAttrs* attrs) const;
   const FInferShape& infer_shape() const { return infer_shape_; }
   const FInferType& infer_type() const { return infer_type_; }
-  // Null when the op has no such kernel for the device type.
+  // Null when the op has no such kernel for the device type (compute():
+  // nor one for every device).
   const FCompute* compute(int dev_type) const;
   const FComputeDynamic* compute_dynamic(int dev_type) const;
   const FStatefulCompute* stateful_compute(int dev_type) const;
@@ -262,6 +268,7 @@ class Op {
   FInferShape infer_shape_;
   FInferType infer_type_;
   absl::flat_hash_map<int, FCompute> compute_;
+  std::optional<FCompute> compute_on_every_device_;
   absl::flat_hash_map<int, FComputeDynamic> compute_dynamic_;
   absl::flat_hash_map<int, FStatefulCompute> stateful_compute_;
   FCreateOpState create_state_;

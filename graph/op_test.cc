@@ -169,6 +169,44 @@ TEST(OpRegistry, RevisionChangesWithEveryKernelOrAttributeChange) {
   reg->Unregister("_test_op_revision");
 }
 
+TEST(OpRegistry, KernelForEveryDeviceGivesWayToTheDevicesOwn) {
+  Op& op = OpRegistry::Get()->Register("_test_op_every_device");
+  auto tagged = [](int* tag, int value) -> FCompute {
+    return
+        [tag, value](const OpContext&, const NodeAttrs&,
+                     const std::vector<TBlob>&, const std::vector<OpReqType>&,
+                     const std::vector<TBlob>&) { *tag = value; };
+  };
+  int ran = 0;
+  auto run = [&](int dev_type) {
+    ran = 0;
+    const FCompute* f = op.compute(dev_type);
+    if (f != nullptr) (*f)(OpContext(), NodeAttrs(), {}, {}, {});
+    return ran;
+  };
+  EXPECT_EQ(op.compute(Context::kFirstPluginDevice + 3), nullptr);
+  const uint64_t before = op.revision();
+  op.SetComputeOnEveryDevice(tagged(&ran, 1));
+  EXPECT_NE(op.revision(), before);
+  // Device types known or not yet registered by any plugin.
+  EXPECT_EQ(run(Context::kCPU), 1);
+  EXPECT_EQ(run(Context::kFirstPluginDevice + 3), 1);
+  // A device's own kernel wins; taking it away brings the shared one back.
+  op.SetCompute(Context::kCPU, tagged(&ran, 2));
+  EXPECT_EQ(run(Context::kCPU), 2);
+  Op::DeviceKernels own = op.TakeKernels(Context::kCPU);
+  EXPECT_EQ(run(Context::kCPU), 1);
+  op.RestoreKernels(Context::kCPU, std::move(own));
+  EXPECT_EQ(run(Context::kCPU), 2);
+  // So does a stateful kernel of the device (dispatch tries compute first).
+  op.SetStatefulCompute(
+      Context::kFirstPluginDevice,
+      [](const OpStatePtr&, const OpContext&, const std::vector<TBlob>&,
+         const std::vector<OpReqType>&, const std::vector<TBlob>&) {});
+  EXPECT_EQ(op.compute(Context::kFirstPluginDevice), nullptr);
+  OpRegistry::Get()->Unregister("_test_op_every_device");
+}
+
 TEST(Inference, SameShapeFillsBothWaysAndReportsContradictions) {
   Op& op = OpRegistry::Get()
                ->Register("_test_op_c")

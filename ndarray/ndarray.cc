@@ -417,6 +417,30 @@ void NDArray::ThrowDTypeMismatch(DType requested) const {
                                 DTypeName(dtype_)));
 }
 
+namespace {
+
+// The copy between two contexts: direct between host memories, else the
+// one the device plugin registered; NotFound naming both when there is none.
+DeviceCopyFn FindCopy(const char* who, Context fctx, Context tctx) {
+  if (fctx.is_host() && tctx.is_host()) {
+    return [](const TBlob& f, const TBlob& t, engine::RunContext) {
+      HostCopy(f, t);
+    };
+  }
+  const int dev_type = fctx.is_host() ? tctx.dev_type : fctx.dev_type;
+  {
+    std::lock_guard<std::mutex> lock(CopyRegistryMutex());
+    auto it = CopyRegistry().find(dev_type);
+    if (it != CopyRegistry().end()) return it->second;
+  }
+  throw NotFound(absl::StrCat(who, " ", fctx.ToString(), " -> ",
+                              tctx.ToString(),
+                              ": no device plugin registered copies for "
+                              "this device"));
+}
+
+}  // namespace
+
 void CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
   from.CheckReadable("CopyFromTo (source)");
   if (to.is_none()) throw StateError("CopyFromTo: the destination is none");
@@ -426,26 +450,10 @@ void CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
         " differs from destination shape ", to.shape().ToString()));
   }
   const Context fctx = from.ctx(), tctx = to.ctx();
+  DeviceCopyFn copy = FindCopy("CopyFromTo", fctx, tctx);
   engine::FnProperty prop = engine::FnProperty::kNormal;
   Context exec = tctx;
-  DeviceCopyFn copy;
-  if (fctx.is_host() && tctx.is_host()) {
-    copy = [](const TBlob& f, const TBlob& t, engine::RunContext) {
-      HostCopy(f, t);
-    };
-  } else {
-    const int dev_type = fctx.is_host() ? tctx.dev_type : fctx.dev_type;
-    {
-      std::lock_guard<std::mutex> lock(CopyRegistryMutex());
-      auto it = CopyRegistry().find(dev_type);
-      if (it != CopyRegistry().end()) copy = it->second;
-    }
-    if (!copy) {
-      throw NotFound(absl::StrCat("CopyFromTo ", fctx.ToString(), " -> ",
-                                  tctx.ToString(),
-                                  ": no device plugin registered copies for "
-                                  "this device"));
-    }
+  if (!fctx.is_host() || !tctx.is_host()) {
     prop = fctx.is_host() ? engine::FnProperty::kCopyToDevice
                           : engine::FnProperty::kCopyFromDevice;
     exec = fctx.is_host() ? tctx : fctx;
@@ -456,6 +464,15 @@ void CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
   engine::Engine::Get()->PushSync(
       [copy, src, dst](engine::RunContext rctx) { copy(src, dst, rctx); }, exec,
       {from.var()}, {to.var()}, prop, priority, "CopyFromTo");
+}
+
+void CopyBlob(const TBlob& from, const TBlob& to, engine::RunContext rctx) {
+  if (from.shape != to.shape) {
+    throw ShapeError(
+        absl::StrCat("CopyBlob: source shape ", from.shape.ToString(),
+                     " differs from destination shape ", to.shape.ToString()));
+  }
+  FindCopy("CopyBlob", from.ctx, to.ctx)(from, to, rctx);
 }
 
 void RegisterDeviceCopy(int dev_type, DeviceCopyFn fn) {

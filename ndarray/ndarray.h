@@ -228,6 +228,11 @@ class NDArray {
 // engine. Host contexts copy directly; device copies need a device plugin.
 void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
 
+// CopyFromTo's copy step, for a kernel copying between blobs of the
+// operation it runs (on `rctx`'s stream for a device; same shape, and the
+// same dtype where a device is involved).
+void CopyBlob(const TBlob& from, const TBlob& to, engine::RunContext rctx);
+
 // Device plugins register copies between host and their device type.
 using DeviceCopyFn =
     std::function<void(const TBlob& from, const TBlob& to, engine::RunContext)>;

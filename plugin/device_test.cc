@@ -14,7 +14,10 @@
 #include "imperative/imperative.h"
 #include "ndarray/storage.h"
 #include "plugin/plugin.h"
+#include "subgraph/partition_graph.h"
+#include "subgraph/subgraph_property.h"
 #include "testing/op_test_util.h"
+#include "testing/subgraph_test_util.h"
 
 namespace mx {
 namespace {
@@ -103,6 +106,76 @@ TEST(PluginDevice, ExecutorBindsAndRunsOnTheDevice) {
   EXPECT_EQ(exec->outputs()[0].ctx(), Dev(1));
   EXPECT_EQ(ToDouble(exec->outputs()[0].Copy(Context::CPU())),
             (std::vector<double>{1, 0, 3}));
+}
+
+// _default_subgraph_op runs its subgraph with the device's kernels, on the
+// device's stream (asynchronous on testdev).
+TEST(PluginDevice, DefaultSubgraphOpRunsOnTheDevice) {
+  Symbol x = Symbol::Variable("x"), y = Symbol::Variable("y");
+  Symbol sum = Symbol::Create("elemwise_add", {x, y}, {}, "sum");
+  Symbol half = Symbol::Create("_mul_scalar", {Symbol::Create("relu", {sum})},
+                               {{"scalar", "0.5"}}, "half");
+  const Symbol net = Symbol::Group({half, sum});
+  SetSubgraphPropertyOpNames("default",
+                             {"elemwise_add", "relu", "_mul_scalar"});
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  ASSERT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
+  std::vector<double> xs(1000), ys(1000);
+  for (int i = 0; i < 1000; ++i) {
+    xs[i] = (i % 7) - 3.5;
+    ys[i] = (i % 5) * 0.25;
+  }
+  auto run = [&](const Symbol& s, Context ctx) {
+    auto exec = Executor::SimpleBind(s, ctx, {{"x", {1000}}, {"y", {1000}}}, {},
+                                     OpReqType::kNullOp);
+    CopyFromTo(ArrayOf({1000}, xs), exec->arg_dict().at("x"));
+    CopyFromTo(ArrayOf({1000}, ys), exec->arg_dict().at("y"));
+    std::vector<std::vector<double>> outs;
+    for (int round = 0; round < 3; ++round) exec->Forward();
+    for (const NDArray& o : exec->outputs()) {
+      EXPECT_EQ(o.ctx(), ctx);
+      outs.push_back(ToDouble(o.Copy(Context::CPU())));
+    }
+    return outs;
+  };
+  EXPECT_EQ(run(part, Dev(1)), run(net, Context::CPU()));
+}
+
+// The gradient of a subgraph op is another one. Its one inner result is
+// both x's and w's gradient, so it is computed aside and then copied
+// (grad_req write) or added (grad_req add: elemwise_add on the device).
+TEST(PluginDevice, DefaultSubgraphOpGradientsOnTheDevice) {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  const Symbol net =
+      Symbol::Create("_mul_scalar", {Symbol::Create("elemwise_add", {x, w})},
+                     {{"scalar", "3"}});
+  SetSubgraphPropertyOpNames("default", {"elemwise_add", "_mul_scalar"});
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  ASSERT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
+  for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
+    auto exec =
+        Executor::SimpleBind(part, Dev(0), {{"x", {4}}, {"w", {4}}}, {}, req);
+    CopyFromTo(ArrayOf({4}, {1, 2, 3, 4}), exec->arg_dict().at("x"));
+    CopyFromTo(ArrayOf({4}, {1, 1, 1, 1}), exec->arg_dict().at("w"));
+    const NDArray head = ArrayOf({4}, {1, -1, 2, 0.5}).Copy(Dev(0));
+    for (int round = 0; round < 2; ++round) {
+      exec->Forward(true);
+      exec->Backward({head});
+    }
+    EXPECT_EQ(ToDouble(exec->outputs()[0].Copy(Context::CPU())),
+              (std::vector<double>{6, 9, 12, 15}));
+    const double rounds = req == OpReqType::kAddTo ? 2 : 1;
+    for (const char* name : {"x", "w"}) {
+      SCOPED_TRACE(name);
+      const NDArray g = exec->grad_dict().at(name);
+      EXPECT_EQ(g.ctx(), Dev(0));
+      EXPECT_EQ(ToDouble(g.Copy(Context::CPU())),
+                (std::vector<double>{3 * rounds, -3 * rounds, 6 * rounds,
+                                     1.5 * rounds}));
+    }
+  }
 }
 
 TEST(PluginDevice, OpWithoutDeviceKernelIsNotFound) {

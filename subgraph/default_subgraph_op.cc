@@ -1,10 +1,11 @@
 // _default_subgraph_op: runs a nested graph as one op, forward and backward.
 //
 // Shapes and dtypes are inferred through the subgraph; the kernel runs it
-// with SubgraphInfo::Run. The gradient is the Gradient pass applied to the
-// subgraph, wrapped in another _default_subgraph_op whose inputs are the
-// forward inputs it reads, the forward outputs it reads (instead of
-// recomputing them) and the output gradients.
+// with SubgraphInfo::Run, on any device whose kernels the inner ops have. The
+// gradient is the Gradient pass applied to the subgraph, wrapped in another
+// _default_subgraph_op whose inputs are the forward inputs it reads, the
+// forward outputs it reads (instead of recomputing them) and the output
+// gradients.
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/pass.h"
@@ -132,13 +133,13 @@ MX_REGISTER_OP(_default_subgraph_op)
     .SetResourceRequest([](const NodeAttrs& attrs) {
       return GetSubgraphInfo(attrs)->resources();
     })
-    .SetCompute(Context::kCPU,
-                [](const OpContext& ctx, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-                  GetSubgraphInfo(attrs)->Run(ctx, in, req, out);
-                })
+    // On whatever device the op runs: the inner ops' kernels for it.
+    .SetComputeOnEveryDevice([](const OpContext& ctx, const NodeAttrs& attrs,
+                                const std::vector<TBlob>& in,
+                                const std::vector<OpReqType>& req,
+                                const std::vector<TBlob>& out) {
+      GetSubgraphInfo(attrs)->Run(ctx, in, req, out);
+    })
     .SetAttr<FGradient>("FGradient", SubgraphGradient)
     .SetAttr<FAttachSubgraphs>("FAttachSubgraphs",
                                subgraph_internal::AttachSubgraphInfo);

@@ -1,7 +1,5 @@
 #include "subgraph/subgraph_exec.h"
 
-#include <cstring>
-#include <new>
 #include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
@@ -13,13 +11,6 @@
 namespace mx {
 namespace subgraph_internal {
 namespace {
-
-// 64-byte aligned scratch, freed with the run.
-std::shared_ptr<void> AllocAligned(size_t bytes) {
-  void* p = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(64));
-  return std::shared_ptr<void>(
-      p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
-}
 
 // d += s. float16 adds in float; double and integers in their own type
 // (a float sum lost double's precision and large integers), integers
@@ -44,17 +35,32 @@ void AddInto(const T* s, T* d, size_t n) {
   }
 }
 
-// dst (+)= src, elementwise.
-void WriteOut(const TBlob& src, OpReqType req, const TBlob& dst) {
+// dst (+)= src, elementwise, inside the operation running on `ctx`: on a
+// device through its copy and its elemwise_add kernel, on the op's stream.
+void WriteOut(const OpContext& ctx, const TBlob& src, OpReqType req,
+              const TBlob& dst) {
   if (req == OpReqType::kNullOp) return;
-  const size_t n = static_cast<size_t>(src.Size());
   if (req != OpReqType::kAddTo) {
-    if (src.dptr != dst.dptr) {
-      std::memcpy(dst.dptr, src.dptr, n * DTypeSize(src.dtype));
-    }
+    if (src.dptr != dst.dptr) CopyBlob(src, dst, ctx.run_ctx);
     return;
   }
-  MX_DTYPE_SWITCH(src.dtype, T, { AddInto(src.data<T>(), dst.data<T>(), n); });
+  if (dst.ctx.is_host()) {
+    MX_DTYPE_SWITCH(src.dtype, T, {
+      AddInto(src.data<T>(), dst.data<T>(), static_cast<size_t>(src.Size()));
+    });
+    return;
+  }
+  const Op& add = OpRegistry::Get()->Lookup("elemwise_add");
+  const FCompute* f = add.compute(dst.ctx.dev_type);
+  if (f == nullptr) {
+    throw NotImplemented(absl::StrCat(
+        "subgraph op: adding an output to the existing gradient on ",
+        dst.ctx.ToString(), " needs an elemwise_add kernel there"));
+  }
+  NodeAttrs attrs;
+  attrs.op = &add;
+  attrs.name = "subgraph_output_add";
+  (*f)(ctx, attrs, {dst, src}, {OpReqType::kWriteInplace}, {dst});
 }
 
 template <typename T>
@@ -210,7 +216,12 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
       direct[eid] = static_cast<int>(k);
     }
   }
-  std::vector<std::shared_ptr<void>> scratch;
+  // Inner entries live in temp space of the op's context: on a device it
+  // goes back to the pool only once the op's stream has run the inner
+  // kernels (OpContext waits for it).
+  OpContext scratch;
+  scratch.run_ctx = ctx.run_ctx;
+  scratch.temp_space_requested = true;
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node& node = *idx[nid].source;
     if (node.is_variable()) continue;
@@ -220,9 +231,9 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
         entries[eid] = out[direct[eid]];
         continue;
       }
-      scratch.push_back(
-          AllocAligned(shapes[eid].Size() * DTypeSize(types[eid])));
-      entries[eid] = TBlob{scratch.back().get(), shapes[eid], types[eid], dev};
+      void* p = scratch.TempSpace(static_cast<size_t>(shapes[eid].Size()) *
+                                  DTypeSize(types[eid]));
+      entries[eid] = TBlob{p, shapes[eid], types[eid], dev};
     }
   }
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
@@ -267,7 +278,7 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
   for (size_t k = 0; k < idx.outputs().size(); ++k) {
     const uint32_t eid = idx.entry_id(idx.outputs()[k]);
     if (direct[eid] == static_cast<int>(k)) continue;
-    WriteOut(entries[eid], req[k], out[k]);
+    WriteOut(ctx, entries[eid], req[k], out[k]);
   }
 }
 

@@ -46,7 +46,9 @@ class SubgraphInfo {
   void InferType(const std::string& who, std::vector<DType>* in,
                  std::vector<DType>* out) const;
 
-  // Runs the subgraph on `in`, writing `out` per `req`.
+  // Runs the subgraph on `in`, writing `out` per `req`, with the inner ops'
+  // kernels for ctx's device (on its stream: a device op then waits for
+  // that stream before its scratch memory is reused).
   void Run(const OpContext& ctx, const std::vector<TBlob>& in,
            const std::vector<OpReqType>& req,
            const std::vector<TBlob>& out) const;

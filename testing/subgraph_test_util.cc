@@ -49,6 +49,46 @@ void CopyInputs(const Executor& from, Executor* to) {
   }
 }
 
+int ExpectSameForwardBackward(const Symbol& reference, const Symbol& tested,
+                              Context ctx,
+                              const std::map<std::string, TShape>& shapes,
+                              OpReqType req, double tol) {
+  std::map<std::string, DType> types;
+  for (const auto& [name, shape] : shapes) types[name] = DType::kFloat64;
+  std::unique_ptr<Executor> ref;
+  {
+    ScopedEnv unpartitioned("MX_SUBGRAPH_BACKEND", "NONE");
+    ref = Executor::SimpleBind(reference, Context::CPU(), shapes, types, req);
+  }
+  auto got = Executor::SimpleBind(tested, ctx, shapes, types, req);
+  FillRandom(ref.get(), -1, 1);
+  CopyInputs(*ref, got.get());
+  std::vector<NDArray> ref_heads, got_heads;
+  for (size_t i = 0; i < ref->outputs().size(); ++i) {
+    ref_heads.push_back(RandomArray(ref->outputs()[i].shape(), DType::kFloat64,
+                                    -1, 1, static_cast<uint32_t>(11 + i)));
+    got_heads.push_back(ref_heads.back().Copy(ctx));
+  }
+  for (int round = 0; round < 2; ++round) {
+    ref->Forward(true);
+    ref->Backward(ref_heads);
+    got->Forward(true);
+    got->Backward(got_heads);
+  }
+  for (const auto& [name, g] : ref->grad_dict()) {
+    EXPECT_TRUE(
+        AllClose(ToDouble(got->grad_dict().at(name)), ToDouble(g), tol, tol))
+        << "gradient of " << name;
+  }
+  EXPECT_EQ(got->outputs().size(), ref->outputs().size());
+  for (size_t i = 0; i < ref->outputs().size(); ++i) {
+    EXPECT_TRUE(AllClose(ToDouble(got->outputs()[i]),
+                         ToDouble(ref->outputs()[i]), tol, tol))
+        << "output " << i;
+  }
+  return CountOps(got->symbol(), "_default_subgraph_op");
+}
+
 ::testing::AssertionResult SameOutputs(const Executor& a, const Executor& b) {
   return NearOutputs(a, b, 0);
 }

@@ -39,6 +39,18 @@ void CopyInputs(const Executor& from, Executor* to);
 ::testing::AssertionResult NearOutputs(const Executor& a, const Executor& b,
                                        double rtol);
 
+// Binds `reference` unpartitioned on the CPU (MX_SUBGRAPH_BACKEND=NONE) and
+// `tested` on `ctx` as the environment says (float64 arguments of
+// `shapes`, the same random values, gradients with `req`), runs forward and
+// backward twice with the same random head gradients (kAddTo accumulates)
+// and expects equal outputs and gradients within `tol` (relative and
+// absolute). Returns how many _default_subgraph_op nodes the bound `tested`
+// has (its symbol after any MX_SUBGRAPH_BACKEND partitioning).
+int ExpectSameForwardBackward(const Symbol& reference, const Symbol& tested,
+                              Context ctx,
+                              const std::map<std::string, TShape>& shapes,
+                              OpReqType req, double tol);
+
 // How many nodes of op `op` the symbol has (not looking into subgraphs).
 int CountOps(const Symbol& symbol, const std::string& op);
 

@@ -22,6 +22,7 @@
 #include "nn/nn.h"
 #include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
+#include "subgraph/subgraph_property.h"
 #include "testing/op_test_util.h"
 #include "testing/subgraph_test_util.h"
 #include "tools/models.h"
@@ -370,6 +371,34 @@ TEST(CudaOps, DropoutMasksAreSeededAndScaled) {
   EXPECT_NEAR(static_cast<double>(zeros) / a.size(), 0.3, 0.01);
   // Outside training: the identity.
   EXPECT_EQ(Host(nd::Dropout(x, 0.3)), Host(x));
+}
+
+// _default_subgraph_op on the GPU: its subgraph (and the backward one)
+// run with the GPU kernels; outputs read twice and grad_req add go through
+// the device copy and elemwise_add.
+TEST(CudaOps, DefaultSubgraphOpRunsForwardAndBackwardOnTheGpu) {
+  SKIP_WITHOUT_GPU();
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
+  auto op = [](const std::string& name, const std::vector<Symbol>& in,
+               const AttrDict& attrs = {}) {
+    return Symbol::Create(name, in, attrs);
+  };
+  Symbol a = op("exp", {x});
+  Symbol e = op("elemwise_add",
+                {op("sin", {a}), op("tanh", {op("elemwise_mul", {a, w})})});
+  const Symbol net = Symbol::Group(
+      {op("_mul_scalar", {op("elemwise_mul", {e, x})}, {{"scalar", "3"}}),
+       op("sin", {a})});
+  SetSubgraphPropertyOpNames(
+      "default", {"exp", "sin", "elemwise_mul", "elemwise_add", "_mul_scalar"});
+  const Symbol part = PartitionGraph(net, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
+    EXPECT_GT(testing::ExpectSameForwardBackward(net, part, Context::GPU(0),
+                                                 {{"x", {3, 4}}, {"w", {3, 4}}},
+                                                 req, 1e-10),
+              0);
+  }
 }
 
 TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
