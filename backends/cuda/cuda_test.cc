@@ -403,18 +403,24 @@ TEST(CudaOps, DefaultSubgraphOpRunsForwardAndBackwardOnTheGpu) {
 
 TEST(CudaOps, ErrorsReachTheCallerNamingTheOp) {
   SKIP_WITHOUT_GPU();
+  // Broadcasting over more than 8 dimensions: not on the GPU (the CPU
+  // has no such limit); the kernel's error reaches the wait.
   const NDArray x =
-      RandomArray({3, 4, 5}, DType::kFloat32, -1, 1, 3).Copy(Context::GPU(0));
-  // Reduced axes that are not adjacent: not implemented on the GPU yet.
+      RandomArray({2, 1, 2, 1, 2, 1, 2, 1, 2}, DType::kFloat32, -1, 1, 3)
+          .Copy(Context::GPU(0));
+  const NDArray b =
+      RandomArray({1, 2, 1, 2, 1, 2, 1, 2, 1}, DType::kFloat32, -1, 1, 4)
+          .Copy(Context::GPU(0));
   try {
-    NDArray y = Op("sum", {x}, {{"axis", "(0, 2)"}});
+    NDArray y = Op("broadcast_add", {x, b}, {});
     y.WaitToRead();
-    ADD_FAILURE() << "sum over axes (0, 2) ran";
+    ADD_FAILURE() << "a 9-dimensional broadcast_add ran";
   } catch (const Error& e) {
-    EXPECT_TRUE(testing::Contains(e.what(), "sum")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "broadcast_add")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "8 dimensions")) << e.what();
   }
-  // An op without a GPU kernel (every op of the CPU library but
-  // _default_subgraph_op has one: a CPU-only op of this test).
+  // An op without a GPU kernel (every op of the CPU library has one: a
+  // CPU-only op of this test).
   static const bool registered = [] {
     OpRegistry::Get()
         ->Register("_cuda_test_cpu_only")

@@ -41,8 +41,9 @@ cublasHandle_t BlasHandle(int dev_id, cudaStream_t stream);
 cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream);
 
 // Scratch device memory of at least `bytes` for this thread and device,
-// reused across calls (the engine synchronizes each operation's stream
-// before the next one on this worker starts, so reuse is safe).
+// reused across calls: safe because a worker thread queues all its
+// operations on its one stream, which runs them in order (and growing it
+// frees the old block with cudaFree, which waits for the device).
 void* Workspace(int dev_id, size_t bytes);
 
 // The kernel's stream, with its device made current.

@@ -2,6 +2,7 @@
 // reduction, softmax, shape (same bytes, new shape) and optimizer-update
 // ops, on the plugin's own CUDA kernels (elementwise.cu).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -148,11 +149,11 @@ void Activation(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs, int n);
 
 // Dims of `in` that `axis`/`exclude` reduce, as (outer, reduce, inner);
-// the reduced dims must be consecutive (after dropping length-1 dims).
-void ReduceExtents(const std::string& op, const Attrs& attrs, const Tensor& in,
+// false (extents unset) when the reduced dims are not consecutive after
+// dropping length-1 dims.
+bool ReduceExtents(const std::vector<bool>& reduced, const Tensor& in,
                    int64_t* outer, int64_t* reduce, int64_t* inner) {
   const int n = in.ndim();
-  const std::vector<bool> reduced = ReducedDims(op, attrs, n);
   int first = -1, last = -1;
   for (int d = 0; d < n; ++d) {
     if (reduced[d] && in.dim(d) != 1) {
@@ -164,7 +165,7 @@ void ReduceExtents(const std::string& op, const Attrs& attrs, const Tensor& in,
   for (int d = 0; d < n; ++d) {
     const bool r = reduced[d] && in.dim(d) != 1;
     if (first >= 0 && d >= first && d <= last && !r && in.dim(d) != 1) {
-      Unsupported(op, "reduced axes that are not adjacent");
+      return false;
     }
     if (first < 0 || d < first) {
       *outer *= in.dim(d);
@@ -174,6 +175,28 @@ void ReduceExtents(const std::string& op, const Attrs& attrs, const Tensor& in,
       *inner *= in.dim(d);
     }
   }
+  return true;
+}
+
+// A copy of `in` with the kept dims first and the reduced ones last, in
+// their order, so that it reduces as (kept, reduced, 1).
+GatherIndex ReducedLast(const std::string& op, const std::vector<bool>& reduced,
+                        const Tensor& in, int64_t* outer, int64_t* reduce) {
+  const int n = in.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const std::vector<int64_t> strides = StridesOf(in);
+  GatherIndex gi;
+  *outer = *reduce = 1;
+  for (bool pass_reduced : {false, true}) {
+    for (int d = 0; d < n; ++d) {
+      if (reduced[d] != pass_reduced) continue;
+      gi.shape[gi.ndim] = in.dim(d);
+      gi.stride[gi.ndim] = strides[d];
+      ++gi.ndim;
+      (pass_reduced ? *reduce : *outer) *= in.dim(d);
+    }
+  }
+  return gi;
 }
 
 // Which dims of an n-dim array attrs' axis/exclude reduce.
@@ -265,15 +288,44 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
       [op, kind](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
         RequireFloat(op, in[0]);
+        const std::vector<bool> reduced = ReducedDims(op, attrs, in[0].ndim());
+        cudaStream_t s = StreamOf(ctx);
+        const int dt = in[0].dtype();
+        const void* x = in[0].data<void>();
         int64_t outer, reduce, inner;
-        ReduceExtents(op, attrs, in[0], &outer, &reduce, &inner);
-        if (reduce == 0) {
-          throw Error(MX_STATUS_INVALID_ARGUMENT,
-                      op + ": reduction over zero elements");
+        const bool adjacent =
+            ReduceExtents(reduced, in[0], &outer, &reduce, &inner);
+        if (!adjacent) {
+          inner = 1;
+          const GatherIndex gi =
+              ReducedLast(op, reduced, in[0], &outer, &reduce);
+          if (reduce != 0 && outer != 0) {
+            void* t = Workspace(ctx.dev_id(), ByteSize(in[0]));
+            CheckCuda(
+                LaunchGatherSum(dt, in[0].size(), gi, x, t, MX_REQ_WRITE, s),
+                op);
+            x = t;
+          }
         }
-        CheckCuda(LaunchReduce(kind, in[0].dtype(), outer, reduce, inner,
-                               in[0].data<void>(), out[0].data<void>(), req[0],
-                               StreamOf(ctx)),
+        if (reduce == 0) {
+          // As on the CPU: an empty sum is 0, an empty mean 0/0 (max and
+          // min have no identity: shape inference refused them).
+          const double v = kind == Reduce::kSum ? 0.0 : std::nan("");
+          void* y = out[0].data<void>();
+          const int64_t n = out[0].size();
+          if (req[0] == MX_REQ_ADD) {
+            if (kind != Reduce::kSum) {
+              CheckCuda(LaunchScalar(Binary::kAdd, false, dt, n, y, v, y,
+                                     MX_REQ_WRITE, s),
+                        op);
+            }
+          } else if (req[0] != MX_REQ_NULL) {
+            CheckCuda(LaunchFill(dt, n, v, y, s), op);
+          }
+          return;
+        }
+        CheckCuda(LaunchReduce(kind, dt, outer, reduce, inner, x,
+                               out[0].data<void>(), req[0], s),
                   op);
       });
 }

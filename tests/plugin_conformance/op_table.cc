@@ -843,7 +843,20 @@ std::vector<OpCase> MakeTable() {
                         {{"axis", "1"}},
                         {{"axis", "0"}, {"keepdims", "True"}},
                         {{"axis", "(0, 1)"}}}));
+    // Reduced axes that are not adjacent (also once length-1 dims are
+    // left out: (4, 1, 6) over (0, 2) is adjacent).
+    t.push_back(Shaped(op, {{{2, 3, 5}}, {{4, 1, 6}}, {{2, 3, 4, 5}}},
+                       {{{"axis", "(0, 2)"}},
+                        {{"axis", "(0, 2)"}, {"keepdims", "True"}},
+                        {{"axis", "1"}, {"exclude", "True"}}}));
   }
+  for (const char* op : {"max", "min"}) {
+    t.push_back(Shaped(
+        op, {{{2, 3, 5}}, {{2, 3, 4, 5}}},
+        {{{"axis", "(0, 2)"}}, {{"axis", "(-1, 0)"}, {"keepdims", "True"}}}));
+  }
+  // An empty sum is 0.
+  t.push_back(Shaped("sum", {{{0, 3}}, {{2, 0, 3}}}, {{{"axis", "(0, 1)"}}}));
   AddDeviceCases(&t);
   AddLayoutCases(&t);
   AddIndexCases(&t);
