@@ -50,7 +50,7 @@ void WriteOut(const OpContext& ctx, const TBlob& src, OpReqType req,
     });
     return;
   }
-  const Op& add = OpRegistry::Get()->Lookup("elemwise_add");
+  static const Op& add = OpRegistry::Get()->Lookup("elemwise_add");
   const FCompute* f = add.compute(dst.ctx.dev_type);
   if (f == nullptr) {
     throw NotImplemented(absl::StrCat(
@@ -60,7 +60,16 @@ void WriteOut(const OpContext& ctx, const TBlob& src, OpReqType req,
   NodeAttrs attrs;
   attrs.op = &add;
   attrs.name = "subgraph_output_add";
-  (*f)(ctx, attrs, {dst, src}, {OpReqType::kWriteInplace}, {dst});
+  add.ParseAttrs(&attrs);
+  OpContext add_ctx;
+  add_ctx.is_train = ctx.is_train;
+  add_ctx.run_ctx = ctx.run_ctx;
+  for (const ResourceRequest& r : add.Resources(attrs)) {
+    if (r.type == ResourceRequest::kTempSpace) {
+      add_ctx.temp_space_requested = true;
+    }
+  }
+  (*f)(add_ctx, attrs, {dst, src}, {OpReqType::kWriteInplace}, {dst});
 }
 
 template <typename T>
@@ -198,6 +207,9 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
   const auto& shapes = plan->graph.GetAttr<std::vector<TShape>>("shape");
   const auto& types = plan->graph.GetAttr<std::vector<DType>>("dtype");
   const Context dev = ctx.run_ctx.ctx;
+  // Pinned host memory runs the CPU kernels, as in Invoke.
+  const int dev_type =
+      dev.dev_type == Context::kCPUPinned ? Context::kCPU : dev.dev_type;
 
   std::vector<TBlob> entries(idx.num_node_entries());
   for (size_t j = 0; j < idx.input_nodes().size(); ++j) {
@@ -261,9 +273,9 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
       outs.push_back(entries[idx.entry_id(nid, i)]);
     }
     const std::vector<OpReqType> reqs(outs.size(), OpReqType::kWriteTo);
-    if (const FCompute* f = op.compute(dev.dev_type)) {
+    if (const FCompute* f = op.compute(dev_type)) {
       (*f)(octx, node.attrs, ins, reqs, outs);
-    } else if (const FStatefulCompute* s = op.stateful_compute(dev.dev_type);
+    } else if (const FStatefulCompute* s = op.stateful_compute(dev_type);
                s != nullptr && op.create_state()) {
       OpStatePtr state =
           op.create_state()(node.attrs, dev, in_shapes, in_types);

@@ -27,7 +27,7 @@ void SameBytes(const KernelContext& ctx, const Attrs&, Tensors in,
                const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
   if (req[0] == MX_REQ_ADD) {
-    RequireFloat("identity (add to)", in[0]);
+    RequireNumeric("identity (add to)", in[0]);
     CheckCuda(
         LaunchBinary(Binary::kAdd, in[0].dtype(), out[0].size(),
                      out[0].data<void>(), in[0].data<void>(),

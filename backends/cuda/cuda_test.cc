@@ -374,8 +374,9 @@ TEST(CudaOps, DropoutMasksAreSeededAndScaled) {
 }
 
 // _default_subgraph_op on the GPU: its subgraph (and the backward one)
-// run with the GPU kernels; outputs read twice and grad_req add go through
-// the device copy and elemwise_add.
+// run with the GPU kernels. In the second net one inner result is both
+// gradients, so it is computed aside and copied (the device copy) or added
+// (grad_req add: the GPU's elemwise_add).
 TEST(CudaOps, DefaultSubgraphOpRunsForwardAndBackwardOnTheGpu) {
   SKIP_WITHOUT_GPU();
   Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
@@ -393,11 +394,19 @@ TEST(CudaOps, DefaultSubgraphOpRunsForwardAndBackwardOnTheGpu) {
       "default", {"exp", "sin", "elemwise_mul", "elemwise_add", "_mul_scalar"});
   const Symbol part = PartitionGraph(net, "default");
   RemoveSubgraphPropertyOpNames("default");
+  const Symbol sum3 =
+      op("_mul_scalar", {op("elemwise_add", {x, w})}, {{"scalar", "3"}});
+  SetSubgraphPropertyOpNames("default", {"elemwise_add", "_mul_scalar"});
+  const Symbol sum3_part = PartitionGraph(sum3, "default");
+  RemoveSubgraphPropertyOpNames("default");
   for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
-    EXPECT_GT(testing::ExpectSameForwardBackward(net, part, Context::GPU(0),
-                                                 {{"x", {3, 4}}, {"w", {3, 4}}},
-                                                 req, 1e-10),
-              0);
+    for (const auto& [original, partitioned] :
+         {std::make_pair(net, part), std::make_pair(sum3, sum3_part)}) {
+      EXPECT_GT(testing::ExpectSameForwardBackward(
+                    original, partitioned, Context::GPU(0),
+                    {{"x", {3, 4}}, {"w", {3, 4}}}, req, 1e-10),
+                0);
+    }
   }
 }
 

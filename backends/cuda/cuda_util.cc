@@ -148,6 +148,14 @@ void RequireFloat(const std::string& op, const mxplugin::Tensor& t) {
   }
 }
 
+void RequireNumeric(const std::string& op, const mxplugin::Tensor& t) {
+  const int d = t.dtype();
+  if (d != MX_DTYPE_UINT8 && d != MX_DTYPE_INT8 && d != MX_DTYPE_INT32 &&
+      d != MX_DTYPE_INT64) {
+    RequireFloat(op, t);
+  }
+}
+
 double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
                   const std::string& key, double fallback) {
   const auto text = attrs.Find(key);

@@ -51,6 +51,9 @@ cudaStream_t StreamOf(const mxplugin::KernelContext& ctx);
 
 // Throws DTypeError naming op unless t is float32, float64 or float16.
 void RequireFloat(const std::string& op, const mxplugin::Tensor& t);
+// The same, also accepting uint8, int8, int32 and int64 (not bool): for the
+// kernels that compute on integers as the CPU's do.
+void RequireNumeric(const std::string& op, const mxplugin::Tensor& t);
 
 // Attribute readers for built-in ops' strings: a missing key (or "None"
 // for numbers) gives `fallback`; unreadable text is InvalidArgument naming

@@ -2,7 +2,8 @@
 // activation gradients, optimizer updates, casts, fills, random numbers
 // and one_hot (reductions, softmax and gathers: reduce_kernels.cu). Grid-stride
 // loops of 256 threads; float16 is loaded and stored as __half and
-// computed in float. The write request is a template parameter, so the
+// computed in float; integers (unary, binary, scalar and comparison maps)
+// wrap, divide and saturate as the CPU kernels do. The write request is a template parameter, so the
 // element loop has no branch on it.
 #include <cuda_fp16.h>
 #include <curand_kernel.h>
@@ -29,8 +30,28 @@ __device__ __forceinline__ A SoftRelu(A x) {
   return x > A(0) ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
+// The unary ops defined on integers (the CPU's numeric-domain ones); the
+// float-only ones never reach integer data (type inference refuses it).
 template <typename A>
-__device__ A ApplyUnary(Unary op, A x) {
+__device__ A ApplyIntegerUnary(Unary op, A x) {
+  switch (op) {
+    case Unary::kNegative:
+      return WrapNeg(x);
+    case Unary::kAbs:
+      return x < A(0) ? WrapNeg(x) : x;
+    case Unary::kSign:
+      return static_cast<A>((x > A(0)) - (x < A(0)));
+    case Unary::kSquare:
+      return WrapMul(x, x);
+    case Unary::kRelu:
+      return x > A(0) ? x : A(0);
+    default:
+      return x;
+  }
+}
+
+template <typename A>
+__device__ A ApplyFloatUnary(Unary op, A x) {
   switch (op) {
     case Unary::kIdentity:
       return x;
@@ -111,25 +132,67 @@ __device__ A ApplyUnary(Unary op, A x) {
 }
 
 template <typename A>
+__device__ A ApplyUnary(Unary op, A x) {
+  if constexpr (std::is_integral<A>::value) {
+    return ApplyIntegerUnary(op, x);
+  } else {
+    return ApplyFloatUnary(op, x);
+  }
+}
+
+// a / b; for integers, division by zero gives 0 (as NumPy and the CPU
+// kernels) and INT_MIN / -1 wraps.
+template <typename A>
+__device__ __forceinline__ A Divide(A a, A b) {
+  if constexpr (std::is_integral<A>::value) {
+    if (b == A(0)) return A(0);
+    if constexpr (std::is_signed<A>::value) {
+      if (b == A(-1)) return WrapNeg(a);
+    }
+  }
+  return a / b;
+}
+
+// a ^ b; for integers as the CPU's saturating cast of std::pow in double.
+// Exponents are integers there, so the power is multiplied out by squaring
+// (exact wherever it is below 2^53; CUDA's pow may be 1 ulp off, which the
+// cast to an integer would turn into an off-by-one).
+template <typename A>
+__device__ __forceinline__ A Power(A a, A b) {
+  if constexpr (std::is_integral<A>::value) {
+    double base = static_cast<double>(a), result = 1;
+    uint64_t e = b < A(0) ? 0 - static_cast<uint64_t>(b)
+                          : static_cast<uint64_t>(b);
+    for (; e != 0; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return SaturatingCast<A>(b < A(0) ? 1.0 / result : result);
+  } else {
+    return pow(a, b);
+  }
+}
+
+template <typename A>
 __device__ A ApplyBinary(Binary op, A a, A b) {
   switch (op) {
     case Binary::kAdd:
-      return a + b;
+      return WrapAdd(a, b);
     case Binary::kSub:
-      return a - b;
+      return WrapSub(a, b);
     case Binary::kMul:
-      return a * b;
+      return WrapMul(a, b);
     case Binary::kDiv:
-      return a / b;
+      return Divide(a, b);
     // NaN wins, as in the CPU kernels.
     case Binary::kMax:
       return IsNan(a) || a > b ? a : b;
     case Binary::kMin:
       return IsNan(a) || a < b ? a : b;
     case Binary::kPower:
-      return pow(a, b);
+      return Power(a, b);
     case Binary::kReluGrad:
-      return a * SignOf(b);
+      return WrapMul(a, SignOf(b));
     case Binary::kEq:
       return a == b ? A(1) : A(0);
     case Binary::kNe:
@@ -193,7 +256,7 @@ template <int kReq, typename T>
 __global__ void ScalarKernel(Binary op, bool reverse, int64_t n, const T* x,
                              double s, T* y) {
   using A = typename Acc<T>::type;
-  const A sv = static_cast<A>(s);
+  const A sv = SaturatingCast<A>(s);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const A v = Load(x, i);
@@ -208,7 +271,7 @@ __global__ void CompareKernel(Binary op, int64_t n, const T* a, const T* b,
                               double s, bool reverse, BroadcastIndex bc,
                               bool* y) {
   using A = typename Acc<T>::type;
-  const A sv = static_cast<A>(s);
+  const A sv = SaturatingCast<A>(s);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     int64_t ia = i, ib = i;
@@ -336,7 +399,8 @@ __global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
 
 template <typename T>
 __global__ void FillKernel(int64_t n, double value, T* y) {
-  const T v = static_cast<T>(value);
+  // Integers saturate (NaN is 0), as the CPU's fills.
+  const T v = static_cast<T>(SaturatingCast<typename Acc<T>::type>(value));
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     y[i] = v;
@@ -551,22 +615,22 @@ struct OneHotLauncher {
 cudaError_t LaunchUnary(Unary op, int dtype, int64_t n, const void* x, void* y,
                         int req, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, UnaryLauncher{op, n, x, y, stream});
+  return Dispatch<true>(dtype, req, UnaryLauncher{op, n, x, y, stream});
 }
 
 cudaError_t LaunchBinary(Binary op, int dtype, int64_t n, const void* a,
                          const void* b, void* y, int req,
                          const BroadcastIndex* bc, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, BinaryLauncher{op, n, a, b, y, bc, stream});
+  return Dispatch<true>(dtype, req, BinaryLauncher{op, n, a, b, y, bc, stream});
 }
 
 cudaError_t LaunchScalar(Binary op, bool reverse, int dtype, int64_t n,
                          const void* x, double scalar, void* y, int req,
                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  ScalarLauncher{op, reverse, n, x, scalar, y, stream});
+  return Dispatch<true>(dtype, req,
+                        ScalarLauncher{op, reverse, n, x, scalar, y, stream});
 }
 
 cudaError_t LaunchCompare(Binary op, int dtype, int64_t n, const void* a,
@@ -577,9 +641,9 @@ cudaError_t LaunchCompare(Binary op, int dtype, int64_t n, const void* a,
   BroadcastIndex index;
   index.ndim = 0;
   if (bc != nullptr) index = *bc;
-  return Dispatch(dtype, req,
-                  CompareLauncher{op, n, a, b, s, reverse, index,
-                                  static_cast<bool*>(y), stream});
+  return Dispatch<true>(dtype, req,
+                        CompareLauncher{op, n, a, b, s, reverse, index,
+                                        static_cast<bool*>(y), stream});
 }
 
 cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,
@@ -680,7 +744,8 @@ cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
 cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
                        cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_WRITE, FillLauncher{n, value, y, stream});
+  return Dispatch<true>(dtype, MX_REQ_WRITE,
+                        FillLauncher{n, value, y, stream});
 }
 
 cudaError_t LaunchRandom(bool normal, int dtype, int64_t n, double a, double b,

@@ -201,15 +201,14 @@ struct PadIndex {
   int64_t out_shape[kMaxDims], in_shape[kMaxDims], in_stride[kMaxDims];
   int64_t before[kMaxDims];
 };
-cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index,
-                      double value, const void* x, void* y, int req,
-                      cudaStream_t stream);
+cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index, double value,
+                      const void* x, void* y, int req, cudaStream_t stream);
 // dx += the gradient of Pad from dy (n elements of out_shape); the caller
 // zeroes dx first unless adding to it.
 cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,
                           const void* dy, void* dx, cudaStream_t stream);
 
-// y[i] = value (float dtypes).
+// y[i] = value (float and integer dtypes).
 cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
                        cudaStream_t stream);
 

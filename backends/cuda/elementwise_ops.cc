@@ -21,12 +21,22 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
+// The unary ops the CPU also computes on integers.
+bool IntegerUnary(Unary u) {
+  return u == Unary::kNegative || u == Unary::kAbs || u == Unary::kSign ||
+         u == Unary::kSquare || u == Unary::kRelu;
+}
+
 void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
   RegisterGpuKernel(
       plugin, op,
       [op, u](const KernelContext& ctx, const Attrs&, Tensors in,
               const int32_t* req, Tensors out) {
-        RequireFloat(op, in[0]);
+        if (IntegerUnary(u)) {
+          RequireNumeric(op, in[0]);
+        } else {
+          RequireFloat(op, in[0]);
+        }
         CheckCuda(
             LaunchUnary(u, in[0].dtype(), in[0].size(), in[0].data<void>(),
                         out[0].data<void>(), req[0], StreamOf(ctx)),
@@ -60,7 +70,11 @@ void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
       plugin, op,
       [op, f, broadcast](const KernelContext& ctx, const Attrs&, Tensors in,
                          const int32_t* req, Tensors out) {
-        RequireFloat(op, in[0]);
+        if (f == Binary::kReluGrad) {
+          RequireFloat(op, in[0]);
+        } else {
+          RequireNumeric(op, in[0]);
+        }
         const bool same =
             in[0].shape() == out[0].shape() && in[1].shape() == out[0].shape();
         BroadcastIndex bc;
@@ -85,7 +99,7 @@ void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
       plugin, op,
       [op, f, reverse](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                        const int32_t* req, Tensors out) {
-        RequireFloat(op, in[0]);
+        RequireNumeric(op, in[0]);
         const double s = NumberAttr(op, attrs, "scalar", 0.0);
         CheckCuda(LaunchScalar(f, reverse, in[0].dtype(), in[0].size(),
                                in[0].data<void>(), s, out[0].data<void>(),
@@ -101,7 +115,7 @@ void RegisterCompare(mxplugin::Plugin& plugin, const std::string& op, Binary f,
       plugin, op,
       [op, f, scalar](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                       const int32_t* req, Tensors out) {
-        RequireFloat(op, in[0]);
+        RequireNumeric(op, in[0]);
         double s = 0;
         BroadcastIndex bc;
         const BroadcastIndex* index = nullptr;
@@ -149,8 +163,8 @@ void Activation(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs, int n);
 
 // Dims of `in` that `axis`/`exclude` reduce, as (outer, reduce, inner);
-// false (extents unset) when the reduced dims are not consecutive after
-// dropping length-1 dims.
+// false (extents meaningless) when the reduced dims are not consecutive
+// after dropping length-1 dims.
 bool ReduceExtents(const std::vector<bool>& reduced, const Tensor& in,
                    int64_t* outer, int64_t* reduce, int64_t* inner) {
   const int n = in.ndim();
@@ -179,17 +193,20 @@ bool ReduceExtents(const std::vector<bool>& reduced, const Tensor& in,
 }
 
 // A copy of `in` with the kept dims first and the reduced ones last, in
-// their order, so that it reduces as (kept, reduced, 1).
+// their order, so that it reduces as (kept, reduced, 1). Length-1 dims
+// are left out (they move nothing).
 GatherIndex ReducedLast(const std::string& op, const std::vector<bool>& reduced,
                         const Tensor& in, int64_t* outer, int64_t* reduce) {
   const int n = in.ndim();
-  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  int moved = 0;
+  for (int d = 0; d < n; ++d) moved += in.dim(d) != 1;
+  if (moved > kMaxDims) Unsupported(op, "more than 8 dimensions");
   const std::vector<int64_t> strides = StridesOf(in);
   GatherIndex gi;
   *outer = *reduce = 1;
   for (bool pass_reduced : {false, true}) {
     for (int d = 0; d < n; ++d) {
-      if (reduced[d] != pass_reduced) continue;
+      if (reduced[d] != pass_reduced || in.dim(d) == 1) continue;
       gi.shape[gi.ndim] = in.dim(d);
       gi.stride[gi.ndim] = strides[d];
       ++gi.ndim;
@@ -287,7 +304,7 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
       plugin, op,
       [op, kind](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
-        RequireFloat(op, in[0]);
+        RequireNumeric(op, in[0]);
         const std::vector<bool> reduced = ReducedDims(op, attrs, in[0].ndim());
         cudaStream_t s = StreamOf(ctx);
         const int dt = in[0].dtype();
@@ -308,13 +325,18 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
           }
         }
         if (reduce == 0) {
-          // As on the CPU: an empty sum is 0, an empty mean 0/0 (max and
-          // min have no identity: shape inference refused them).
-          const double v = kind == Reduce::kSum ? 0.0 : std::nan("");
+          // As on the CPU: an empty sum is 0, an empty mean 0/0 (0 for
+          // integers); max and min have no identity (shape inference
+          // refused them).
+          const bool floating = dt == MX_DTYPE_FLOAT32 ||
+                                dt == MX_DTYPE_FLOAT64 ||
+                                dt == MX_DTYPE_FLOAT16;
+          const double v =
+              kind == Reduce::kSum || !floating ? 0.0 : std::nan("");
           void* y = out[0].data<void>();
           const int64_t n = out[0].size();
           if (req[0] == MX_REQ_ADD) {
-            if (kind != Reduce::kSum) {
+            if (v != 0) {
               CheckCuda(LaunchScalar(Binary::kAdd, false, dt, n, y, v, y,
                                      MX_REQ_WRITE, s),
                         op);
@@ -387,7 +409,7 @@ void Clip(const KernelContext& ctx, const Attrs& attrs, Tensors in,
           const int32_t* req, Tensors out) {
   const std::string op = "clip";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
+  RequireNumeric(op, in[0]);
   const double lo = NumberAttr(op, attrs, "a_min", 0.0);
   const double hi = NumberAttr(op, attrs, "a_max", 0.0);
   if (lo > hi) {
@@ -421,7 +443,7 @@ void AddN(const KernelContext& ctx, const Attrs&, Tensors in,
           const int32_t* req, Tensors out) {
   const std::string op = "add_n";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
+  RequireNumeric(op, out[0]);
   const int dt = out[0].dtype();
   const int64_t n = out[0].size();
   void* y = out[0].data<void>();

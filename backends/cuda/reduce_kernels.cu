@@ -2,6 +2,7 @@
 // gradient, and the strided gather-sum behind broadcasts, transposes,
 // slices and the reduce/broadcast gradients. Declared in elementwise.h.
 #include <cmath>
+#include <type_traits>
 
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/kernel_util.cuh"
@@ -27,11 +28,26 @@ __device__ A BlockMax(A v, A* shared) {
   return r;
 }
 
+// What a reduction accumulates in: int64 for integers (as the CPU's sums;
+// a mean of integers is their int64 sum divided, truncating), else the
+// compute type.
+template <typename T>
+struct ReduceAcc {
+  using type = std::conditional_t<std::is_integral<T>::value, int64_t,
+                                  typename Acc<T>::type>;
+};
+
 template <typename A>
 __device__ __forceinline__ A ReduceInit(Reduce op) {
-  return op == Reduce::kMax   ? A(-INFINITY)
-         : op == Reduce::kMin ? A(INFINITY)
-                              : A(0);
+  if constexpr (std::is_integral<A>::value) {
+    return op == Reduce::kMax   ? static_cast<A>(IntRange<A>::kLo)
+           : op == Reduce::kMin ? IntMax<A>()
+                                : A(0);
+  } else {
+    return op == Reduce::kMax   ? A(-INFINITY)
+           : op == Reduce::kMin ? A(INFINITY)
+                                : A(0);
+  }
 }
 
 template <typename A>
@@ -42,7 +58,7 @@ __device__ __forceinline__ A ReduceStep(Reduce op, A acc, A v) {
     case Reduce::kMin:
       return IsNan(acc) || acc < v ? acc : v;
     default:
-      return acc + v;
+      return WrapAdd(acc, v);
   }
 }
 
@@ -65,12 +81,12 @@ __device__ A BlockReduce(Reduce op, A v, A* shared) {
 // One block per output element (inner == 1: contiguous reduced runs).
 template <int kReq, typename T>
 __global__ void ReduceRowsKernel(Reduce op, int64_t reduce, const T* x, T* y) {
-  using A = typename Acc<T>::type;
+  using A = typename ReduceAcc<T>::type;
   __shared__ A shared[kThreads];
   const T* row = x + blockIdx.x * reduce;
   A acc = ReduceInit<A>(op);
   for (int64_t j = threadIdx.x; j < reduce; j += kThreads) {
-    acc = ReduceStep(op, acc, Load(row, j));
+    acc = ReduceStep(op, acc, static_cast<A>(Load(row, j)));
   }
   acc = BlockReduce(op, acc, shared);
   if (threadIdx.x == 0) {
@@ -83,7 +99,7 @@ __global__ void ReduceRowsKernel(Reduce op, int64_t reduce, const T* x, T* y) {
 template <int kReq, typename T>
 __global__ void ReduceStridedKernel(Reduce op, int64_t outer, int64_t reduce,
                                     int64_t inner, const T* x, T* y) {
-  using A = typename Acc<T>::type;
+  using A = typename ReduceAcc<T>::type;
   const int64_t n = outer * inner;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
@@ -91,7 +107,7 @@ __global__ void ReduceStridedKernel(Reduce op, int64_t outer, int64_t reduce,
     const T* p = x + o * reduce * inner + k;
     A acc = ReduceInit<A>(op);
     for (int64_t j = 0; j < reduce; ++j)
-      acc = ReduceStep(op, acc, Load(p, j * inner));
+      acc = ReduceStep(op, acc, static_cast<A>(Load(p, j * inner)));
     Store<kReq>(y, i, op == Reduce::kMean ? acc / static_cast<A>(reduce) : acc);
   }
 }
@@ -195,7 +211,7 @@ __global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
         off += (rr % gi.rshape[d]) * gi.rstride[d];
         rr /= gi.rshape[d];
       }
-      s += Load(src, off);
+      s = WrapAdd(s, Load(src, off));
     }
     Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
   }
@@ -392,8 +408,8 @@ cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
                          int64_t inner, const void* x, void* y, int req,
                          cudaStream_t stream) {
   if (outer * inner == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  ReduceLauncher{op, outer, reduce, inner, x, y, stream});
+  return Dispatch<true>(dtype, req,
+                        ReduceLauncher{op, outer, reduce, inner, x, y, stream});
 }
 
 cudaError_t LaunchSoftmax(bool log_out, int dtype, int64_t outer, int64_t len,
@@ -419,7 +435,8 @@ cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,
                             const void* src, void* y, int req,
                             cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, GatherSumLauncher{n, index, src, y, stream});
+  return Dispatch<true>(dtype, req,
+                        GatherSumLauncher{n, index, src, y, stream});
 }
 
 }  // namespace mx_cuda

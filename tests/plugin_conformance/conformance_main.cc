@@ -43,7 +43,8 @@ std::string KernelIdentity(const Op& op) {
   return id;
 }
 
-const DType kDTypes[] = {DType::kFloat32, DType::kFloat64};
+// int32 cases compare outputs only (integer gradients are not defined).
+const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32};
 
 void ComputeReferences() {
   g_references = new std::map<CaseKey, Result>();
@@ -59,7 +60,8 @@ void ComputeReferences() {
         for (DType dt : kDTypes) {
           (*g_references)[{static_cast<int>(i), static_cast<int>(a), v,
                            static_cast<int>(dt)}] =
-              RunCase(c, a, v, dt, Context::CPU(), /*grad=*/true);
+              RunCase(c, a, v, dt, Context::CPU(),
+                      /*grad=*/dt != DType::kInt32);
         }
       }
     }
@@ -99,10 +101,14 @@ std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype) {
     const bool integers =
         std::find(c.int32_inputs.begin(), c.int32_inputs.end(),
                   static_cast<int>(i)) != c.int32_inputs.end();
-    if (integers) {
-      // Integers in [lo, hi): the floor of uniform values, then int32.
-      NDArray f = testing::RandomArray(shapes[i], DType::kFloat64, range.first,
-                                       range.second, seed);
+    if (integers || dtype == DType::kInt32) {
+      // Integers in [lo, hi) for index inputs, in [8 lo, 8 hi) for integer
+      // data (signs, zeros and products that leave int8's range): the
+      // floor of uniform values, then int32.
+      const double scale = integers ? 1 : 8;
+      NDArray f =
+          testing::RandomArray(shapes[i], DType::kFloat64, scale * range.first,
+                               scale * range.second, seed);
       std::vector<double> vals = testing::ToDouble(f);
       for (double& x : vals) x = std::floor(x);
       in.push_back(nd::cast(testing::ArrayOf(shapes[i], vals), DType::kInt32));
@@ -258,8 +264,13 @@ Summary& Counts() {
   return *s;
 }
 
-double Rtol(DType dtype) { return dtype == DType::kFloat64 ? 1e-9 : 1e-5; }
-double Atol(DType dtype) { return dtype == DType::kFloat64 ? 1e-12 : 1e-6; }
+// Integers must match exactly.
+double Rtol(DType dtype) {
+  return dtype == DType::kInt32 ? 0 : dtype == DType::kFloat64 ? 1e-9 : 1e-5;
+}
+double Atol(DType dtype) {
+  return dtype == DType::kInt32 ? 0 : dtype == DType::kFloat64 ? 1e-12 : 1e-6;
+}
 
 }  // namespace conformance
 }  // namespace mx

@@ -127,12 +127,13 @@ TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
       const OpCase& c = KernelTable()[i];
       for (int a = 0; a < static_cast<int>(c.attrs.size()); ++a) {
         for (int v = 0; v < c.num_variants; ++v) {
-          for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+          for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32}) {
+            const bool grads = dt != DType::kInt32;
             const Result& ref =
                 References().at({i, a, v, static_cast<int>(dt)});
-            const Result got = RunCase(c, a, v, dt, ctx, /*grad=*/true);
-            Compare(ref, got, dt, /*grads=*/true, !ctx.is_host(),
-                    c.random_values, Describe(c, a, v, dt, dev));
+            const Result got = RunCase(c, a, v, dt, ctx, grads);
+            Compare(ref, got, dt, grads, !ctx.is_host(), c.random_values,
+                    Describe(c, a, v, dt, dev));
           }
         }
       }

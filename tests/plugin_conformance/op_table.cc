@@ -855,8 +855,12 @@ std::vector<OpCase> MakeTable() {
         op, {{{2, 3, 5}}, {{2, 3, 4, 5}}},
         {{{"axis", "(0, 2)"}}, {{"axis", "(-1, 0)"}, {"keepdims", "True"}}}));
   }
-  // An empty sum is 0.
-  t.push_back(Shaped("sum", {{{0, 3}}, {{2, 0, 3}}}, {{{"axis", "(0, 1)"}}}));
+  // An empty sum is 0, an empty mean NaN (0 for integers); over adjacent
+  // axes and not.
+  for (const char* op : {"sum", "mean"}) {
+    t.push_back(Shaped(op, {{{0, 3}}, {{2, 0, 3}}}, {{{"axis", "(0, 1)"}}}));
+    t.push_back(Shaped(op, {{{0, 2, 3}}, {{3, 2, 0}}}, {{{"axis", "(0, 2)"}}}));
+  }
   AddDeviceCases(&t);
   AddLayoutCases(&t);
   AddIndexCases(&t);
