@@ -121,6 +121,17 @@ cc_library(
     ],
 )
 
+# NCCL (the "nccl" KVStore only: the CUDA plugin does not load it).
+cc_library(
+    name = "nccl",
+    deps = [":cuda"],
+    linkopts = [
+        "-L{path}/lib64",
+        "-Wl,-rpath,{path}/lib64",
+        "-lnccl",
+    ],
+)
+
 # The headers nvcc compiles a .cu against (the genrules list them as srcs,
 # or the sandbox hides them).
 filegroup(
@@ -150,6 +161,7 @@ def _local_cuda_repository_impl(ctx):
         ctx.file("BUILD", """# No nvcc at {path}: an empty stand-in.
 package(default_visibility = ["//visibility:public"])
 cc_library(name = "cuda")
+cc_library(name = "nccl")
 filegroup(name = "headers")
 """.format(path = path))
 

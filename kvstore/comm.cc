@@ -2,6 +2,9 @@
 // grouping of arrays into messages.
 #include "kvstore/comm.h"
 
+#include <map>
+#include <mutex>
+
 #include "base/env.h"
 
 namespace mx {
@@ -20,6 +23,28 @@ class LocalComm : public Comm {
 }  // namespace
 
 std::unique_ptr<Comm> MakeLocalComm() { return std::make_unique<LocalComm>(); }
+
+namespace {
+std::mutex& CommTypesMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, CommFactory>& CommTypes() {
+  static auto* types = new std::map<std::string, CommFactory>();
+  return *types;
+}
+}  // namespace
+
+void RegisterCommType(const std::string& type, CommFactory factory) {
+  std::lock_guard<std::mutex> lock(CommTypesMutex());
+  CommTypes()[type] = std::move(factory);
+}
+
+CommFactory FindCommType(const std::string& type) {
+  std::lock_guard<std::mutex> lock(CommTypesMutex());
+  auto it = CommTypes().find(type);
+  return it == CommTypes().end() ? CommFactory() : it->second;
+}
 
 std::vector<std::pair<size_t, size_t>> Buckets(const std::vector<Piece>& pieces,
                                                int64_t bucket_bytes) {

@@ -10,6 +10,7 @@
 #define MXCORE_KVSTORE_COMM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,14 @@ std::unique_ptr<Comm> MakeLocalComm();
 // thread, which initializes MPI (MPI_THREAD_FUNNELED) and finalizes it at
 // exit.
 std::unique_ptr<Comm> MakeMpiComm();
+
+// Comms of store types built as targets of their own (//kvstore:nccl_comm,
+// which needs CUDA), registered at static initialization; the factory
+// throws a typed error when the type cannot run here.
+using CommFactory = std::function<std::unique_ptr<Comm>()>;
+void RegisterCommType(const std::string& type, CommFactory factory);
+// Null when no linked target registered `type`.
+CommFactory FindCommType(const std::string& type);
 
 // Consecutive pieces of one dtype grouped into messages of at most
 // `bucket_bytes` (a piece larger than that is a message of its own), in

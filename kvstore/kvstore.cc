@@ -65,9 +65,12 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
     return std::unique_ptr<KVStore>(new KVStore(type, MakeMpiComm()));
   }
   if (type == "nccl") {
+    if (CommFactory make = FindCommType(type)) {
+      return std::unique_ptr<KVStore>(new KVStore(type, make()));
+    }
     throw NotImplemented(
-        "KVStore \"nccl\" is not implemented yet; use \"dist_sync\" (GPU "
-        "arrays are reduced through host memory) or \"local\"");
+        "KVStore \"nccl\" needs //kvstore:nccl_comm linked (built where CUDA "
+        "and NCCL are installed); use \"dist_sync\" or \"local\"");
   }
   throw NotFound(absl::StrCat("KVStore type \"", type,
                               "\": expected local, device, dist_sync or nccl"));

@@ -8,8 +8,9 @@
 //
 // Types: "local" (one process; sums the values given for a key, e.g. one
 // per device), "dist_sync" (processes started by mpirun, reduced with
-// Open MPI; see README "Distributed training"), "nccl" (GPU arrays; not
-// implemented yet: a NotImplemented error).
+// Open MPI; see README "Distributed training"), "nccl" (GPU arrays reduced
+// with NCCL on the GPU's stream, one process; needs //kvstore:nccl_comm linked,
+// else a NotImplemented error).
 //
 // Every call is asynchronous: it pushes engine operations that read the
 // given arrays and write the outputs, so a reduction starts as soon as its

@@ -8,7 +8,8 @@
 #     gpu_train_bundle/run_train.sh there.
 # Binaries are built --config=opt with internal libraries linked in, plus
 # the Debian shared libraries they load that such a machine lacks (Abseil,
-# Benchmark, ...); the CUDA libraries, glibc and libstdc++ come from it.
+# Benchmark, ...); the CUDA libraries (NCCL too), glibc and libstdc++ come
+# from it.
 #
 #   bash tools/gpu/bundle.sh [checks|train] --disk_cache=...
 #
@@ -25,7 +26,7 @@ if [[ $mode == checks ]]; then
   out=gpu_bundle
   targets=(//backends/cuda:cuda_test //backends/cuda:cuda_conformance
            //backends/cuda:cuda_benchmark //backends/cuda:cuda_train_benchmark
-           //backends/cuda:libmx_cuda.so)
+           //kvstore:nccl_test //backends/cuda:libmx_cuda.so)
   extra=(tools/gpu/gpu_env.sh tools/gpu/run_checks.sh tools/gpu/torch_peer.py
          ../shared/mxnet-models/resnet18_v1-symbol.json)
 else
@@ -44,7 +45,7 @@ for t in "${targets[@]}"; do
   strip --strip-debug "$out/$(basename "$f")"
 done
 cp "${extra[@]}" "$out/"
-skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcudart|libcublas|libcublasLt|libcudnn.*|libnvrtc.*)\.so'
+skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcudart|libcublas|libcublasLt|libcudnn.*|libnvrtc.*|libnccl)\.so'
 for t in "${targets[@]}"; do
   ldd "$out/$(basename "${t/://}")" | awk '/=> \//{print $1, $3}' |
     while read -r name path; do

@@ -16,6 +16,9 @@ if [[ $what != bench ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
+echo "=== nccl_test (the \"nccl\" KVStore)"
+timeout 120 ./nccl_test --gtest_color=no
+echo "nccl_test exit: $?"
 echo "=== cuda_conformance"
 MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
   MX_CPU_WORKER_NTHREADS=4 timeout 300 \
