@@ -121,16 +121,7 @@ cc_library(
     ],
 )
 
-# NCCL (the "nccl" KVStore only: the CUDA plugin does not load it).
-cc_library(
-    name = "nccl",
-    deps = [":cuda"],
-    linkopts = [
-        "-L{path}/lib64",
-        "-Wl,-rpath,{path}/lib64",
-        "-lnccl",
-    ],
-)
+{nccl}
 
 # The headers nvcc compiles a .cu against (the genrules list them as srcs,
 # or the sandbox hides them).
@@ -142,21 +133,40 @@ filegroup(
 exports_files(["bin/nvcc"])
 """
 
-_CUDA_DEFS = """\"\"\"Whether the CUDA toolkit was found ({path}).\"\"\"
+_CUDA_DEFS = """\"\"\"Whether the CUDA toolkit (and NCCL beside it) was found ({path}).\"\"\"
 CUDA_AVAILABLE = {available}
+NCCL_AVAILABLE = {nccl}
 CUDA_PATH = "{path}"
 """
+
+# NCCL is not part of the toolkit: a library only where its header and
+# shared library sit in the toolkit's folders (the "nccl" KVStore only;
+# the CUDA plugin does not load it).
+_NCCL_LIBRARY = """cc_library(
+    name = "nccl",
+    deps = [":cuda"],
+    linkopts = [
+        "-L{path}/lib64",
+        "-Wl,-rpath,{path}/lib64",
+        "-lnccl",
+    ],
+)"""
 
 def _local_cuda_repository_impl(ctx):
     path = ctx.os.environ.get("CUDA_PATH", "/usr/local/cuda")
     available = ctx.path(path + "/bin/nvcc").exists
+    nccl = available and ctx.path(path + "/include/nccl.h").exists and \
+           ctx.path(path + "/lib64/libnccl.so").exists
     ctx.file("WORKSPACE", "workspace(name = \"local_cuda\")\n")
-    ctx.file("defs.bzl", _CUDA_DEFS.format(path = path, available = available))
+    ctx.file("defs.bzl", _CUDA_DEFS.format(path = path, available = available, nccl = nccl))
     if available:
         for d in ["include", "lib64", "bin", "nvvm"]:
             if ctx.path(path + "/" + d).exists:
                 ctx.symlink(path + "/" + d, d)
-        ctx.file("BUILD", _CUDA_BUILD.format(path = path))
+        ctx.file("BUILD", _CUDA_BUILD.format(
+            path = path,
+            nccl = _NCCL_LIBRARY.format(path = path) if nccl else 'cc_library(name = "nccl")',
+        ))
     else:
         ctx.file("BUILD", """# No nvcc at {path}: an empty stand-in.
 package(default_visibility = ["//visibility:public"])

@@ -139,10 +139,12 @@ void KVStore::Init(const std::vector<int>& keys,
     const NDArray& v = g.values[0];
     NDArray stored(v.shape(), v.ctx(), v.dtype());
     CopyFromTo(v, stored);
-    stored_.emplace(g.key, stored);
     pieces.push_back(Piece{g.key, stored});
   }
-  comm_->Broadcast(std::move(pieces), 0);
+  // Stored once the communication took them: a call it refuses (an array
+  // it cannot reduce) leaves the keys uninitialized.
+  comm_->Broadcast(pieces, 0);
+  for (const Piece& p : pieces) stored_.emplace(p.key, p.array);
 }
 
 void KVStore::Push(const std::vector<int>& keys,

@@ -5,10 +5,12 @@
 // through host memory.
 //
 // One process: each GPU gets a communicator of one rank (the collectives
-// are then the identity, still run end to end by NCCL); values of one key
-// on several GPUs are summed by the KVStore before the Comm sees them, as
-// for "local". Several processes (mpirun) are not supported yet: creating
-// the store there is a NotImplemented error pointing to dist_sync.
+// are then the identity, queued and run by NCCL all the same); values of
+// one key on several GPUs are summed by the KVStore before the Comm sees
+// them, as for "local"; keys on different GPUs go to each GPU's
+// communicator. Several processes are not supported yet: creating the
+// store under a launcher that started more than one is a NotImplemented
+// error pointing to dist_sync.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -59,14 +61,28 @@ ncclDataType_t NcclType(DType t) {
   }
 }
 
-// Communicators by device, made on first use (on the device's worker) and
-// destroyed with the last operation that holds the state.
-class Communicators {
+// What the process keeps per GPU: its communicator, made on first use (on
+// the GPU's worker), and an engine var every NCCL operation on that GPU
+// writes. NCCL forbids two threads issuing work to one communicator (or to
+// two on one device) at once, and the GPU has several workers: the var
+// runs the collectives of all stores one at a time, in push order. Kept
+// for the life of the process (never destroyed: at exit CUDA may be gone).
+class Gpus {
  public:
-  ~Communicators() {
-    for (auto& [dev, comm] : comms_) ncclCommDestroy(comm);
+  static Gpus& Get() {
+    static Gpus* gpus = new Gpus();
+    return *gpus;
   }
-  ncclComm_t For(int dev) {
+  engine::VarHandle VarFor(int dev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = vars_.find(dev);
+    if (it == vars_.end()) {
+      it = vars_.emplace(dev, engine::Engine::Get()->NewVariable()).first;
+    }
+    return it->second;
+  }
+  // Called inside an operation holding VarFor(dev).
+  ncclComm_t CommFor(int dev) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = comms_.find(dev);
     if (it != comms_.end()) return it->second;
@@ -79,18 +95,32 @@ class Communicators {
 
  private:
   std::mutex mu_;
+  std::map<int, engine::VarHandle> vars_;
   std::map<int, ncclComm_t> comms_;
 };
 
+// The number of processes a launcher started, from the variables Open MPI,
+// MPICH/PMI, Slurm and torchrun set; 1 when none is set.
+int LaunchedProcesses() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "WORLD_SIZE"}) {
+    if (const char* v = std::getenv(name)) {
+      const int n = std::atoi(v);
+      if (n > 1) return n;
+    }
+  }
+  return 1;
+}
+
 class NcclComm : public Comm {
  public:
-  NcclComm() : comms_(std::make_shared<Communicators>()) {
-    const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
-    if (world != nullptr && std::atoi(world) > 1) {
-      throw NotImplemented(
-          "KVStore \"nccl\": several processes (mpirun) are not supported "
-          "yet; use \"dist_sync\" (GPU arrays are reduced through host "
-          "memory)");
+  NcclComm() {
+    if (LaunchedProcesses() > 1) {
+      throw NotImplemented(absl::StrCat(
+          "KVStore \"nccl\": ", LaunchedProcesses(),
+          " processes were launched; several processes are not supported "
+          "yet: use \"dist_sync\" (GPU arrays are reduced through host "
+          "memory)"));
     }
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
@@ -114,32 +144,47 @@ class NcclComm : public Comm {
   // One process: nothing to meet.
   void Barrier() override {}
 
+  // Collectives and bytes NCCL completed (counted once queued on the
+  // stream without error).
   CommStats stats() const override {
     CommStats s;
-    s.collectives = collectives_.load();
-    s.bytes = bytes_.load();
+    s.collectives = counts_->collectives.load();
+    s.bytes = counts_->bytes.load();
     return s;
   }
 
  private:
-  // One engine operation per call, on the arrays' GPU: the collectives of
-  // all pieces in one NCCL group, queued on the operation's stream.
+  struct Counts {
+    std::atomic<int64_t> collectives{0}, bytes{0};
+  };
+
+  // One engine operation per GPU of the call: the collectives of its
+  // pieces in one NCCL group, queued on the operation's stream. Checks
+  // every piece before pushing anything.
   void Run(std::vector<Piece> pieces, int priority, bool broadcast) {
-    if (pieces.empty()) return;
     const char* what = broadcast ? "Broadcast" : "AllReduce";
     const int gpu = Context::DeviceTypeFromName("gpu");
-    const Context ctx = pieces[0].array.ctx();
-    std::vector<engine::VarHandle> vars;
-    int64_t bytes = 0;
+    std::map<int, std::vector<Piece>> by_device;
     for (Piece& p : pieces) {
       const Context c = p.array.ctx();
-      if (c.dev_type != gpu || c != ctx) {
+      if (c.dev_type != gpu) {
         throw InvalidArgument(absl::StrCat(
             "KVStore \"nccl\": ", what, " of key ", p.key, ": the array is on ",
-            c.ToString(), "; every array of a call must be on one GPU (",
-            ctx.ToString(), " here)"));
+            c.ToString(), "; NCCL reduces GPU arrays"));
       }
       NcclType(p.array.dtype());
+      by_device[c.dev_id].push_back(std::move(p));
+    }
+    for (const auto& [dev, group] : by_device) {
+      Push(dev, group, priority, broadcast);
+    }
+  }
+
+  void Push(int dev, const std::vector<Piece>& pieces, int priority,
+            bool broadcast) {
+    std::vector<engine::VarHandle> vars = {Gpus::Get().VarFor(dev)};
+    int64_t bytes = 0;
+    for (const Piece& p : pieces) {
       p.array.CheckAndAlloc();
       const engine::VarHandle v = p.array.var();
       if (std::find(vars.begin(), vars.end(), v) == vars.end()) {
@@ -148,16 +193,16 @@ class NcclComm : public Comm {
       bytes += p.array.shape().Size() *
                static_cast<int64_t>(DTypeSize(p.array.dtype()));
     }
-    std::shared_ptr<Communicators> comms = comms_;
     engine::Engine::Get()->PushSync(
-        [comms, pieces, broadcast, dev = ctx.dev_id](engine::RunContext rctx) {
+        [pieces, broadcast, dev, bytes,
+         counts = counts_](engine::RunContext rctx) {
           const cudaError_t set = cudaSetDevice(dev);
           if (set != cudaSuccess) {
             throw RuntimeError(absl::StrCat("KVStore \"nccl\": cudaSetDevice(",
                                             dev,
                                             "): ", cudaGetErrorString(set)));
           }
-          ncclComm_t comm = comms->For(dev);
+          ncclComm_t comm = Gpus::Get().CommFor(dev);
           auto stream = static_cast<cudaStream_t>(rctx.stream);
           CheckNccl(ncclGroupStart(), "ncclGroupStart");
           ncclResult_t r = ncclSuccess;
@@ -174,15 +219,14 @@ class NcclComm : public Comm {
           const ncclResult_t end = ncclGroupEnd();
           CheckNccl(r, broadcast ? "ncclBroadcast" : "ncclAllReduce");
           CheckNccl(end, "ncclGroupEnd");
+          counts->collectives.fetch_add(1);
+          counts->bytes.fetch_add(bytes);
         },
-        ctx, {}, vars, engine::FnProperty::kNormal, priority,
+        pieces[0].array.ctx(), {}, vars, engine::FnProperty::kNormal, priority,
         broadcast ? "kvstore_nccl_broadcast" : "kvstore_nccl_allreduce");
-    collectives_.fetch_add(1);
-    bytes_.fetch_add(bytes);
   }
 
-  std::shared_ptr<Communicators> comms_;
-  std::atomic<int64_t> collectives_{0}, bytes_{0};
+  std::shared_ptr<Counts> counts_ = std::make_shared<Counts>();
 };
 
 [[maybe_unused]] const bool kRegistered = [] {

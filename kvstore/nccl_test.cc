@@ -97,8 +97,10 @@ TEST(NcclKVStore, PushPullInitPullAndBroadcastOnTheGpu) {
   kv->Broadcast({101}, {w}, {w_out});
   EXPECT_EQ(ToDouble(w_out.Copy(Context::CPU())),
             ToDouble(w.Copy(Context::CPU())));
+  // Counted by the operations once NCCL took the collectives: 10 PushPull,
+  // Init, Push and Broadcast's Init, each one NCCL group.
   const CommStats stats = kv->comm_stats();
-  EXPECT_GE(stats.collectives, 12);
+  EXPECT_EQ(stats.collectives, 13);
   EXPECT_GT(stats.bytes, 0);
   std::printf("nccl store: %lld collectives, %lld bytes\n",
               static_cast<long long>(stats.collectives),
@@ -114,6 +116,22 @@ TEST(NcclKVStore, HostArraysAndBoolAreTypedErrors) {
   NDArray flags = nd::cast(host, DType::kBool).Copy(Context::GPU(0));
   testing::ExpectError<DTypeError>([&] { kv->PushPull({1}, {flags}, {flags}); },
                                    {"nccl", "bool"});
+  // A refused Init leaves its key free.
+  testing::ExpectError<InvalidArgument>([&] { kv->Init({2}, {host}); },
+                                        {"nccl", "cpu"});
+  kv->Init({2}, {host.Copy(Context::GPU(0))});
+}
+
+// Checked before looking for a GPU: one process only.
+TEST(NcclKVStore, SeveralLaunchedProcessesAreNotImplemented) {
+  for (const char* launcher : {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE"}) {
+    SCOPED_TRACE(launcher);
+    setenv(launcher, "2", 1);
+    testing::ExpectError<NotImplemented>(
+        [] { KVStore::Create("nccl"); },
+        {"KVStore \"nccl\"", "2 processes", "dist_sync"});
+    unsetenv(launcher);
+  }
 }
 
 // Losses of a few SGD steps of the MLP on the GPU, with or without the

@@ -399,7 +399,9 @@ __global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
 
 template <typename T>
 __global__ void FillKernel(int64_t n, double value, T* y) {
-  // Integers saturate (NaN is 0), as the CPU's fills.
+  // Integers saturate (NaN is 0). Only 0 reaches them today (empty
+  // reductions); the CPU's integer fills wrap out-of-range values, so a
+  // GPU _full on integers must match that first.
   const T v = static_cast<T>(SaturatingCast<typename Acc<T>::type>(value));
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {

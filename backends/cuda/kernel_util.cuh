@@ -41,14 +41,14 @@ __device__ __forceinline__ typename Acc<T>::type Load(const T* p, int64_t i) {
 // (backends/cpu/kernel_util.h) and NumPy's do: signed overflow of the
 // plain operators is undefined. Other types use the plain operators.
 template <typename A>
-constexpr bool kWrappingInt = std::is_integral<A>::value &&
-                              std::is_signed<A>::value &&
-                              !std::is_same<A, bool>::value;
+constexpr bool kWrappingInt =
+    (std::is_integral_v<A> && std::is_signed_v<A> && !std::is_same_v<A, bool>);
 template <typename A>
 __device__ __forceinline__ A WrapAdd(A a, A b) {
   if constexpr (kWrappingInt<A>) {
     using U = typename std::make_unsigned<A>::type;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    return static_cast<A>(
+        static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
   } else {
     return a + b;
   }
@@ -57,7 +57,8 @@ template <typename A>
 __device__ __forceinline__ A WrapSub(A a, A b) {
   if constexpr (kWrappingInt<A>) {
     using U = typename std::make_unsigned<A>::type;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+    return static_cast<A>(
+        static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
   } else {
     return a - b;
   }
@@ -73,7 +74,11 @@ __device__ __forceinline__ A WrapMul(A a, A b) {
 }
 template <typename A>
 __device__ __forceinline__ A WrapNeg(A a) {
-  return WrapSub(A(0), a);
+  if constexpr (kWrappingInt<A>) {
+    return WrapSub(A(0), a);
+  } else {
+    return -a;  // Keeps -0.0 for floats.
+  }
 }
 
 // The smallest and largest value of an integer type (device code cannot

@@ -179,9 +179,12 @@ void AddDeviceCases(std::vector<OpCase>* t) {
                          {{"axis", "0"}, {"keepdims", "True"}},
                          {{"axis", "-1"}, {"keepdims", "True"}}}));
   }
+  // Integer bounds too, and one beyond int8's range (int32 data: 8x).
   t->push_back(Shaped("clip", {{{7}}, {{3, 4}}},
                       {{{"a_min", "-0.5"}, {"a_max", "0.25"}},
-                       {{"a_min", "0"}, {"a_max", "0"}}}));
+                       {{"a_min", "0"}, {"a_max", "0"}},
+                       {{"a_min", "-3"}, {"a_max", "5"}},
+                       {{"a_min", "-1000"}, {"a_max", "2"}}}));
   t->push_back(Shaped("broadcast_to", {{{1, 4}}}, {{{"shape", "(3, 4)"}}}));
   t->push_back(Shaped("broadcast_to", {{{3, 1, 2}}},
                       {{{"shape", "(3, 5, 2)"}}, {{"shape", "(0, 4, 0)"}}}));
