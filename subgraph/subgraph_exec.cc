@@ -233,6 +233,7 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
   // kernels (OpContext waits for it).
   OpContext scratch;
   scratch.run_ctx = ctx.run_ctx;
+  if (dev_type == Context::kCPU) scratch.run_ctx.ctx = Context::CPU();
   scratch.temp_space_requested = true;
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node& node = *idx[nid].source;
