@@ -265,8 +265,8 @@ struct COpDef {
                        static_cast<int32_t>(indices.size()), &count, &status),
                     status, Label(attrs) + ": mutate_inputs");
       if (count < 0 || count > kMaxOpArity) {
-        throw InvalidArgument(absl::StrCat(Label(attrs), ": mutate_inputs: ",
-                                           count, " inputs"));
+        throw InvalidArgument(
+            absl::StrCat(Label(attrs), ": mutate_inputs: ", count, " inputs"));
       }
       if (static_cast<size_t>(count) > indices.size()) {
         indices.resize(count);  // Ask again with room for all.
@@ -276,9 +276,9 @@ struct COpDef {
       std::vector<int> out;
       for (int i = 0; i < count; ++i) {
         if (indices[i] < 0 || indices[i] >= n_in) {
-          throw InvalidArgument(absl::StrCat(
-              Label(attrs), ": mutate_inputs: input ", indices[i],
-              " of an op with ", n_in, " inputs"));
+          throw InvalidArgument(
+              absl::StrCat(Label(attrs), ": mutate_inputs: input ", indices[i],
+                           " of an op with ", n_in, " inputs"));
         }
         out.push_back(indices[i]);
       }
@@ -405,15 +405,22 @@ void AddCKernel(const MxKernelDef& def, const std::string& who,
   }
   Op& op = OpRegistry::Get()->Mutable(op_name);
   const int dev_type = def.dev_type;
+  // What a decline falls back to: the kernel the op had for the type, also
+  // when that was its kernel for every device (which TakeKernels leaves).
+  const FCompute* had = op.compute(dev_type);
+  auto fallback = std::make_shared<Op::DeviceKernels>();
+  if (had != nullptr) fallback->compute = *had;
   auto previous = std::make_shared<Op::DeviceKernels>(op.TakeKernels(dev_type));
+  fallback->compute_dynamic = previous->compute_dynamic;
+  fallback->stateful_compute = previous->stateful_compute;
   if (op.is_dynamic_shape()) {
     op.SetComputeDynamic(
         dev_type,
-        WrapComputeDynamic(def.compute, def.user_data, who, previous));
+        WrapComputeDynamic(def.compute, def.user_data, who, fallback));
   } else {
     op.SetCompute(dev_type,
                   WrapCompute(def.compute, def.user_data, who,
-                              op.GetAttr<bool>(kCOpAttr) != nullptr, previous));
+                              op.GetAttr<bool>(kCOpAttr) != nullptr, fallback));
   }
   undo->push_back([op_name, dev_type, previous] {
     if (OpRegistry::Get()->Find(op_name) == nullptr) return;
