@@ -64,10 +64,10 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
   if (type == "dist_sync") {
     return std::unique_ptr<KVStore>(new KVStore(type, MakeMpiComm()));
   }
+  if (CommFactory make = FindCommType(type)) {
+    return std::unique_ptr<KVStore>(new KVStore(type, make()));
+  }
   if (type == "nccl") {
-    if (CommFactory make = FindCommType(type)) {
-      return std::unique_ptr<KVStore>(new KVStore(type, make()));
-    }
     throw NotImplemented(
         "KVStore \"nccl\" needs //kvstore:nccl_comm linked (built where CUDA "
         "and NCCL are installed); use \"dist_sync\" or \"local\"");

@@ -59,8 +59,10 @@ using Updater =
 
 class KVStore {
  public:
-  // "local", "device" (the same as local), "dist_sync" or "nccl". An
-  // unknown type is NotFound; dist_sync without Open MPI is ConfigError.
+  // "local", "device" (the same as local), "dist_sync", "nccl", or a type
+  // a linked target registered (comm.h). An unknown type is NotFound;
+  // dist_sync without Open MPI is ConfigError; nccl without
+  // //kvstore:nccl_comm linked is NotImplemented.
   static std::unique_ptr<KVStore> Create(const std::string& type);
   ~KVStore();
   KVStore(const KVStore&) = delete;

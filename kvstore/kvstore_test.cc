@@ -110,6 +110,38 @@ TEST(KVStore, Errors) {
   EXPECT_THROW(KVStore::Create("nccl"), NotImplemented);
 }
 
+// A Comm that refuses arrays of key 13 (as NCCL refuses host arrays),
+// registered as a store type of its own.
+class RefusingComm : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void AllReduce(std::vector<Piece> pieces, int) override { Check(pieces); }
+  void Broadcast(std::vector<Piece> pieces, int) override { Check(pieces); }
+  void Barrier() override {}
+
+ private:
+  static void Check(const std::vector<Piece>& pieces) {
+    for (const Piece& p : pieces) {
+      if (p.key == 13) throw InvalidArgument("refusing key 13");
+    }
+  }
+};
+
+TEST(KVStore, CommTypesRegisteredByOtherTargetsAndRefusedInits) {
+  RegisterCommType("_test_refusing",
+                   [] { return std::make_unique<RefusingComm>(); });
+  auto kv = KVStore::Create("_test_refusing");
+  EXPECT_EQ(kv->type(), "_test_refusing");
+  // A refused Init stores nothing: the keys stay free.
+  EXPECT_THROW(kv->Init({12, 13}, {Floats({1}), Floats({2})}), InvalidArgument);
+  NDArray out = Floats({0});
+  EXPECT_THROW(kv->Pull({12}, {out}), NotFound);
+  kv->Init({12}, {Floats({5})});
+  kv->Pull({12}, {out});
+  EXPECT_EQ(Values(out), (std::vector<float>{5}));
+}
+
 TEST(Buckets, GroupsConsecutiveArraysOfOneDtypeUpToTheLimit) {
   auto piece = [](int64_t n, DType t) {
     return Piece{0, NDArray({n}, Context::CPU(), t)};

@@ -100,7 +100,7 @@ class Gpus {
 };
 
 // The number of processes a launcher started, from the variables Open MPI,
-// MPICH/PMI, Slurm and torchrun set; 1 when none is set.
+// MPICH (PMI), PMIx launchers and torchrun set; 1 when none is set.
 int LaunchedProcesses() {
   for (const char* name :
        {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "WORLD_SIZE"}) {
