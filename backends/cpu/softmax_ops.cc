@@ -79,6 +79,9 @@ void ForEachSoftmaxLine(const NodeAttrs& attrs, const TShape& s, F line) {
   const SoftmaxParam& p = attrs.get<SoftmaxParam>();
   const int ax = s.CheckAxis(p.axis, OpLabel(attrs).c_str());
   const int64_t len = s[ax], inner = s.ProdDims(ax + 1, s.ndim());
+  // An empty axis leaves empty lines (and arrays without memory: a line's
+  // base offset from a null pointer is undefined behaviour).
+  if (len == 0) return;
   const int64_t lines = s.ProdDims(0, ax) * inner;
   const double inv_t = 1.0 / p.temperature.value_or(1.0);
   ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),

@@ -69,6 +69,17 @@ TEST(Softmax, LargeInputsStayFinite) {
 
 TEST(Softmax, ZeroSizeAndDefaults) {
   EXPECT_EQ(nd::softmax(RandomArray({0, 5})).shape(), (TShape{0, 5}));
+  // An empty softmax axis between non-empty ones: no lines to compute (the
+  // arrays have no memory; found by op_attrs_fuzzer as pointer arithmetic
+  // on null under UBSan), forward and backward.
+  for (const std::string op : {"softmax", "log_softmax"}) {
+    const NDArray x = RandomArray({2, 0, 3});
+    const NDArray y = nd::Call(op, {x}, {{"axis", "1"}});
+    EXPECT_EQ(y.shape(), (TShape{2, 0, 3}));
+    const NDArray dx = nd::Call("_backward_" + op, {x, y}, {{"axis", "1"}});
+    EXPECT_EQ(dx.shape(), (TShape{2, 0, 3}));
+    dx.WaitToRead();
+  }
   NDArray x = ArrayOf({3}, {0, 0, 0}, DType::kFloat64);
   EXPECT_TRUE(AllClose(ToDouble(nd::softmax(x)), {1.0 / 3, 1.0 / 3, 1.0 / 3}));
 }
