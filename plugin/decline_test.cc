@@ -7,8 +7,6 @@
 
 #include "gtest/gtest.h"
 #include "plugin/plugin.h"
-#include "subgraph/partition_graph.h"
-#include "subgraph/subgraph_property.h"
 #include "testing/subgraph_test_util.h"
 
 namespace mx {
@@ -22,14 +20,9 @@ TEST(PluginKernel, DeclineFallsBackToTheKernelForEveryDevice) {
   auto calls =
       reinterpret_cast<int (*)()>(dlsym(lib, "declining_plugin_calls"));
   ASSERT_NE(calls, nullptr);
-  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
-  const Symbol net =
-      Symbol::Create("_mul_scalar", {Symbol::Create("elemwise_add", {x, w})},
-                     {{"scalar", "3"}});
-  SetSubgraphPropertyOpNames("default", {"elemwise_add", "_mul_scalar"});
-  const Symbol part = PartitionGraph(net, "default");
-  RemoveSubgraphPropertyOpNames("default");
-  EXPECT_GT(testing::ExpectSameForwardBackward(net, part, Context::CPU(),
+  const testing::SubgraphNet net = testing::ScaledSumNet();
+  const Symbol part = testing::PartitionWithDefault(net.symbol, net.claimed);
+  EXPECT_GT(testing::ExpectSameForwardBackward(net.symbol, part, Context::CPU(),
                                                {{"x", {3, 4}}, {"w", {3, 4}}},
                                                OpReqType::kWriteTo, 1e-12),
             0);

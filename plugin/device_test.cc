@@ -14,8 +14,6 @@
 #include "imperative/imperative.h"
 #include "ndarray/storage.h"
 #include "plugin/plugin.h"
-#include "subgraph/partition_graph.h"
-#include "subgraph/subgraph_property.h"
 #include "testing/op_test_util.h"
 #include "testing/subgraph_test_util.h"
 
@@ -116,10 +114,8 @@ TEST(PluginDevice, DefaultSubgraphOpRunsOnTheDevice) {
   Symbol half = Symbol::Create("_mul_scalar", {Symbol::Create("relu", {sum})},
                                {{"scalar", "0.5"}}, "half");
   const Symbol net = Symbol::Group({half, sum});
-  SetSubgraphPropertyOpNames("default",
-                             {"elemwise_add", "relu", "_mul_scalar"});
-  const Symbol part = PartitionGraph(net, "default");
-  RemoveSubgraphPropertyOpNames("default");
+  const Symbol part = testing::PartitionWithDefault(
+      net, {"elemwise_add", "relu", "_mul_scalar"});
   ASSERT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
   std::vector<double> xs(1000), ys(1000);
   for (int i = 0; i < 1000; ++i) {
@@ -142,17 +138,11 @@ TEST(PluginDevice, DefaultSubgraphOpRunsOnTheDevice) {
   EXPECT_EQ(run(part, Dev(1)), run(net, Context::CPU()));
 }
 
-// The gradient of a subgraph op is another one. Its one inner result is
-// both x's and w's gradient, so it is computed aside and then copied
+// The gradient of a subgraph op is another one; ScaledSumNet's is copied
 // (grad_req write) or added (grad_req add: elemwise_add on the device).
 TEST(PluginDevice, DefaultSubgraphOpGradientsOnTheDevice) {
-  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
-  const Symbol net =
-      Symbol::Create("_mul_scalar", {Symbol::Create("elemwise_add", {x, w})},
-                     {{"scalar", "3"}});
-  SetSubgraphPropertyOpNames("default", {"elemwise_add", "_mul_scalar"});
-  const Symbol part = PartitionGraph(net, "default");
-  RemoveSubgraphPropertyOpNames("default");
+  const testing::SubgraphNet net = testing::ScaledSumNet();
+  const Symbol part = testing::PartitionWithDefault(net.symbol, net.claimed);
   ASSERT_EQ(testing::CountOps(part, "_default_subgraph_op"), 1);
   for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
     auto exec =

@@ -16,44 +16,28 @@ Symbol Op(const std::string& op, const std::vector<Symbol>& in,
   return Symbol::Create(op, in, attrs, name);
 }
 
-// Two outputs; exp's output is read by both a claimed and an unclaimed op,
-// and x is read twice.
-Symbol Net() {
-  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
-  Symbol a = Op("exp", {x}, {}, "a");
-  Symbol b = Op("sin", {a}, {}, "b");
-  Symbol c = Op("elemwise_mul", {a, w}, {}, "c");
-  Symbol d = Op("tanh", {c}, {}, "d");
-  Symbol e = Op("elemwise_add", {b, d}, {}, "e");
-  Symbol f = Op("elemwise_mul", {e, x}, {}, "f");
-  return Symbol::Group({Op("_mul_scalar", {f}, {{"scalar", "3"}}, "g"), b});
-}
-
-const std::vector<std::string> kClaimed = {"exp", "sin", "elemwise_mul",
-                                           "elemwise_add", "_mul_scalar"};
-
 const std::map<std::string, TShape> kShapes = {{"x", {3, 4}}, {"w", {3, 4}}};
 
 void ExpectSameGradients(const Symbol& partitioned_or_original, bool use_env,
                          OpReqType req) {
   testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", use_env ? "default" : "NONE");
-  EXPECT_GT(
-      testing::ExpectSameForwardBackward(Net(), partitioned_or_original,
-                                         Context::CPU(), kShapes, req, 1e-12),
-      0);
+  EXPECT_GT(testing::ExpectSameForwardBackward(
+                testing::TwoOutputNet().symbol, partitioned_or_original,
+                Context::CPU(), kShapes, req, 1e-12),
+            0);
 }
 
 TEST(DefaultSubgraphOp, BackwardOfPartitionedSymbolMatchesOriginal) {
-  SetSubgraphPropertyOpNames("default", kClaimed);
-  const Symbol part = PartitionGraph(Net(), "default");
+  const testing::SubgraphNet net = testing::TwoOutputNet();
+  const Symbol part = testing::PartitionWithDefault(net.symbol, net.claimed);
   ExpectSameGradients(part, /*use_env=*/false, OpReqType::kWriteTo);
   ExpectSameGradients(part, /*use_env=*/false, OpReqType::kAddTo);
-  RemoveSubgraphPropertyOpNames("default");
 }
 
 TEST(DefaultSubgraphOp, BackwardWithBackendFromEnvironmentMatchesOriginal) {
-  SetSubgraphPropertyOpNames("default", kClaimed);
-  ExpectSameGradients(Net(), /*use_env=*/true, OpReqType::kWriteTo);
+  const testing::SubgraphNet net = testing::TwoOutputNet();
+  SetSubgraphPropertyOpNames("default", net.claimed);
+  ExpectSameGradients(net.symbol, /*use_env=*/true, OpReqType::kWriteTo);
   RemoveSubgraphPropertyOpNames("default");
 }
 

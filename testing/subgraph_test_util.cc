@@ -93,6 +93,14 @@ int ExpectSameForwardBackward(const Symbol& reference, const Symbol& tested,
   return CountOps(got->symbol(), "_default_subgraph_op");
 }
 
+Symbol PartitionWithDefault(const Symbol& symbol,
+                            const std::vector<std::string>& op_names) {
+  SetSubgraphPropertyOpNames("default", op_names);
+  const Symbol partitioned = PartitionGraph(symbol, "default");
+  RemoveSubgraphPropertyOpNames("default");
+  return partitioned;
+}
+
 ::testing::AssertionResult SameOutputs(const Executor& a, const Executor& b) {
   return NearOutputs(a, b, 0);
 }
@@ -230,6 +238,25 @@ Symbol Diamond() {
 }
 
 }  // namespace
+
+SubgraphNet TwoOutputNet() {
+  Symbol x = Var("x"), w = Var("w");
+  Symbol a = Op("exp", {x}, {}, "a");
+  Symbol b = Op("sin", {a}, {}, "b");
+  Symbol c = Op("elemwise_mul", {a, w}, {}, "c");
+  Symbol d = Op("tanh", {c}, {}, "d");
+  Symbol e = Op("elemwise_add", {b, d}, {}, "e");
+  Symbol f = Op("elemwise_mul", {e, x}, {}, "f");
+  return {Symbol::Group({Op("_mul_scalar", {f}, {{"scalar", "3"}}, "g"), b}),
+          {"exp", "sin", "elemwise_mul", "elemwise_add", "_mul_scalar"}};
+}
+
+SubgraphNet ScaledSumNet() {
+  Symbol x = Var("x"), w = Var("w");
+  return {Op("_mul_scalar", {Op("elemwise_add", {x, w}, {}, "sum")},
+             {{"scalar", "3"}}, "scaled"),
+          {"elemwise_add", "_mul_scalar"}};
+}
 
 Symbol SeedStructure(int i) {
   switch (i) {

@@ -51,6 +51,24 @@ int ExpectSameForwardBackward(const Symbol& reference, const Symbol& tested,
                               const std::map<std::string, TShape>& shapes,
                               OpReqType req, double tol);
 
+// `symbol` partitioned by the default backend claiming `op_names` (the
+// claim is removed again afterwards).
+Symbol PartitionWithDefault(const Symbol& symbol,
+                            const std::vector<std::string>& op_names);
+
+// Nets whose gradients run through _default_subgraph_op, on variables x and
+// w of shape (3, 4), with the ops to claim:
+struct SubgraphNet {
+  Symbol symbol;
+  std::vector<std::string> claimed;
+};
+// Two outputs; exp(x) is read by a claimed and an unclaimed op, x twice.
+SubgraphNet TwoOutputNet();
+// 3 * (x + w): the partitioned gradient's one inner result is both x's and
+// w's gradient, so it is computed aside, then copied (grad_req write) or
+// added (grad_req add).
+SubgraphNet ScaledSumNet();
+
 // How many nodes of op `op` the symbol has (not looking into subgraphs).
 int CountOps(const Symbol& symbol, const std::string& op);
 

@@ -23,7 +23,6 @@
 #include "nn/nn.h"
 #include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
-#include "subgraph/subgraph_property.h"
 #include "testing/op_test_util.h"
 #include "testing/subgraph_test_util.h"
 #include "tools/models.h"
@@ -459,33 +458,15 @@ TEST(CudaOps, DropoutMasksAreSeededAndScaled) {
 // (grad_req add: the GPU's elemwise_add).
 TEST(CudaOps, DefaultSubgraphOpRunsForwardAndBackwardOnTheGpu) {
   SKIP_WITHOUT_GPU();
-  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w");
-  auto op = [](const std::string& name, const std::vector<Symbol>& in,
-               const AttrDict& attrs = {}) {
-    return Symbol::Create(name, in, attrs);
-  };
-  Symbol a = op("exp", {x});
-  Symbol e = op("elemwise_add",
-                {op("sin", {a}), op("tanh", {op("elemwise_mul", {a, w})})});
-  const Symbol net = Symbol::Group(
-      {op("_mul_scalar", {op("elemwise_mul", {e, x})}, {{"scalar", "3"}}),
-       op("sin", {a})});
-  SetSubgraphPropertyOpNames(
-      "default", {"exp", "sin", "elemwise_mul", "elemwise_add", "_mul_scalar"});
-  const Symbol part = PartitionGraph(net, "default");
-  RemoveSubgraphPropertyOpNames("default");
-  const Symbol sum3 =
-      op("_mul_scalar", {op("elemwise_add", {x, w})}, {{"scalar", "3"}});
-  SetSubgraphPropertyOpNames("default", {"elemwise_add", "_mul_scalar"});
-  const Symbol sum3_part = PartitionGraph(sum3, "default");
-  RemoveSubgraphPropertyOpNames("default");
   for (OpReqType req : {OpReqType::kWriteTo, OpReqType::kAddTo}) {
-    for (const auto& [original, partitioned] :
-         {std::make_pair(net, part), std::make_pair(sum3, sum3_part)}) {
-      EXPECT_GT(testing::ExpectSameForwardBackward(
-                    original, partitioned, Context::GPU(0),
-                    {{"x", {3, 4}}, {"w", {3, 4}}}, req, 1e-10),
-                0);
+    for (const testing::SubgraphNet& net :
+         {testing::TwoOutputNet(), testing::ScaledSumNet()}) {
+      EXPECT_GT(
+          testing::ExpectSameForwardBackward(
+              net.symbol,
+              testing::PartitionWithDefault(net.symbol, net.claimed),
+              Context::GPU(0), {{"x", {3, 4}}, {"w", {3, 4}}}, req, 1e-10),
+          0);
     }
   }
 }
