@@ -139,9 +139,14 @@ cudaStream_t StreamOf(const mxplugin::KernelContext& ctx) {
   return static_cast<cudaStream_t>(ctx.stream());
 }
 
+bool IsFloat(int dtype) {
+  return dtype == MX_DTYPE_FLOAT32 || dtype == MX_DTYPE_FLOAT64 ||
+         dtype == MX_DTYPE_FLOAT16;
+}
+
 void RequireFloat(const std::string& op, const mxplugin::Tensor& t) {
   const int d = t.dtype();
-  if (d != MX_DTYPE_FLOAT32 && d != MX_DTYPE_FLOAT64 && d != MX_DTYPE_FLOAT16) {
+  if (!IsFloat(d)) {
     throw Error(MX_STATUS_DTYPE_ERROR,
                 op + " on gpu: " + DTypeName(d) +
                     " is not supported (float32, float64, float16)");

@@ -49,6 +49,8 @@ void* Workspace(int dev_id, size_t bytes);
 // The kernel's stream, with its device made current.
 cudaStream_t StreamOf(const mxplugin::KernelContext& ctx);
 
+// Whether dtype is float32, float64 or float16.
+bool IsFloat(int dtype);
 // Throws DTypeError naming op unless t is float32, float64 or float16.
 void RequireFloat(const std::string& op, const mxplugin::Tensor& t);
 // The same, also accepting uint8, int8, int32 and int64 (not bool): for the

@@ -3,8 +3,8 @@
 // and one_hot (reductions, softmax and gathers: reduce_kernels.cu). Grid-stride
 // loops of 256 threads; float16 is loaded and stored as __half and
 // computed in float; integers (unary, binary, scalar and comparison maps)
-// wrap, divide and saturate as the CPU kernels do. The write request is a template parameter, so the
-// element loop has no branch on it.
+// wrap, divide and saturate as the CPU kernels do. The write request is a
+// template parameter, so the element loop has no branch on it.
 #include <cuda_fp16.h>
 #include <curand_kernel.h>
 
@@ -40,7 +40,7 @@ __device__ A ApplyIntegerUnary(Unary op, A x) {
     case Unary::kAbs:
       return x < A(0) ? WrapNeg(x) : x;
     case Unary::kSign:
-      return static_cast<A>((x > A(0)) - (x < A(0)));
+      return SignOf(x);
     case Unary::kSquare:
       return WrapMul(x, x);
     case Unary::kRelu:

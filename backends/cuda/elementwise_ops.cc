@@ -328,11 +328,8 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
           // As on the CPU: an empty sum is 0, an empty mean 0/0 (0 for
           // integers); max and min have no identity (shape inference
           // refused them).
-          const bool floating = dt == MX_DTYPE_FLOAT32 ||
-                                dt == MX_DTYPE_FLOAT64 ||
-                                dt == MX_DTYPE_FLOAT16;
           const double v =
-              kind == Reduce::kSum || !floating ? 0.0 : std::nan("");
+              kind == Reduce::kSum || !IsFloat(dt) ? 0.0 : std::nan("");
           void* y = out[0].data<void>();
           const int64_t n = out[0].size();
           if (req[0] == MX_REQ_ADD) {

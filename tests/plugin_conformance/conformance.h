@@ -105,6 +105,12 @@ Summary& Counts();
 double Rtol(DType dtype);
 double Atol(DType dtype);
 
+// The dtypes every kernel case runs in (References() holds each), and
+// whether gradients are compared in one (not for int32: integer gradients
+// are not defined).
+const std::vector<DType>& CaseDTypes();
+bool ComparesGradients(DType dtype);
+
 }  // namespace conformance
 }  // namespace mx
 

@@ -43,9 +43,6 @@ std::string KernelIdentity(const Op& op) {
   return id;
 }
 
-// int32 cases compare outputs only (integer gradients are not defined).
-const DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32};
-
 void ComputeReferences() {
   g_references = new std::map<CaseKey, Result>();
   g_cpu_kernels = new std::map<std::string, std::string>();
@@ -57,11 +54,10 @@ void ComputeReferences() {
     }
     for (size_t a = 0; a < c.attrs.size(); ++a) {
       for (int v = 0; v < c.num_variants; ++v) {
-        for (DType dt : kDTypes) {
+        for (DType dt : CaseDTypes()) {
           (*g_references)[{static_cast<int>(i), static_cast<int>(a), v,
                            static_cast<int>(dt)}] =
-              RunCase(c, a, v, dt, Context::CPU(),
-                      /*grad=*/dt != DType::kInt32);
+              RunCase(c, a, v, dt, Context::CPU(), ComparesGradients(dt));
         }
       }
     }
@@ -263,6 +259,13 @@ Summary& Counts() {
   static Summary* s = new Summary();
   return *s;
 }
+
+const std::vector<DType>& CaseDTypes() {
+  static const auto* dtypes =
+      new std::vector<DType>{DType::kFloat32, DType::kFloat64, DType::kInt32};
+  return *dtypes;
+}
+bool ComparesGradients(DType dtype) { return dtype != DType::kInt32; }
 
 // Integers must match exactly.
 double Rtol(DType dtype) {

@@ -127,8 +127,8 @@ TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
       const OpCase& c = KernelTable()[i];
       for (int a = 0; a < static_cast<int>(c.attrs.size()); ++a) {
         for (int v = 0; v < c.num_variants; ++v) {
-          for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32}) {
-            const bool grads = dt != DType::kInt32;
+          for (DType dt : CaseDTypes()) {
+            const bool grads = ComparesGradients(dt);
             const Result& ref =
                 References().at({i, a, v, static_cast<int>(dt)});
             const Result got = RunCase(c, a, v, dt, ctx, grads);
