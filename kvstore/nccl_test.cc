@@ -81,12 +81,13 @@ TEST(NcclKVStore, PushPullInitPullAndBroadcastOnTheGpu) {
     EXPECT_EQ(ToDouble(out.Copy(Context::CPU())), want);
     key += 2;
   }
-  // Two values of one key (summed by the store) pushed to a stored key.
+  // Two values of one key (listed once per value, summed by the store)
+  // pushed to a stored key.
   const NDArray a = RandomArray({64}, DType::kFloat32, -1, 1, 1).Copy(gpu);
   const NDArray b = RandomArray({64}, DType::kFloat32, -1, 1, 2).Copy(gpu);
   NDArray pulled(a.shape(), gpu, DType::kFloat32);
   kv->Init({100}, {nd::zeros_like(a)});
-  kv->Push({100}, {a, b});
+  kv->Push({100, 100}, {a, b});
   kv->Pull({100}, {pulled});
   EXPECT_TRUE(testing::AllClose(ToDouble(pulled.Copy(Context::CPU())),
                                 ToDouble(nd::add(a, b).Copy(Context::CPU())),
