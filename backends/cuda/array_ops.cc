@@ -72,7 +72,7 @@ void SgdUpdate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 void Fill(const std::string& op, const KernelContext& ctx, Tensors out,
           const int32_t* req, double value) {
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
+  RequireNumeric(op, out[0]);
   if (req[0] == MX_REQ_ADD) Unsupported(op, "adding to the output");
   CheckCuda(LaunchFill(out[0].dtype(), out[0].size(), value,
                        out[0].data<void>(), StreamOf(ctx)),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "backends/cuda/cuda_test_util.h"
 #include "engine/engine.h"
 #include "graph/op.h"
 #include "gtest/gtest.h"
@@ -34,28 +35,10 @@ using testing::AllClose;
 using testing::RandomArray;
 using testing::ToDouble;
 
-const char* PluginPath() { return std::getenv("MX_CUDA_PLUGIN"); }
+using testing::CudaPluginPath;
+using testing::NoGpuReason;
 
-// Loads the plugin once; "" when a GPU is usable, else why not.
-const std::string& NoGpuReason() {
-  static const std::string* reason = [] {
-    const PluginInfo info = LoadPlugin(PluginPath());
-    EXPECT_EQ(info.name, "cuda");
-    void* lib = dlopen(PluginPath(), RTLD_NOW | RTLD_NOLOAD);
-    auto fn = lib == nullptr ? nullptr
-                             : reinterpret_cast<const char* (*)()>(
-                                   dlsym(lib, "mx_cuda_no_device_reason"));
-    auto* r = new std::string(fn == nullptr ? "plugin symbol missing" : fn());
-    if (lib != nullptr) dlclose(lib);
-    return r;
-  }();
-  return *reason;
-}
-
-#define SKIP_WITHOUT_GPU()                                     \
-  if (!NoGpuReason().empty()) {                                \
-    GTEST_SKIP() << "no usable GPU (" << NoGpuReason() << ")"; \
-  }
+#define SKIP_WITHOUT_GPU() MX_SKIP_WITHOUT_GPU()
 
 std::vector<double> Host(const NDArray& a) {
   return ToDouble(a.Copy(Context::CPU()));
@@ -577,7 +560,7 @@ Symbol FusableGraph() {
 }
 
 int64_t FusedCompiles() {
-  void* lib = dlopen(PluginPath(), RTLD_NOW | RTLD_NOLOAD);
+  void* lib = dlopen(CudaPluginPath(), RTLD_NOW | RTLD_NOLOAD);
   auto fn = lib == nullptr ? nullptr
                            : reinterpret_cast<int64_t (*)()>(
                                  dlsym(lib, "mx_cuda_fused_compiles"));

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <curand_kernel.h>
 
+#include <climits>
 #include <cmath>
 
 #include "backends/cuda/elementwise.h"
@@ -43,8 +44,8 @@ __device__ A ApplyIntegerUnary(Unary op, A x) {
       return SignOf(x);
     case Unary::kSquare:
       return WrapMul(x, x);
-    case Unary::kRelu:
-      return x > A(0) ? x : A(0);
+    case Unary::kRelu:  // A NaN stays, as on the CPU.
+      return x > A(0) || IsNan(x) ? x : A(0);
     default:
       return x;
   }
@@ -397,12 +398,25 @@ __global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
   }
 }
 
+// A fill value as T, as the CPU's fills convert it: integers truncate
+// toward zero (saturating at int64's range, NaN 0) and wrap modulo 2^bits.
+template <typename T>
+__device__ __forceinline__ T FillValue(double v) {
+  if constexpr (std::is_integral<T>::value) {
+    if (v != v) return T(0);
+    constexpr double kLimit = 9.2233720368547758e18;  // 2^63
+    const long long i = v >= kLimit    ? LLONG_MAX
+                        : v <= -kLimit ? LLONG_MIN
+                                       : static_cast<long long>(v);
+    return static_cast<T>(static_cast<unsigned long long>(i));
+  } else {
+    return static_cast<T>(static_cast<typename Acc<T>::type>(v));
+  }
+}
+
 template <typename T>
 __global__ void FillKernel(int64_t n, double value, T* y) {
-  // Integers saturate (NaN is 0). Only 0 reaches them today (empty
-  // reductions); the CPU's integer fills wrap out-of-range values, so a
-  // GPU _full on integers must match that first.
-  const T v = static_cast<T>(SaturatingCast<typename Acc<T>::type>(value));
+  const T v = FillValue<T>(value);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     y[i] = v;

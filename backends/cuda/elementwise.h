@@ -208,7 +208,8 @@ cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index, double value,
 cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,
                           const void* dy, void* dx, cudaStream_t stream);
 
-// y[i] = value (float and integer dtypes).
+// y[i] = value (float and integer dtypes; integers as the CPU's fills:
+// truncated toward zero, wrapped modulo 2^bits, NaN 0).
 cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
                        cudaStream_t stream);
 

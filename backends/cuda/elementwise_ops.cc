@@ -10,6 +10,7 @@
 #include "backends/common/attr_parse.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/dnn_calls.h"
 #include "backends/cuda/elementwise.h"
 
 namespace mx_cuda {
@@ -153,6 +154,10 @@ void Activation(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                 "Activation: act_type=\"" + act +
                     "\" is not one of relu, "
                     "sigmoid, tanh, softrelu, softsign, log_sigmoid, mish");
+  }
+  if (DnnActivation("Activation", ctx, it->second, in[0].dtype(), in[0].size(),
+                    in[0].data<void>(), out[0].data<void>(), req[0])) {
+    return;
   }
   CheckCuda(
       LaunchUnary(it->second, in[0].dtype(), in[0].size(), in[0].data<void>(),
@@ -380,6 +385,11 @@ void Softmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
+  if (t == 1.0 && out[0].dtype() == in[0].dtype() &&
+      DnnSoftmax(op, ctx, kLog, in[0].dtype(), outer, len, inner,
+                 in[0].data<void>(), out[0].data<void>(), req[0])) {
+    return;
+  }
   CheckCuda(LaunchSoftmax(kLog, in[0].dtype(), outer, len, inner, t,
                           in[0].data<void>(), out[0].data<void>(), req[0],
                           StreamOf(ctx)),
@@ -395,6 +405,13 @@ void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[1], &outer, &len, &inner, &t);
+  if (t == 1.0 && in[1].dtype() == in[0].dtype() &&
+      out[0].dtype() == in[0].dtype() &&
+      DnnSoftmaxBackward(op, ctx, kLog, in[0].dtype(), outer, len, inner,
+                         in[1].data<void>(), in[0].data<void>(),
+                         out[0].data<void>(), req[0])) {
+    return;
+  }
   CheckCuda(LaunchSoftmaxGrad(kLog, in[0].dtype(), outer, len, inner, t,
                               in[0].data<void>(), in[1].data<void>(),
                               out[0].data<void>(), req[0], StreamOf(ctx)),

@@ -265,6 +265,29 @@ __global__ void BatchNormFinishKernel(BatchNormArgs a, int splits,
   }
 }
 
+// After cuDNN's forward: mean and var = 1/inv_std^2 - eps (in double) to
+// the outputs, and the moving statistics updated as above.
+template <typename P>
+__global__ void BatchNormFromInvStdKernel(BatchNormArgs a, const P* batch_mean,
+                                          const P* inv_std, P* mean_out,
+                                          int req_mean, P* var_out,
+                                          int req_var, P* moving_mean,
+                                          P* moving_var) {
+  const int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (c >= a.channels) return;
+  const double mean = static_cast<double>(batch_mean[c]);
+  const double inv = static_cast<double>(inv_std[c]);
+  double var = 1.0 / (inv * inv) - a.eps;
+  if (var < 0) var = 0;
+  Put(mean_out, c, req_mean, mean);
+  Put(var_out, c, req_var, var);
+  const double m = a.momentum;
+  moving_mean[c] =
+      static_cast<P>(static_cast<double>(moving_mean[c]) * m + mean * (1 - m));
+  moving_var[c] =
+      static_cast<P>(static_cast<double>(moving_var[c]) * m + var * (1 - m));
+}
+
 // y = x * coef[2c] + coef[2c+1] for every element (c its channel).
 template <int kReq, typename T>
 __global__ void ChannelAffineKernel(BatchNormArgs a, const T* x,
@@ -561,6 +584,32 @@ cudaError_t LaunchBatchNormBackward(int dtype, const BatchNormArgs& a,
       dtype, MX_REQ_WRITE,
       BatchNormBackwardLauncher{a, og, x, gamma, mean, var, dx, req_dx, dgamma,
                                 req_dgamma, dbeta, req_dbeta, scratch, stream});
+}
+
+cudaError_t LaunchBatchNormFromInvStd(int param_dtype, const BatchNormArgs& a,
+                                      const void* batch_mean,
+                                      const void* inv_std, void* mean,
+                                      int req_mean, void* var, int req_var,
+                                      void* moving_mean, void* moving_var,
+                                      cudaStream_t stream) {
+  if (a.channels == 0) return cudaSuccess;
+  const int blocks = Blocks(a.channels);
+  if (param_dtype == MX_DTYPE_FLOAT64) {
+    BatchNormFromInvStdKernel<double><<<blocks, kThreads, 0, stream>>>(
+        a, static_cast<const double*>(batch_mean),
+        static_cast<const double*>(inv_std), static_cast<double*>(mean),
+        req_mean, static_cast<double*>(var), req_var,
+        static_cast<double*>(moving_mean), static_cast<double*>(moving_var));
+  } else if (param_dtype == MX_DTYPE_FLOAT32) {
+    BatchNormFromInvStdKernel<float><<<blocks, kThreads, 0, stream>>>(
+        a, static_cast<const float*>(batch_mean),
+        static_cast<const float*>(inv_std), static_cast<float*>(mean),
+        req_mean, static_cast<float*>(var), req_var,
+        static_cast<float*>(moving_mean), static_cast<float*>(moving_var));
+  } else {
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }
 
 size_t BatchNormScratchBytes(const BatchNormArgs& a) {

@@ -60,6 +60,16 @@ cudaError_t LaunchBatchNormBackward(int dtype, const BatchNormArgs& a,
                                     void* dgamma, int req_dgamma, void* dbeta,
                                     int req_dbeta, void* scratch,
                                     cudaStream_t stream);
+// After cuDNN's training forward (dnn_calls.h): from the batch mean and
+// inv_std = 1/sqrt(var + eps) per channel (param_dtype: float32, or
+// float64 for float64 data), writes mean and the biased var under their
+// requests and updates the moving statistics with a.momentum.
+cudaError_t LaunchBatchNormFromInvStd(int param_dtype, const BatchNormArgs& a,
+                                      const void* batch_mean,
+                                      const void* inv_std, void* mean,
+                                      int req_mean, void* var, int req_var,
+                                      void* moving_mean, void* moving_var,
+                                      cudaStream_t stream);
 // Device scratch memory the two BatchNorm launchers need.
 size_t BatchNormScratchBytes(const BatchNormArgs& a);
 

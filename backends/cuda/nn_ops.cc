@@ -6,6 +6,7 @@
 #include "backends/common/attr_parse.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/dnn_calls.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/nn_kernels.h"
 
@@ -86,7 +87,13 @@ void PoolingForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const PoolAttrs a = ParsePool(op, attrs, in[0], out[0]);
   const bool want_argmax = out.size() > 1 && req[1] != MX_REQ_NULL;
   if (req[0] == MX_REQ_NULL && !want_argmax) return;
-  if (want_argmax) CheckArgmaxFits(op, a.shape);
+  if (want_argmax) {
+    CheckArgmaxFits(op, a.shape);
+  } else if (DnnPoolForward(op, ctx, a.type, a.include_pad, in[0].dtype(),
+                            a.shape, in[0].data<void>(), out[0].data<void>(),
+                            req[0])) {
+    return;
+  }
   const cudaError_t err = LaunchPoolForward(
       a.type, a.include_pad, in[0].dtype(), a.shape, in[0].data<void>(),
       out[0].data<void>(), req[0],
@@ -159,6 +166,13 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                       const int32_t* req, Tensors out) {
   const std::string op = "BatchNorm";
   const BatchNormArgs a = ParseBatchNorm(op, ctx, attrs, in[0]);
+  if (DnnBatchNormTrain(op, ctx, a, in[0].dtype(), in[0].data<void>(),
+                        in[1].data<void>(), in[2].data<void>(),
+                        in[3].data<void>(), in[4].data<void>(),
+                        out[0].data<void>(), req[0], out[1].data<void>(),
+                        req[1], out[2].data<void>(), req[2])) {
+    return;
+  }
   CheckLaunch(
       op,
       LaunchBatchNormForward(

@@ -26,6 +26,7 @@ if [[ $mode == checks ]]; then
   out=gpu_bundle
   targets=(//backends/cuda:cuda_test //backends/cuda:cuda_conformance
            //backends/cuda:cuda_benchmark //backends/cuda:cuda_train_benchmark
+           //backends/cuda:cudnn_op_benchmark //backends/cuda:cudnn_paths_test
            //kvstore:nccl_test //backends/cuda:libmx_cuda.so)
   extra=(tools/gpu/gpu_env.sh tools/gpu/run_checks.sh tools/gpu/torch_peer.py
          ../shared/mxnet-models/resnet18_v1-symbol.json)

@@ -3,7 +3,8 @@
 # cuBLAS (in /usr/local/cuda or the Python environment's nvidia packages),
 # then runs the CUDA plugin's tests, its benchmark, and the PyTorch peer.
 # Output goes to stdout and to $OUT (when set).
-#   bash run_checks.sh [all|tests|bench]   (default all)
+#   bash run_checks.sh [all|tests|bench|ops]   (default all; ops: only the
+#   per-op cuDNN comparison and the single-convolution latency)
 cd "$(dirname "$0")"
 what=${1:-all}
 log=${OUT:-/tmp}/gpu_checks.log
@@ -12,10 +13,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
-if [[ $what != bench ]]; then
+if [[ $what == all || $what == tests ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
+echo "=== cudnn_paths_test (kernels calling cuDNN vs the CPU)"
+timeout 120 ./cudnn_paths_test --gtest_color=no
+echo "cudnn_paths_test exit: $?"
 echo "=== nccl_test (the \"nccl\" KVStore)"
 timeout 120 ./nccl_test --gtest_color=no
 echo "nccl_test exit: $?"
@@ -26,6 +30,18 @@ MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
 echo "cuda_conformance exit: ${PIPESTATUS[0]}"
 fi
 [[ $what == tests ]] && exit 0
+echo "=== cudnn_op_benchmark (plugin kernels vs raw cuDNN)"
+timeout 120 ./cudnn_op_benchmark --benchmark_min_time=0.3
+echo "cudnn_op_benchmark exit: $?"
+echo "=== one convolution and its wait, by engine setting"
+for setting in MX_ENGINE_TYPE=ThreadedEnginePerDevice \
+    MX_ENGINE_SYNC_DEVICE_OPS=1 MX_ENGINE_TYPE=NaiveEngine; do
+  echo "--- $setting"
+  env "$setting" timeout 60 ./cuda_benchmark --benchmark_min_time=0.3 \
+    --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' |
+    grep "^BM_"
+done
+[[ $what == ops ]] && exit 0
 echo "=== cuda_benchmark"
 MX_CUDA_VERBOSE=1 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"

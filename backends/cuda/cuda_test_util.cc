@@ -1,0 +1,30 @@
+#include "backends/cuda/cuda_test_util.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "plugin/plugin.h"
+
+namespace mx {
+namespace testing {
+
+const char* CudaPluginPath() { return std::getenv("MX_CUDA_PLUGIN"); }
+
+const std::string& NoGpuReason() {
+  static const std::string* reason = [] {
+    const PluginInfo info = LoadPlugin(CudaPluginPath());
+    EXPECT_EQ(info.name, "cuda");
+    void* lib = dlopen(CudaPluginPath(), RTLD_NOW | RTLD_NOLOAD);
+    auto fn = lib == nullptr ? nullptr
+                             : reinterpret_cast<const char* (*)()>(
+                                   dlsym(lib, "mx_cuda_no_device_reason"));
+    auto* r = new std::string(fn == nullptr ? "plugin symbol missing" : fn());
+    if (lib != nullptr) dlclose(lib);
+    return r;
+  }();
+  return *reason;
+}
+
+}  // namespace testing
+}  // namespace mx

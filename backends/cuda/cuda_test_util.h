@@ -1,0 +1,32 @@
+// Shared by the CUDA plugin's GPU tests: loads the plugin named by
+// MX_CUDA_PLUGIN once and says whether a GPU is usable, so that each test
+// skips with one line saying why where there is none.
+//
+//   TEST(CudaOps, Something) {
+//     MX_SKIP_WITHOUT_GPU();
+//     ...
+//   }
+#ifndef MXCORE_BACKENDS_CUDA_CUDA_TEST_UTIL_H_
+#define MXCORE_BACKENDS_CUDA_CUDA_TEST_UTIL_H_
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace mx {
+namespace testing {
+
+// The plugin's path (MX_CUDA_PLUGIN).
+const char* CudaPluginPath();
+// Loads the plugin on first use; "" when a GPU is usable, else why not.
+const std::string& NoGpuReason();
+
+}  // namespace testing
+}  // namespace mx
+
+#define MX_SKIP_WITHOUT_GPU()                                                 \
+  if (!::mx::testing::NoGpuReason().empty()) {                                \
+    GTEST_SKIP() << "no usable GPU (" << ::mx::testing::NoGpuReason() << ")"; \
+  }
+
+#endif  // MXCORE_BACKENDS_CUDA_CUDA_TEST_UTIL_H_
