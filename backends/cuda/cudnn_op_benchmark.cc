@@ -1,7 +1,8 @@
 // The CUDA plugin's Pooling, BatchNorm, log_softmax and relu (forward and
 // backward) against the same work done by raw cuDNN calls, side by side in
-// one run, at ResNet shapes (batch 32, float32). Each iteration queues 20
-// calls, then waits (mxcore) or synchronizes the stream (raw), so the
+// one run, at ResNet shapes (batch 32, float32); with MX_CUDA_OWN_KERNELS=1
+// the plugin's side runs its own kernels instead of cuDNN's. Each iteration
+// queues 20 calls, then waits (mxcore) or synchronizes the stream (raw), so the
 // numbers are GPU time per call plus what launching cannot hide. They
 // decide, per op, whether the plugin calls cuDNN or its own kernel (see the
 // README's CUDA section). Needs MX_CUDA_PLUGIN and a GPU; without one it
@@ -129,29 +130,34 @@ class Raw {
 
 const float kOne = 1, kZero = 0;
 
-// ---- relu on (32, 64, 112, 112): ResNet-18's first activation. ----
+// ---- relu on (32, 64, 112, 112), ResNet-18's first activation, and on
+// (32, 512, 7, 7), its last. ----
 const TShape kAct{32, 64, 112, 112};
+const TShape kActSmall{32, 512, 7, 7};
 
-void BM_MxRelu(benchmark::State& state) {
+void MxRelu(benchmark::State& state, const TShape& shape) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
-  MxQueued(state, "Activation", {OnGpu(kAct, 1)}, {{"act_type", "relu"}},
+  MxQueued(state, "Activation", {OnGpu(shape, 1)}, {{"act_type", "relu"}},
            false);
 }
+void BM_MxRelu(benchmark::State& state) { MxRelu(state, kAct); }
+void BM_MxReluSmall(benchmark::State& state) { MxRelu(state, kActSmall); }
 void BM_MxReluBackward(benchmark::State& state) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
   MxQueued(state, "_backward_relu", {OnGpu(kAct, 1), OnGpu(kAct, 2, 0, 1)}, {},
            false);
 }
-void RawRelu(benchmark::State& state, bool backward) {
+void RawRelu(benchmark::State& state, const TShape& shape, bool backward) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
   Raw raw;
-  const size_t n = kAct.Size();
-  const NDArray x = OnGpu(kAct, 1);
+  const size_t n = shape.Size();
+  const NDArray x = OnGpu(shape, 1);
   float* xd = raw.Buffer(n, &x);
   float* yd = raw.Buffer(n, &x);
   float* dy = raw.Buffer(n, &x);
   float* dx = raw.Buffer(n);
-  auto t = raw.Nchw(32, 64, 112, 112);
+  auto t = raw.Nchw(static_cast<int>(shape[0]), static_cast<int>(shape[1]),
+                    static_cast<int>(shape[2]), static_cast<int>(shape[3]));
   cudnnActivationDescriptor_t act;
   cudnnCreateActivationDescriptor(&act);
   cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU,
@@ -166,8 +172,39 @@ void RawRelu(benchmark::State& state, bool backward) {
   });
   cudnnDestroyActivationDescriptor(act);
 }
-void BM_RawCudnnRelu(benchmark::State& state) { RawRelu(state, false); }
-void BM_RawCudnnReluBackward(benchmark::State& state) { RawRelu(state, true); }
+void BM_RawCudnnRelu(benchmark::State& state) { RawRelu(state, kAct, false); }
+void BM_RawCudnnReluSmall(benchmark::State& state) {
+  RawRelu(state, kActSmall, false);
+}
+void BM_RawCudnnReluBackward(benchmark::State& state) {
+  RawRelu(state, kAct, true);
+}
+
+// ---- Global average pooling of (32, 512, 7, 7): ResNet's head. ----
+const TShape kHead{32, 512, 7, 7};
+void BM_MxGlobalAvgPool(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  MxQueued(state, "Pooling", {OnGpu(kHead, 1)},
+           {{"kernel", "(1,1)"}, {"pool_type", "avg"}, {"global_pool", "True"}},
+           true);
+}
+void BM_RawCudnnGlobalAvgPool(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  Raw raw;
+  const NDArray x = OnGpu(kHead, 1);
+  float* xd = raw.Buffer(kHead.Size(), &x);
+  float* yd = raw.Buffer(32 * 512);
+  auto ti = raw.Nchw(32, 512, 7, 7);
+  auto to = raw.Nchw(32, 512, 1, 1);
+  cudnnPoolingDescriptor_t pd;
+  cudnnCreatePoolingDescriptor(&pd);
+  cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                              CUDNN_NOT_PROPAGATE_NAN, 7, 7, 0, 0, 1, 1);
+  raw.Run(state, [&] {
+    cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to, yd);
+  });
+  cudnnDestroyPoolingDescriptor(pd);
+}
 
 // ---- log_softmax over the 1000 classes of (32, 1000). ----
 const TShape kLogits{32, 1000};
@@ -331,12 +368,16 @@ void BM_RawCudnnMaxPoolBackward(benchmark::State& state) {
   BENCHMARK(fn)->Unit(benchmark::kMicrosecond)->UseRealTime()
 MX_GPU_BENCHMARK(BM_MxRelu);
 MX_GPU_BENCHMARK(BM_RawCudnnRelu);
+MX_GPU_BENCHMARK(BM_MxReluSmall);
+MX_GPU_BENCHMARK(BM_RawCudnnReluSmall);
 MX_GPU_BENCHMARK(BM_MxReluBackward);
 MX_GPU_BENCHMARK(BM_RawCudnnReluBackward);
 MX_GPU_BENCHMARK(BM_MxLogSoftmax);
 MX_GPU_BENCHMARK(BM_RawCudnnLogSoftmax);
 MX_GPU_BENCHMARK(BM_MxLogSoftmaxBackward);
 MX_GPU_BENCHMARK(BM_RawCudnnLogSoftmaxBackward);
+MX_GPU_BENCHMARK(BM_MxGlobalAvgPool);
+MX_GPU_BENCHMARK(BM_RawCudnnGlobalAvgPool);
 MX_GPU_BENCHMARK(BM_MxBatchNormTrain);
 MX_GPU_BENCHMARK(BM_RawCudnnBatchNormTrain);
 MX_GPU_BENCHMARK(BM_MxBatchNormBackward);

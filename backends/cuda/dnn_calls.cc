@@ -66,7 +66,7 @@ void SetPacked(const std::string& op, cudnnTensorDescriptor_t d, int dtype,
            op + ": tensor descriptor");
 }
 
-bool CudnnTakes(int dtype) { return IsFloat(dtype); }
+bool CudnnTakes(int dtype) { return IsFloat(dtype) && !OwnKernelsOnly(); }
 
 // Along C of (outer, len, inner, 1): for every (n, h) when inner > 1;
 // rows (inner 1) as instances, which cuDNN runs far faster (5 us against
@@ -80,6 +80,11 @@ cudnnHandle_t HandleOf(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+bool OwnKernelsOnly() {
+  static const bool own = EnvFlag("MX_CUDA_OWN_KERNELS");
+  return own;
+}
 
 bool DnnSoftmax(const std::string& op, const KernelContext& ctx, bool log,
                 int dtype, int64_t outer, int64_t len, int64_t inner,
@@ -145,11 +150,17 @@ bool DnnActivation(const std::string& op, const KernelContext& ctx, Unary kind,
 
 bool DnnPoolForward(const std::string& op, const KernelContext& ctx,
                     PoolType type, bool count_include_pad, int dtype,
-                    const PoolShape& g, const void* x, void* y, int32_t req) {
-  if (type == PoolType::kSum || !CudnnTakes(dtype)) return false;
+                    int64_t channels, const PoolShape& g, const void* x,
+                    void* y, int32_t req) {
+  if (type == PoolType::kSum || !CudnnTakes(dtype) || channels <= 0 ||
+      g.planes % channels != 0) {
+    return false;
+  }
   // 2-D windows (and 1-D ones, as height 1) as 4-D tensors, 3-D as 5-D.
   const int first = g.in[0] == 1 && g.k[0] == 1 && g.p[0] == 0 ? 1 : 0;
-  std::vector<int64_t> in_dims = {g.planes, 1}, out_dims = {g.planes, 1};
+  const int64_t batch = g.planes / channels;
+  std::vector<int64_t> in_dims = {batch, channels},
+                       out_dims = {batch, channels};
   std::vector<int> window, pad, stride;
   for (int a = first; a < 3; ++a) {
     in_dims.push_back(g.in[a]);

@@ -21,6 +21,10 @@
 
 namespace mx_cuda {
 
+// MX_CUDA_OWN_KERNELS=1: every call below returns false, so the plugin's
+// own kernels run (read once; for comparisons and as MXNet's cudnn_off).
+bool OwnKernelsOnly();
+
 // softmax or log_softmax along the middle extent of (outer, len, inner).
 bool DnnSoftmax(const std::string& op, const mxplugin::KernelContext& ctx,
                 bool log, int dtype, int64_t outer, int64_t len, int64_t inner,
@@ -40,10 +44,11 @@ bool DnnActivation(const std::string& op, const mxplugin::KernelContext& ctx,
 // Max or average pooling without argmax positions, of 1-, 2- or 3-D
 // windows that stay inside the padded input (MXNet's "valid" convention,
 // and "full" where it gives the same output extents); sum pooling: false.
+// (shape.planes = batch * channels.)
 bool DnnPoolForward(const std::string& op, const mxplugin::KernelContext& ctx,
                     PoolType type, bool count_include_pad, int dtype,
-                    const PoolShape& shape, const void* x, void* y,
-                    int32_t req);
+                    int64_t channels, const PoolShape& shape, const void* x,
+                    void* y, int32_t req);
 
 // BatchNorm with batch statistics (a.batch_stats) over (outer, channels,
 // inner): cuDNN normalizes and computes the mean and 1/sqrt(var + eps);

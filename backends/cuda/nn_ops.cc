@@ -90,8 +90,8 @@ void PoolingForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   if (want_argmax) {
     CheckArgmaxFits(op, a.shape);
   } else if (DnnPoolForward(op, ctx, a.type, a.include_pad, in[0].dtype(),
-                            a.shape, in[0].data<void>(), out[0].data<void>(),
-                            req[0])) {
+                            in[0].dim(1), a.shape, in[0].data<void>(),
+                            out[0].data<void>(), req[0])) {
     return;
   }
   const cudaError_t err = LaunchPoolForward(
@@ -246,6 +246,7 @@ void Dropout(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }  // namespace
 
 void RegisterNnOps(mxplugin::Plugin& plugin) {
+  OwnKernelsOnly();  // Read (and checked) now: a bad value fails the load.
   RegisterGpuKernel(plugin, "Pooling", PoolingForward);
   RegisterGpuKernel(plugin, "_backward_Pooling",
                     [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
