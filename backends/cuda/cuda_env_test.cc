@@ -21,8 +21,7 @@ TEST(CudaPluginEnv, BadVariableValueFailsTheLoad) {
     LoadPlugin(std::getenv("MX_CUDA_PLUGIN"));
     ADD_FAILURE() << "the plugin loaded with " << named;
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(named), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
   }
   for (const PluginInfo& p : ListPlugins()) EXPECT_NE(p.name, "cuda");
 }
