@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/gpu_benchmark_util.h"
 #include "benchmark/benchmark.h"
 #include "engine/engine.h"
 #include "imperative/executor.h"
@@ -33,21 +34,6 @@ namespace {
 
 constexpr int64_t kGemm = 4096;
 
-bool HasGpu() {
-  static const bool has = [] {
-    LoadPlugin(std::getenv("MX_CUDA_PLUGIN"));
-    int n = 0;
-    const cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess || n == 0) {
-      std::printf("no usable GPU (%s): nothing to measure\n",
-                  err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-      return false;
-    }
-    return true;
-  }();
-  return has;
-}
-
 // Raw buffers get the same kind of data as the mxcore arrays: the GPU runs
 // faster on zeros (less switching power), which would flatter the raw side.
 void FillRandom(void* dst, size_t floats, uint32_t seed) {
@@ -56,11 +42,6 @@ void FillRandom(void* dst, size_t floats, uint32_t seed) {
   std::vector<float> host(floats);
   for (float& v : host) v = u(rng);
   cudaMemcpy(dst, host.data(), floats * sizeof(float), cudaMemcpyHostToDevice);
-}
-
-NDArray OnGpu(const TShape& shape, uint32_t seed) {
-  return testing::RandomArray(shape, DType::kFloat32, -1, 1, seed)
-      .Copy(Context::GPU(0));
 }
 
 void BM_MxFullyConnected4096(benchmark::State& state) {

@@ -5,8 +5,8 @@
 // softmax cross-entropy, hybridized, each step waited for.
 //
 //   MX_CUDA_PLUGIN=.../libmx_cuda.so
-//   MX_RESNET18_JSON=.../resnet18_v1-symbol.json \
-//     bazel-bin/backends/cuda/cuda_train_benchmark
+//   MX_RESNET18_JSON=.../resnet18_v1-symbol.json
+//   bazel-bin/backends/cuda/cuda_train_benchmark
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "backends/cuda/gpu_benchmark_util.h"
 #include "benchmark/benchmark.h"
 #include "engine/engine.h"
 #include "imperative/nd.h"
@@ -26,19 +27,6 @@
 
 namespace mx {
 namespace {
-
-bool HasGpu() {
-  static const bool has = [] {
-    LoadPlugin(std::getenv("MX_CUDA_PLUGIN"));
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-      std::printf("no usable GPU: nothing to measure\n");
-      return false;
-    }
-    return true;
-  }();
-  return has;
-}
 
 void TrainSteps(benchmark::State& state, nn::HybridBlock& net, int64_t batch,
                 const TShape& input) {

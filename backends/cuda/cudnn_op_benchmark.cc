@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/gpu_benchmark_util.h"
 #include "benchmark/benchmark.h"
 #include "graph/op.h"
 #include "imperative/imperative.h"
@@ -29,27 +30,6 @@ namespace mx {
 namespace {
 
 constexpr int kQueue = 20;
-
-bool HasGpu() {
-  static const bool has = [] {
-    LoadPlugin(std::getenv("MX_CUDA_PLUGIN"));
-    int n = 0;
-    const cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess || n == 0) {
-      std::printf("no usable GPU (%s): nothing to measure\n",
-                  err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-      return false;
-    }
-    return true;
-  }();
-  return has;
-}
-
-NDArray OnGpu(const TShape& shape, uint32_t seed, double lo = -1,
-              double hi = 1) {
-  return testing::RandomArray(shape, DType::kFloat32, lo, hi, seed)
-      .Copy(Context::GPU(0));
-}
 
 void ReportPerCall(benchmark::State& state) {
   state.counters["us/call"] = benchmark::Counter(
