@@ -6,6 +6,7 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/dnn_calls.h"
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
@@ -36,4 +37,11 @@ mx_cuda_no_device_reason() {
 extern "C" __attribute__((visibility("default"))) int64_t
 mx_cuda_fused_compiles() {
   return mx_cuda::FusedKernelCompiles();
+}
+
+// Softmax, activation, pooling and BatchNorm calls that ran cuDNN
+// (dnn_calls.h) since the plugin loaded.
+extern "C" __attribute__((visibility("default"))) int64_t
+mx_cuda_cudnn_calls() {
+  return mx_cuda::DnnCalls();
 }

@@ -26,5 +26,17 @@ const std::string& NoGpuReason() {
   return *reason;
 }
 
+int64_t CudnnCallsSoFar() {
+  NoGpuReason();  // Loaded.
+  void* lib = dlopen(CudaPluginPath(), RTLD_NOW | RTLD_NOLOAD);
+  auto fn =
+      lib == nullptr
+          ? nullptr
+          : reinterpret_cast<int64_t (*)()>(dlsym(lib, "mx_cuda_cudnn_calls"));
+  const int64_t n = fn == nullptr ? -1 : fn();
+  if (lib != nullptr) dlclose(lib);
+  return n;
+}
+
 }  // namespace testing
 }  // namespace mx

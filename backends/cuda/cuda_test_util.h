@@ -9,6 +9,7 @@
 #ifndef MXCORE_BACKENDS_CUDA_CUDA_TEST_UTIL_H_
 #define MXCORE_BACKENDS_CUDA_CUDA_TEST_UTIL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -20,6 +21,9 @@ namespace testing {
 const char* CudaPluginPath();
 // Loads the plugin on first use; "" when a GPU is usable, else why not.
 const std::string& NoGpuReason();
+// The plugin's count of softmax/activation/pooling/BatchNorm calls that
+// ran cuDNN (-1 when the plugin lacks the counter).
+int64_t CudnnCallsSoFar();
 
 }  // namespace testing
 }  // namespace mx

@@ -91,8 +91,14 @@ class Raw {
     tensors_.push_back(d);
     return d;
   }
-  void Run(benchmark::State& state, const std::function<void()>& call) {
-    call();
+  // Times `call`, which must succeed: a failing raw call would time as
+  // nearly nothing and flatter cuDNN.
+  void Run(benchmark::State& state,
+           const std::function<cudnnStatus_t()>& call) {
+    const cudnnStatus_t st = call();
+    if (st != CUDNN_STATUS_SUCCESS) {
+      return state.SkipWithError(cudnnGetErrorString(st));
+    }
     cudaStreamSynchronize(stream_);
     for (auto _ : state) {
       for (int i = 0; i < kQueue; ++i) call();
@@ -140,14 +146,15 @@ void RawRelu(benchmark::State& state, const TShape& shape, bool backward) {
                     static_cast<int>(shape[2]), static_cast<int>(shape[3]));
   cudnnActivationDescriptor_t act;
   cudnnCreateActivationDescriptor(&act);
-  cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU,
-                               CUDNN_NOT_PROPAGATE_NAN, 0);
+  cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN,
+                               0);
   raw.Run(state, [&] {
     if (backward) {
-      cudnnActivationBackward(raw.handle(), act, &kOne, t, yd, t, dy, t, xd,
-                              &kZero, t, dx);
+      return cudnnActivationBackward(raw.handle(), act, &kOne, t, yd, t, dy, t,
+                                     xd, &kZero, t, dx);
     } else {
-      cudnnActivationForward(raw.handle(), act, &kOne, t, xd, &kZero, t, yd);
+      return cudnnActivationForward(raw.handle(), act, &kOne, t, xd, &kZero, t,
+                                    yd);
     }
   });
   cudnnDestroyActivationDescriptor(act);
@@ -181,7 +188,7 @@ void BM_RawCudnnGlobalAvgPool(benchmark::State& state) {
   cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
                               CUDNN_NOT_PROPAGATE_NAN, 7, 7, 0, 0, 1, 1);
   raw.Run(state, [&] {
-    cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to, yd);
+    return cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to, yd);
   });
   cudnnDestroyPoolingDescriptor(pd);
 }
@@ -214,13 +221,13 @@ void RawLogSoftmax(benchmark::State& state, bool backward) {
                       CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t, xd, &kZero, t, yd);
   raw.Run(state, [&] {
     if (backward) {
-      cudnnSoftmaxBackward(raw.handle(), CUDNN_SOFTMAX_LOG,
-                           CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t, yd, t, dy,
-                           &kZero, t, dx);
+      return cudnnSoftmaxBackward(raw.handle(), CUDNN_SOFTMAX_LOG,
+                                  CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t, yd, t,
+                                  dy, &kZero, t, dx);
     } else {
-      cudnnSoftmaxForward(raw.handle(), CUDNN_SOFTMAX_LOG,
-                          CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t, xd, &kZero, t,
-                          yd);
+      return cudnnSoftmaxForward(raw.handle(), CUDNN_SOFTMAX_LOG,
+                                 CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t, xd,
+                                 &kZero, t, yd);
     }
   });
 }
@@ -273,13 +280,13 @@ void RawBatchNorm(benchmark::State& state, bool backward) {
                                          1e-5, sm, si);
   raw.Run(state, [&] {
     if (backward) {
-      cudnnBatchNormalizationBackward(raw.handle(), mode, &kOne, &kZero, &kOne,
-                                      &kZero, t, xd, t, dy, t, dx, p, scale,
-                                      dscale, dbias, 1e-5, sm, si);
+      return cudnnBatchNormalizationBackward(
+          raw.handle(), mode, &kOne, &kZero, &kOne, &kZero, t, xd, t, dy, t, dx,
+          p, scale, dscale, dbias, 1e-5, sm, si);
     } else {
-      cudnnBatchNormalizationForwardTraining(raw.handle(), mode, &kOne, &kZero,
-                                             t, xd, t, yd, p, scale, bias, 0.1,
-                                             rm, rv, 1e-5, sm, si);
+      return cudnnBatchNormalizationForwardTraining(
+          raw.handle(), mode, &kOne, &kZero, t, xd, t, yd, p, scale, bias, 0.1,
+          rm, rv, 1e-5, sm, si);
     }
   });
 }
@@ -326,15 +333,16 @@ void RawMaxPool(benchmark::State& state, bool backward) {
   auto to = raw.Nchw(32, 64, 56, 56);
   cudnnPoolingDescriptor_t pd;
   cudnnCreatePoolingDescriptor(&pd);
-  cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3,
-                              3, 1, 1, 2, 2);
+  cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 3, 3,
+                              1, 1, 2, 2);
   cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to, yd);
   raw.Run(state, [&] {
     if (backward) {
-      cudnnPoolingBackward(raw.handle(), pd, &kOne, to, yd, to, dy, ti, xd,
-                           &kZero, ti, dx);
+      return cudnnPoolingBackward(raw.handle(), pd, &kOne, to, yd, to, dy, ti,
+                                  xd, &kZero, ti, dx);
     } else {
-      cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to, yd);
+      return cudnnPoolingForward(raw.handle(), pd, &kOne, ti, xd, &kZero, to,
+                                 yd);
     }
   });
   cudnnDestroyPoolingDescriptor(pd);

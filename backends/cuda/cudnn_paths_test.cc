@@ -24,6 +24,11 @@ using testing::AllClose;
 using testing::RandomArray;
 using testing::ToDouble;
 
+// Which kernel the GPU call is to run, checked through the plugin's count
+// of cuDNN calls (so that a guard turned too strict cannot pass unseen:
+// the own kernels give the CPU's results too).
+enum class Path { kCudnn, kOwn };
+
 struct OpRun {
   std::string op;
   std::vector<NDArray> inputs;  // On the CPU.
@@ -32,48 +37,60 @@ struct OpRun {
   bool train = false;
   // Indices of inputs the op updates in place, compared too.
   std::vector<size_t> mutated;
+  // Output 0 given as input 0's array (written in place where the op
+  // allows it).
+  bool in_place = false;
 };
 
 // Every output (and mutated input) of `r` on ctx, as doubles. Outputs with
-// an add request start from 0.5 everywhere.
-std::vector<std::vector<double>> Results(const OpRun& r, Context ctx) {
+// an add request start from 0.5 everywhere. `dnn_calls` gets the cuDNN
+// calls the checked call made (on the GPU).
+std::vector<std::vector<double>> Results(const OpRun& r, Context ctx,
+                                         int64_t* dnn_calls) {
   std::vector<NDArray> in;
   for (const NDArray& x : r.inputs) in.push_back(x.Copy(ctx));
   imperative::TrainingScope mode(r.train);
+  // Shapes and dtypes from a plain call, then the call under test.
   std::vector<NDArray> outs;
-  if (!r.req.empty()) {
-    // Shapes and dtypes from a plain call, then the requests under test.
-    for (const NDArray& o : imperative::Invoke(r.op, in, r.attrs)) {
-      outs.push_back(nd::full(o.shape(), 0.5, o.ctx(), o.dtype()));
-    }
-    in.clear();  // Fresh copies: the plain call may have updated some.
-    for (const NDArray& x : r.inputs) in.push_back(x.Copy(ctx));
-    imperative::InvokeOptions options;
-    options.req = r.req;
-    imperative::Invoke(MakeAttrs(*OpRegistry::Get()->Find(r.op), r.attrs), in,
-                       &outs, options);
-  } else {
-    outs = imperative::Invoke(r.op, in, r.attrs);
+  for (const NDArray& o : imperative::Invoke(r.op, in, r.attrs)) {
+    outs.push_back(nd::full(o.shape(), 0.5, o.ctx(), o.dtype()));
   }
+  in.clear();  // Fresh copies: the plain call may have updated some.
+  for (const NDArray& x : r.inputs) in.push_back(x.Copy(ctx));
+  if (r.in_place) outs[0] = in[0];
+  for (const NDArray& a : outs) a.WaitToRead();
+  for (const NDArray& a : in) a.WaitToRead();
+  const int64_t before = testing::CudnnCallsSoFar();
+  imperative::InvokeOptions options;
+  options.req = r.req;
+  imperative::Invoke(MakeAttrs(*OpRegistry::Get()->Find(r.op), r.attrs), in,
+                     &outs, options);
   std::vector<std::vector<double>> v;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!r.req.empty() && r.req[i] == OpReqType::kNullOp) continue;
     v.push_back(ToDouble(outs[i].Copy(Context::CPU())));
   }
   for (size_t i : r.mutated) v.push_back(ToDouble(in[i].Copy(Context::CPU())));
+  *dnn_calls = testing::CudnnCallsSoFar() - before;
   return v;
 }
 
-void ExpectSameOnGpu(const std::string& name, const OpRun& r) {
+void ExpectSameOnGpu(const std::string& name, const OpRun& r, Path path) {
   SCOPED_TRACE(name);
   try {
-    const auto want = Results(r, Context::CPU());
-    const auto got = Results(r, Context::GPU(0));
+    int64_t cpu_calls, gpu_calls;
+    const auto want = Results(r, Context::CPU(), &cpu_calls);
+    const auto got = Results(r, Context::GPU(0), &gpu_calls);
     ASSERT_EQ(got.size(), want.size());
     const DType dt = r.inputs[0].dtype();
     const double tol = dt == DType::kFloat16 ? 2e-2 : 1e-4;
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_TRUE(AllClose(got[i], want[i], tol, tol)) << "result " << i;
+    }
+    if (path == Path::kCudnn) {
+      EXPECT_EQ(gpu_calls, 1) << "cuDNN did not run";
+    } else {
+      EXPECT_EQ(gpu_calls, 0) << "cuDNN ran";
     }
   } catch (const Error& e) {
     ADD_FAILURE() << e.what();
@@ -105,25 +122,40 @@ TEST(CudnnPaths, SoftmaxAndItsGradientMatchTheCpu) {
         const std::string name =
             std::string(op) + " axis " + axis + " " + DTypeName(dt);
         const NDArray x = Data({4, 33, 5}, dt, 1);
-        ExpectSameOnGpu(name, {op, {x}, {{"axis", axis}}});
+        ExpectSameOnGpu(name, {op, {x}, {{"axis", axis}}}, Path::kCudnn);
         const NDArray y = nd::Call(op, {x}, {{"axis", axis}});
         const NDArray g = Data({4, 33, 5}, dt, 2);
         for (const auto& req : {kWrite, kAdd}) {
           ExpectSameOnGpu(
               name + " gradient",
-              {std::string("_backward_") + op, {g, y}, {{"axis", axis}}, req});
+              {std::string("_backward_") + op, {g, y}, {{"axis", axis}}, req},
+              Path::kCudnn);
         }
       }
     }
   }
-  // Added to an output; a temperature (the plugin's own kernel); a NaN.
+  // Added to an output; a temperature (the plugin's own kernel); a NaN;
+  // in place (the output is the input; the gradient written over the
+  // output gradient).
   ExpectSameOnGpu("softmax add",
-                  {"softmax", {Data({6, 300}, DType::kFloat32, 3)}, {}, kAdd});
-  ExpectSameOnGpu("softmax temperature", {"softmax",
-                                          {Data({6, 30}, DType::kFloat32, 4)},
-                                          {{"temperature", "2.5"}}});
-  ExpectSameOnGpu("log_softmax NaN",
-                  {"log_softmax", {WithNan({3, 8}, 10)}, {}});
+                  {"softmax", {Data({6, 300}, DType::kFloat32, 3)}, {}, kAdd},
+                  Path::kCudnn);
+  ExpectSameOnGpu("softmax temperature",
+                  {"softmax",
+                   {Data({6, 30}, DType::kFloat32, 4)},
+                   {{"temperature", "2.5"}}},
+                  Path::kOwn);
+  ExpectSameOnGpu("log_softmax NaN", {"log_softmax", {WithNan({3, 8}, 10)}, {}},
+                  Path::kCudnn);
+  OpRun in_place{"softmax", {Data({5, 40}, DType::kFloat32, 12)}};
+  in_place.in_place = true;
+  ExpectSameOnGpu("softmax in place", in_place, Path::kCudnn);
+  const NDArray logits = Data({7, 30}, DType::kFloat32, 13);
+  OpRun grad_in_place{
+      "_backward_log_softmax",
+      {Data({7, 30}, DType::kFloat32, 14), nd::Call("log_softmax", {logits})}};
+  grad_in_place.in_place = true;
+  ExpectSameOnGpu("log_softmax gradient in place", grad_in_place, Path::kCudnn);
 }
 
 TEST(CudnnPaths, ActivationsMatchTheCpu) {
@@ -131,19 +163,28 @@ TEST(CudnnPaths, ActivationsMatchTheCpu) {
   for (DType dt : kFloats) {
     for (const char* act : {"relu", "sigmoid", "tanh", "softrelu"}) {
       for (const auto& req : {kWrite, kAdd}) {
-        ExpectSameOnGpu(std::string(act) + " " + DTypeName(dt),
-                        {"Activation",
-                         {Data({3, 5, 7, 9}, dt, 5)},
-                         {{"act_type", act}},
-                         req});
+        ExpectSameOnGpu(
+            std::string(act) + " " + DTypeName(dt),
+            {"Activation",
+             {Data({3, 5, 7, 9}, dt, 5)},
+             {{"act_type", act}},
+             req},
+            std::string(act) == "softrelu" ? Path::kOwn : Path::kCudnn);
       }
     }
   }
   // relu keeps a NaN (as the CPU's and NumPy's maximum do), with cuDNN and
   // with the plugin's own kernel (the relu op).
   ExpectSameOnGpu("relu NaN",
-                  {"Activation", {WithNan({4, 6}, 7)}, {{"act_type", "relu"}}});
-  ExpectSameOnGpu("relu op NaN", {"relu", {WithNan({4, 6}, 7)}, {}});
+                  {"Activation", {WithNan({4, 6}, 7)}, {{"act_type", "relu"}}},
+                  Path::kCudnn);
+  ExpectSameOnGpu("relu op NaN", {"relu", {WithNan({4, 6}, 7)}, {}},
+                  Path::kOwn);
+  OpRun in_place{"Activation",
+                 {Data({6, 50}, DType::kFloat32, 15)},
+                 {{"act_type", "tanh"}}};
+  in_place.in_place = true;
+  ExpectSameOnGpu("tanh in place", in_place, Path::kCudnn);
 }
 
 // Pooling with its argmax not asked for (kNullOp), as a graph's inference
@@ -154,6 +195,7 @@ TEST(CudnnPaths, PoolingWithoutArgmaxMatchesTheCpu) {
     std::string name;
     TShape shape;
     AttrDict attrs;
+    Path path = Path::kCudnn;
   };
   const std::vector<PoolCase> cases = {
       {"max 3x3 s2 p1",
@@ -187,16 +229,18 @@ TEST(CudnnPaths, PoolingWithoutArgmaxMatchesTheCpu) {
       // "full" windows past the padded input: the plugin's own kernel.
       {"max full",
        {2, 3, 10},
-       {{"kernel", "(3,)"},
-        {"stride", "(2,)"},
-        {"pooling_convention", "full"}}},
+       {{"kernel", "(3,)"}, {"stride", "(2,)"}, {"pooling_convention", "full"}},
+       Path::kOwn},
       {"avg full, same as valid",
        {2, 3, 9},
        {{"kernel", "(3,)"},
         {"stride", "(2,)"},
         {"pool_type", "avg"},
         {"pooling_convention", "full"}}},
-      {"sum", {2, 3, 6, 6}, {{"kernel", "(2,2)"}, {"pool_type", "sum"}}},
+      {"sum",
+       {2, 3, 6, 6},
+       {{"kernel", "(2,2)"}, {"pool_type", "sum"}},
+       Path::kOwn},
   };
   for (const PoolCase& c : cases) {
     const bool is_max = c.attrs.count("pool_type") == 0;
@@ -206,18 +250,28 @@ TEST(CudnnPaths, PoolingWithoutArgmaxMatchesTheCpu) {
         if (is_max) req.push_back(OpReqType::kNullOp);
         ExpectSameOnGpu(c.name + " " + DTypeName(dt) +
                             (r == OpReqType::kAddTo ? " add" : ""),
-                        {"Pooling", {Data(c.shape, dt, 6)}, c.attrs, req});
+                        {"Pooling", {Data(c.shape, dt, 6)}, c.attrs, req},
+                        c.path);
       }
     }
   }
-  ExpectSameOnGpu("max NaN", {"Pooling",
-                              {WithNan({1, 1, 6, 6}, 14)},
-                              {{"kernel", "(3,3)"}, {"stride", "(2,2)"}},
-                              {OpReqType::kWriteTo, OpReqType::kNullOp}});
+  ExpectSameOnGpu("max NaN",
+                  {"Pooling",
+                   {WithNan({1, 1, 6, 6}, 14)},
+                   {{"kernel", "(3,3)"}, {"stride", "(2,2)"}},
+                   {OpReqType::kWriteTo, OpReqType::kNullOp}},
+                  Path::kCudnn);
+  // With the argmax asked for (training): the plugin's own kernel.
+  ExpectSameOnGpu("max with argmax",
+                  {"Pooling",
+                   {Data({2, 3, 8, 8}, DType::kFloat32, 16)},
+                   {{"kernel", "(2,2)"}, {"stride", "(2,2)"}}},
+                  Path::kOwn);
 }
 
 // BatchNorm in training: output, batch mean and (biased) variance, and the
-// moving statistics updated in place.
+// moving statistics updated in place. (Inference uses the moving
+// statistics: the own kernel.)
 TEST(CudnnPaths, BatchNormTrainingMatchesTheCpu) {
   MX_SKIP_WITHOUT_GPU();
   struct BnCase {
@@ -225,6 +279,8 @@ TEST(CudnnPaths, BatchNormTrainingMatchesTheCpu) {
     TShape shape;
     int64_t channels;
     AttrDict attrs;
+    Path path = Path::kCudnn;
+    double lo = -3, hi = 5;  // The data's range.
   };
   const std::vector<BnCase> cases = {
       {"nchw", {4, 3, 5, 6}, 3, {{"fix_gamma", "False"}}},
@@ -232,9 +288,22 @@ TEST(CudnnPaths, BatchNormTrainingMatchesTheCpu) {
       {"channels last", {4, 5, 6}, 6, {{"axis", "-1"}, {"fix_gamma", "False"}}},
       {"2-D", {16, 7}, 7, {{"fix_gamma", "False"}, {"eps", "1e-5"}}},
       {"momentum", {3, 4, 9}, 4, {{"momentum", "0.5"}, {"fix_gamma", "False"}}},
-      // One value per channel, eps below cuDNN's minimum: own kernel.
-      {"one value per channel", {1, 5}, 5, {{"fix_gamma", "False"}}},
-      {"small eps", {4, 3, 5}, 3, {{"eps", "1e-7"}, {"fix_gamma", "False"}}},
+      // cuDNN 9's minimum eps is 0.
+      {"eps 1e-7", {4, 3, 5}, 3, {{"eps", "1e-7"}, {"fix_gamma", "False"}}},
+      // A variance far below the mean's square (and below eps).
+      {"large mean, small spread",
+       {4, 3, 5, 5},
+       3,
+       {{"fix_gamma", "False"}},
+       Path::kCudnn,
+       99.9,
+       100.1},
+      // One value per channel: no variance for cuDNN; the own kernel.
+      {"one value per channel",
+       {1, 5},
+       5,
+       {{"fix_gamma", "False"}},
+       Path::kOwn},
   };
   for (const BnCase& c : cases) {
     for (DType dt : kFloats) {
@@ -242,14 +311,18 @@ TEST(CudnnPaths, BatchNormTrainingMatchesTheCpu) {
       const DType pdt = dt == DType::kFloat16 ? DType::kFloat32 : dt;
       const TShape ch{c.channels};
       OpRun r{"BatchNorm",
-              {Data(c.shape, dt, 7, -3, 5), Data(ch, pdt, 8, 0.5, 1.5),
+              {Data(c.shape, dt, 7, c.lo, c.hi), Data(ch, pdt, 8, 0.5, 1.5),
                Data(ch, pdt, 9), Data(ch, pdt, 10), Data(ch, pdt, 11, 0.5, 2)},
               c.attrs};
       r.train = true;
       r.mutated = {3, 4};
-      ExpectSameOnGpu(c.name + " " + DTypeName(dt), r);
+      ExpectSameOnGpu(c.name + " " + DTypeName(dt), r, c.path);
       r.req = {OpReqType::kAddTo, OpReqType::kWriteTo, OpReqType::kAddTo};
-      ExpectSameOnGpu(c.name + " add " + DTypeName(dt), r);
+      ExpectSameOnGpu(c.name + " add " + DTypeName(dt), r, c.path);
+      // The data output not asked for: the own kernel (statistics only).
+      r.req = {OpReqType::kNullOp, OpReqType::kWriteTo, OpReqType::kWriteTo};
+      ExpectSameOnGpu(c.name + " statistics only " + DTypeName(dt), r,
+                      Path::kOwn);
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cudnn.h>
 
+#include <atomic>
 #include <climits>
 #include <vector>
 
@@ -20,18 +21,27 @@ struct Descriptors {
   cudnnActivationDescriptor_t act = nullptr;
   cudnnPoolingDescriptor_t pool = nullptr;
   Descriptors() {
-    CheckDnn(cudnnCreateTensorDescriptor(&a), "cudnnCreateTensorDescriptor");
-    CheckDnn(cudnnCreateTensorDescriptor(&b), "cudnnCreateTensorDescriptor");
-    CheckDnn(cudnnCreateActivationDescriptor(&act),
-             "cudnnCreateActivationDescriptor");
-    CheckDnn(cudnnCreatePoolingDescriptor(&pool),
-             "cudnnCreatePoolingDescriptor");
+    try {
+      CheckDnn(cudnnCreateTensorDescriptor(&a), "cudnnCreateTensorDescriptor");
+      CheckDnn(cudnnCreateTensorDescriptor(&b), "cudnnCreateTensorDescriptor");
+      CheckDnn(cudnnCreateActivationDescriptor(&act),
+               "cudnnCreateActivationDescriptor");
+      CheckDnn(cudnnCreatePoolingDescriptor(&pool),
+               "cudnnCreatePoolingDescriptor");
+    } catch (...) {
+      Destroy();
+      throw;
+    }
   }
-  ~Descriptors() {
-    cudnnDestroyTensorDescriptor(a);
-    cudnnDestroyTensorDescriptor(b);
-    cudnnDestroyActivationDescriptor(act);
-    cudnnDestroyPoolingDescriptor(pool);
+  ~Descriptors() { Destroy(); }
+  void Destroy() {
+    if (a != nullptr) cudnnDestroyTensorDescriptor(a);
+    if (b != nullptr) cudnnDestroyTensorDescriptor(b);
+    if (act != nullptr) cudnnDestroyActivationDescriptor(act);
+    if (pool != nullptr) cudnnDestroyPoolingDescriptor(pool);
+    a = b = nullptr;
+    act = nullptr;
+    pool = nullptr;
   }
 };
 Descriptors& Mine() {
@@ -68,6 +78,18 @@ void SetPacked(const std::string& op, cudnnTensorDescriptor_t d, int dtype,
 
 bool CudnnTakes(int dtype) { return IsFloat(dtype) && !OwnKernelsOnly(); }
 
+std::atomic<int64_t> g_calls{0};
+
+// A cuDNN call's status: true once it ran (counted), false when cuDNN
+// does not support the case (the caller runs its own kernel; nothing was
+// written), else an error naming `what`.
+bool Took(cudnnStatus_t st, const std::string& what) {
+  if (st == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  CheckDnn(st, what);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 // Along C of (outer, len, inner, 1): for every (n, h) when inner > 1;
 // rows (inner 1) as instances, which cuDNN runs far faster (5 us against
 // 79 us for 32 x 1000 on an H200).
@@ -80,6 +102,8 @@ cudnnHandle_t HandleOf(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+int64_t DnnCalls() { return g_calls.load(std::memory_order_relaxed); }
 
 bool OwnKernelsOnly() {
   static const bool own = EnvFlag("MX_CUDA_OWN_KERNELS");
@@ -94,12 +118,12 @@ bool DnnSoftmax(const std::string& op, const KernelContext& ctx, bool log,
   if (req == MX_REQ_NULL) return true;
   Descriptors& d = Mine();
   SetPacked(op, d.a, dtype, dims);
-  CheckDnn(cudnnSoftmaxForward(HandleOf(ctx),
-                               log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                               SoftmaxMode(inner), DnnOne(dtype), d.a, x,
-                               BetaFor(req, dtype), d.a, y),
-           op);
-  return true;
+  return Took(
+      cudnnSoftmaxForward(HandleOf(ctx),
+                          log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                          SoftmaxMode(inner), DnnOne(dtype), d.a, x,
+                          BetaFor(req, dtype), d.a, y),
+      op);
 }
 
 bool DnnSoftmaxBackward(const std::string& op, const KernelContext& ctx,
@@ -111,12 +135,12 @@ bool DnnSoftmaxBackward(const std::string& op, const KernelContext& ctx,
   if (req == MX_REQ_NULL) return true;
   Descriptors& d = Mine();
   SetPacked(op, d.a, dtype, dims);
-  CheckDnn(cudnnSoftmaxBackward(
-               HandleOf(ctx), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-               SoftmaxMode(inner), DnnOne(dtype), d.a, y, d.a, dy,
-               BetaFor(req, dtype), d.a, dx),
-           op);
-  return true;
+  return Took(
+      cudnnSoftmaxBackward(HandleOf(ctx),
+                           log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                           SoftmaxMode(inner), DnnOne(dtype), d.a, y, d.a, dy,
+                           BetaFor(req, dtype), d.a, dx),
+      op);
 }
 
 bool DnnActivation(const std::string& op, const KernelContext& ctx, Unary kind,
@@ -142,10 +166,9 @@ bool DnnActivation(const std::string& op, const KernelContext& ctx, Unary kind,
   SetPacked(op, d.a, dtype, dims);
   CheckDnn(cudnnSetActivationDescriptor(d.act, mode, CUDNN_PROPAGATE_NAN, 0),
            op + ": activation descriptor");
-  CheckDnn(cudnnActivationForward(HandleOf(ctx), d.act, DnnOne(dtype), d.a, x,
-                                  BetaFor(req, dtype), d.a, y),
-           op);
-  return true;
+  return Took(cudnnActivationForward(HandleOf(ctx), d.act, DnnOne(dtype), d.a,
+                                     x, BetaFor(req, dtype), d.a, y),
+              op);
 }
 
 bool DnnPoolForward(const std::string& op, const KernelContext& ctx,
@@ -197,10 +220,9 @@ bool DnnPoolForward(const std::string& op, const KernelContext& ctx,
   }
   if (req == MX_REQ_NULL) return true;
   SetPacked(op, d.b, dtype, out_dims);
-  CheckDnn(cudnnPoolingForward(HandleOf(ctx), d.pool, DnnOne(dtype), d.a, x,
-                               BetaFor(req, dtype), d.b, y),
-           op);
-  return true;
+  return Took(cudnnPoolingForward(HandleOf(ctx), d.pool, DnnOne(dtype), d.a, x,
+                                  BetaFor(req, dtype), d.b, y),
+              op);
 }
 
 bool DnnBatchNormTrain(const std::string& op, const KernelContext& ctx,
@@ -210,8 +232,11 @@ bool DnnBatchNormTrain(const std::string& op, const KernelContext& ctx,
                        int32_t req_mean, void* var, int32_t req_var) {
   const std::vector<int64_t> dims = {a.outer, a.channels, a.inner, 1};
   // One value per channel has no variance cuDNN computes; MXNet's is 0.
+  // Batches above 880801 fail in cuDNN's spatial training mode (PyTorch
+  // keeps such batches off cuDNN too).
   if (!a.batch_stats || req_y == MX_REQ_NULL || !CudnnTakes(dtype) ||
-      !FitsDnn(dims) || a.outer * a.inner < 2 || a.eps < CUDNN_BN_MIN_EPSILON) {
+      !FitsDnn(dims) || a.outer * a.inner < 2 || a.outer > 880801 ||
+      a.eps < CUDNN_BN_MIN_EPSILON) {
     return false;
   }
   const int param_dtype =
@@ -234,12 +259,14 @@ bool DnnBatchNormTrain(const std::string& op, const KernelContext& ctx,
   SetPacked(op, d.a, dtype, dims);
   CheckDnn(cudnnDeriveBNTensorDescriptor(d.b, d.a, CUDNN_BATCHNORM_SPATIAL),
            op + ": parameter descriptor");
-  CheckDnn(cudnnBatchNormalizationForwardTraining(
-               HandleOf(ctx), CUDNN_BATCHNORM_SPATIAL, DnnOne(dtype),
-               BetaFor(req_y, dtype), d.a, x, d.a, y, d.b, scale, beta,
-               /*exponentialAverageFactor=*/0, nullptr, nullptr, a.eps,
-               save_mean, save_inv_std),
-           op);
+  if (!Took(cudnnBatchNormalizationForwardTraining(
+                HandleOf(ctx), CUDNN_BATCHNORM_SPATIAL, DnnOne(dtype),
+                BetaFor(req_y, dtype), d.a, x, d.a, y, d.b, scale, beta,
+                /*exponentialAverageFactor=*/0, nullptr, nullptr, a.eps,
+                save_mean, save_inv_std),
+            op)) {
+    return false;
+  }
   CheckLaunch(op,
               LaunchBatchNormFromInvStd(param_dtype, a, save_mean, save_inv_std,
                                         mean, req_mean, var, req_var,

@@ -4,8 +4,9 @@
 // README's CUDA section has the numbers). Each takes the kernel's extents
 // as they are and returns false, having done nothing, where cuDNN cannot
 // take the case (an extent beyond int, an empty tensor, an option cuDNN
-// lacks): the caller then runs its own kernel. cuDNN failures throw
-// mxplugin::Error naming `op`.
+// lacks, or cuDNN answering CUDNN_STATUS_NOT_SUPPORTED): the caller then
+// runs its own kernel. Other cuDNN failures throw mxplugin::Error naming
+// `op`.
 //
 //   if (!DnnSoftmax(op, ctx, /*log=*/true, dt, outer, len, inner, x, y, req))
 //     LaunchSoftmax(...);
@@ -24,6 +25,9 @@ namespace mx_cuda {
 // MX_CUDA_OWN_KERNELS=1: every call below returns false, so the plugin's
 // own kernels run (read once; for comparisons and as MXNet's cudnn_off).
 bool OwnKernelsOnly();
+
+// Calls below that ran cuDNN (for tests: which path ran).
+int64_t DnnCalls();
 
 // softmax or log_softmax along the middle extent of (outer, len, inner).
 bool DnnSoftmax(const std::string& op, const mxplugin::KernelContext& ctx,
