@@ -110,37 +110,46 @@ bool OwnKernelsOnly() {
   return own;
 }
 
-bool DnnSoftmax(const std::string& op, const KernelContext& ctx, bool log,
-                int dtype, int64_t outer, int64_t len, int64_t inner,
-                const void* x, void* y, int32_t req) {
+namespace {
+
+// Softmax forward (y from x) or backward (dx from y and dy) along the
+// middle extent of (outer, len, inner).
+bool SoftmaxCall(const std::string& op, const KernelContext& ctx, bool log,
+                 bool backward, int dtype, int64_t outer, int64_t len,
+                 int64_t inner, const void* x_or_y, const void* dy, void* out,
+                 int32_t req) {
   const std::vector<int64_t> dims = {outer, len, inner, 1};
   if (!CudnnTakes(dtype) || !FitsDnn(dims)) return false;
   if (req == MX_REQ_NULL) return true;
   Descriptors& d = Mine();
   SetPacked(op, d.a, dtype, dims);
+  const cudnnSoftmaxAlgorithm_t algo =
+      log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
   return Took(
-      cudnnSoftmaxForward(HandleOf(ctx),
-                          log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                          SoftmaxMode(inner), DnnOne(dtype), d.a, x,
-                          BetaFor(req, dtype), d.a, y),
+      backward ? cudnnSoftmaxBackward(HandleOf(ctx), algo, SoftmaxMode(inner),
+                                      DnnOne(dtype), d.a, x_or_y, d.a, dy,
+                                      BetaFor(req, dtype), d.a, out)
+               : cudnnSoftmaxForward(HandleOf(ctx), algo, SoftmaxMode(inner),
+                                     DnnOne(dtype), d.a, x_or_y,
+                                     BetaFor(req, dtype), d.a, out),
       op);
+}
+
+}  // namespace
+
+bool DnnSoftmax(const std::string& op, const KernelContext& ctx, bool log,
+                int dtype, int64_t outer, int64_t len, int64_t inner,
+                const void* x, void* y, int32_t req) {
+  return SoftmaxCall(op, ctx, log, /*backward=*/false, dtype, outer, len, inner,
+                     x, nullptr, y, req);
 }
 
 bool DnnSoftmaxBackward(const std::string& op, const KernelContext& ctx,
                         bool log, int dtype, int64_t outer, int64_t len,
                         int64_t inner, const void* y, const void* dy, void* dx,
                         int32_t req) {
-  const std::vector<int64_t> dims = {outer, len, inner, 1};
-  if (!CudnnTakes(dtype) || !FitsDnn(dims)) return false;
-  if (req == MX_REQ_NULL) return true;
-  Descriptors& d = Mine();
-  SetPacked(op, d.a, dtype, dims);
-  return Took(
-      cudnnSoftmaxBackward(HandleOf(ctx),
-                           log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
-                           SoftmaxMode(inner), DnnOne(dtype), d.a, y, d.a, dy,
-                           BetaFor(req, dtype), d.a, dx),
-      op);
+  return SoftmaxCall(op, ctx, log, /*backward=*/true, dtype, outer, len, inner,
+                     y, dy, dx, req);
 }
 
 bool DnnActivation(const std::string& op, const KernelContext& ctx, Unary kind,
