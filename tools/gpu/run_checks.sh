@@ -4,7 +4,8 @@
 # then runs the CUDA plugin's tests, its benchmark, and the PyTorch peer.
 # Output goes to stdout and to $OUT (when set).
 #   bash run_checks.sh [all|tests|bench|ops]   (default all; ops: only the
-#   per-op cuDNN comparison and the single-convolution latency)
+#   per-op cuDNN comparison and the single-convolution latency; bench: ops
+#   and the benchmarks)
 cd "$(dirname "$0")"
 what=${1:-all}
 log=${OUT:-/tmp}/gpu_checks.log
