@@ -29,6 +29,12 @@ template <typename A>
 void Gemm(const A* a, const A* b, A* c, int64_t m, int64_t n, int64_t k,
           bool ta, bool tb, bool accumulate) {
   Eigen::Map<RowMajor<A>> cm(c, m, n);
+  // An empty contraction: zeros (nothing to add). Its operands are empty
+  // and may be null, and a column slice of a null map would offset it.
+  if (k == 0) {
+    if (!accumulate) cm.setZero();
+    return;
+  }
   Eigen::Map<const RowMajor<A>> am(a, ta ? k : m, ta ? m : k);
   Eigen::Map<const RowMajor<A>> bm(b, tb ? n : k, tb ? k : n);
   const bool by_rows = m >= n;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,12 @@ TEST(Dot, ZeroSizeOperands) {
   // An empty contraction gives zeros.
   NDArray c = RandomArray({2, 0}), d = RandomArray({0, 3});
   EXPECT_TRUE(AllClose(ToDouble(nd::dot(c, d)), std::vector<double>(6, 0.0)));
+  // Wide enough that the product splits by columns over kernel threads.
+  NDArray e = RandomArray({1, 0}), f = RandomArray({0, int64_t{1} << 21});
+  const std::vector<double> wide = ToDouble(nd::dot(e, f));
+  EXPECT_EQ(wide.size(), size_t{1} << 21);
+  EXPECT_TRUE(
+      std::all_of(wide.begin(), wide.end(), [](double v) { return v == 0; }));
 }
 
 TEST(Dot, MismatchedInnerDimsAreShapeErrorNamingBoth) {
@@ -370,9 +377,10 @@ TEST(Dot, LargeProductsSplitByRowsOrColumnsMatchReference) {
         NDArray acc = RandomArray({c.m, c.n}, DType::kFloat64, -1, 1, 7);
         std::vector<double> expected = ToDouble(acc);
         for (size_t i = 0; i < expected.size(); ++i) expected[i] += ref[i];
-        InvokeAddTo("dot", {{"transpose_a", ta ? "1" : "0"},
-                            {"transpose_b", tb ? "1" : "0"}},
-                    {a, b}, acc);
+        InvokeAddTo(
+            "dot",
+            {{"transpose_a", ta ? "1" : "0"}, {"transpose_b", tb ? "1" : "0"}},
+            {a, b}, acc);
         EXPECT_TRUE(AllClose(ToDouble(acc), expected, 1e-10, 1e-10))
             << "kAddTo " << sa << " x " << sb;
       }
