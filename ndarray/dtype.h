@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -40,6 +41,31 @@ struct float16 {
   static uint16_t FromFloat(float f);
   static float ToFloat(uint16_t h);
 };
+
+// One element converted to another element type, as the Cast op and
+// dtype-converting copies do: to bool is x != 0; float to integer
+// truncates toward zero, saturates at the integer's range and maps NaN to
+// 0 (so no conversion is undefined behaviour); float16 goes through float.
+template <typename To, typename From>
+inline To ConvertElement(From v) {
+  using A = std::conditional_t<std::is_same_v<From, float16>, float, From>;
+  const A a = static_cast<A>(v);
+  if constexpr (std::is_same_v<To, bool>) {
+    return a != A(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<A>) {
+    if (a != a) return To(0);  // NaN.
+    const double d = static_cast<double>(a);
+    constexpr To kMin = std::numeric_limits<To>::min();
+    constexpr To kMax = std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(kMin)) return kMin;
+    if (d >= static_cast<double>(kMax)) return kMax;
+    return static_cast<To>(d);
+  } else if constexpr (std::is_same_v<To, float16>) {
+    return float16(static_cast<float>(a));
+  } else {
+    return static_cast<To>(a);
+  }
+}
 
 // Bytes per element; 0 for kUnknown.
 size_t DTypeSize(DType t);

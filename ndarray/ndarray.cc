@@ -84,19 +84,7 @@ absl::flat_hash_map<int, DeviceCopyFn>& CopyRegistry() {
   return *registry;
 }
 
-template <typename To, typename From>
-inline To CastValue(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<float>(v) != 0.0f;
-  } else if constexpr (std::is_same_v<From, float16> ||
-                       std::is_same_v<To, float16>) {
-    return static_cast<To>(static_cast<float>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
-// Host-to-host copy with dtype conversion.
+// Host-to-host copy with dtype conversion (as the Cast op converts).
 void HostCopy(const TBlob& from, const TBlob& to) {
   const size_t n = static_cast<size_t>(from.Size());
   if (n == 0) return;  // Zero-size arrays have no memory.
@@ -108,7 +96,7 @@ void HostCopy(const TBlob& from, const TBlob& to) {
     MX_DTYPE_SWITCH(to.dtype, DstT, {
       const SrcT* src = from.data<SrcT>();
       DstT* dst = to.data<DstT>();
-      for (size_t i = 0; i < n; ++i) dst[i] = CastValue<DstT>(src[i]);
+      for (size_t i = 0; i < n; ++i) dst[i] = ConvertElement<DstT>(src[i]);
     });
   });
 }

@@ -259,6 +259,25 @@ TEST(NDArray, CopyFromToConvertsDType) {
   EXPECT_EQ(a.Copy(Context::CPU(1)).ToVector<float>(), a.ToVector<float>());
 }
 
+// Out-of-range floats convert as the Cast op converts them: truncated,
+// saturated at the integer's range, NaN 0 (a plain cast is undefined
+// behaviour there; clang's UBSan flagged -1 to uint8).
+TEST(NDArray, CopyFromToSaturatesFloatsToIntegers) {
+  const std::vector<float> v = {-1.5f, 300.0f, std::nanf(""), 2.7f, -1e20f};
+  NDArray a = NDArray::FromVector<float>({5}, v);
+  NDArray u({5}, Context::CPU(), DType::kUInt8);
+  CopyFromTo(a, u);
+  EXPECT_EQ(u.ToVector<uint8_t>(), (std::vector<uint8_t>{0, 255, 0, 2, 0}));
+  NDArray i8({5}, Context::CPU(), DType::kInt8);
+  CopyFromTo(a, i8);
+  EXPECT_EQ(i8.ToVector<int8_t>(), (std::vector<int8_t>{-1, 127, 0, 2, -128}));
+  NDArray i64({5}, Context::CPU(), DType::kInt64);
+  CopyFromTo(a, i64);
+  EXPECT_EQ(i64.ToVector<int64_t>(),
+            (std::vector<int64_t>{-1, 300, 0, 2,
+                                  std::numeric_limits<int64_t>::min()}));
+}
+
 TEST(NDArray, GpuArrayWithoutPluginIsNotFound) {
   try {
     NDArray a({2}, Context::GPU(0));

@@ -251,30 +251,6 @@ struct CastParam {
   }
 };
 
-// One element converted: to bool is x != 0; float to integer truncates
-// toward zero, saturates at the integer's range and maps NaN to 0 (so no
-// conversion is undefined behaviour).
-template <typename To, typename From>
-inline To ConvertValue(From v) {
-  using A = AccType<From>;
-  const A a = static_cast<A>(v);
-  if constexpr (std::is_same_v<To, bool>) {
-    return a != A(0);
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<A>) {
-    if (std::isnan(a)) return To(0);
-    const double d = static_cast<double>(a);
-    constexpr To kMin = std::numeric_limits<To>::min();
-    constexpr To kMax = std::numeric_limits<To>::max();
-    if (d <= static_cast<double>(kMin)) return kMin;
-    if (d >= static_cast<double>(kMax)) return kMax;
-    return static_cast<To>(d);
-  } else if constexpr (std::is_same_v<To, float16>) {
-    return float16(static_cast<float>(a));
-  } else {
-    return static_cast<To>(a);
-  }
-}
-
 void CastCompute(const OpContext& ctx, const NodeAttrs& attrs,
                  const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req,
@@ -288,7 +264,7 @@ void CastCompute(const OpContext& ctx, const NodeAttrs& attrs,
       To* y = out[0].data<To>();
       ParallelFor(out[0].Size(), kGrain, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          Assign(y + i, r, ConvertValue<To>(x[i]));
+          Assign(y + i, r, ConvertElement<To>(x[i]));
         }
       });
     });

@@ -58,7 +58,10 @@ TEST(Reshape, BadTargetsAreShapeErrorsNamingOpInputAndTarget) {
       {{-2, -4, 1, 3}, false},  // -2 used everything.
       {{0, 0, 0}, true},
   };
-  for (const auto& [codes, reverse] : bad) {
+  for (const auto& target : bad) {
+    // Named copies: clang 14 cannot capture structured bindings.
+    const auto& codes = target.first;
+    const bool reverse = target.second;
     ExpectError<ShapeError>(
         [&] { nd::reshape(x, codes, reverse); },
         {"op \"Reshape\"", "(2,3)", "shape=" + codes.ToString()});
