@@ -78,8 +78,9 @@ TEST(ViewGrad, ReshapeOfRecordedArrayReshapesTheGradientBack) {
 TEST(ViewGrad, SliceOfRecordedArrayScattersTheGradientBack) {
   for (const TShape& s : Shapes()) {
     const int64_t rows = s[0], row = s.Size() / rows;
-    for (const auto& [b, e] : std::vector<std::pair<int64_t, int64_t>>{
+    for (const auto& range : std::vector<std::pair<int64_t, int64_t>>{
              {0, 1}, {1, 3}, {rows - 2, rows}, {0, rows}, {2, 2}}) {
+      const int64_t b = range.first, e = range.second;  // Lambdas capture.
       std::vector<double> w;
       const std::vector<double> g = GradOfWeightedSum(
           RandomArray(s, DType::kFloat64),

@@ -246,7 +246,7 @@ void SubgraphInfo::Run(const OpContext& ctx, const std::vector<TBlob>& in,
       }
       void* p = scratch.TempSpace(static_cast<size_t>(shapes[eid].Size()) *
                                   DTypeSize(types[eid]));
-      entries[eid] = TBlob{p, shapes[eid], types[eid], dev};
+      entries[eid] = TBlob{p, shapes[eid], types[eid], dev, {}};
     }
   }
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {

@@ -126,7 +126,12 @@ std::vector<ModelRow> ReadModels() {
       const std::string file = e->d_name;
       if (!absl::EndsWith(file, "-symbol.json")) continue;
       const std::string name = file.substr(0, file.size() - 12);
-      ModelRow row = rows.count(name) ? rows[name] : ModelRow{name};
+      ModelRow row;
+      if (rows.count(name)) {
+        row = rows[name];
+      } else {
+        row.name = name;
+      }
       models.push_back(row);
     }
     closedir(d);

@@ -65,7 +65,13 @@ typedef enum MxStatusCode {
   MX_STATUS_NOT_IMPLEMENTED = 6,
   MX_STATUS_OUT_OF_MEMORY = 7,
   MX_STATUS_RUNTIME_ERROR = 8,
-  MX_STATUS_ABI_MISMATCH = 9 /* Only from mx_plugin_init. */
+  MX_STATUS_ABI_MISMATCH = 9, /* Only from mx_plugin_init. */
+  /* Not codes: they make every int a value of the type, so that a host
+   * (C++, where an enum holds only the values its enumerators span) reads
+   * a code a plugin made up without undefined behaviour; an unknown code
+   * is a RuntimeError. */
+  MX_STATUS_RANGE_MIN_ = -2147483647 - 1,
+  MX_STATUS_RANGE_MAX_ = 2147483647
 } MxStatusCode;
 
 /* Filled by a failing callback: a NUL-terminated message (truncated to

@@ -9,7 +9,7 @@
 
 namespace {
 
-void RegisterFirst(mxplugin::Plugin& p) {
+[[maybe_unused]] void RegisterFirst(mxplugin::Plugin& p) {
   p.RegisterOp(mxplugin::OpDef("_hostile_first")
                    .Inputs({"data"})
                    .InferShape(mxplugin::SameShape));
