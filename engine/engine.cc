@@ -44,6 +44,8 @@ EngineOptions EngineOptions::FromEnv() {
       "MX_ENGINE_MAX_PENDING", options.max_pending_ops, 0, int64_t{1} << 40);
   options.exit_wait_seconds =
       env::GetInt("MX_ENGINE_EXIT_WAIT_S", options.exit_wait_seconds, 0, 86400);
+  options.launch_device_ops_on_pusher = env::GetBool(
+      "MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER", options.launch_device_ops_on_pusher);
   return options;
 }
 

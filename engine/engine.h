@@ -123,8 +123,9 @@ class CallbackOnComplete {
 enum class EngineType { kNaive, kThreaded, kThreadedPerDevice };
 
 // Engine configuration. FromEnv() reads MX_ENGINE_TYPE,
-// MX_CPU_WORKER_NTHREADS and MX_ENGINE_MAX_PENDING (see README) and throws
-// ConfigError on bad values.
+// MX_CPU_WORKER_NTHREADS, MX_ENGINE_MAX_PENDING, MX_ENGINE_EXIT_WAIT_S and
+// MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER (see README) and throws ConfigError on
+// bad values.
 struct EngineOptions {
   EngineType type = EngineType::kThreadedPerDevice;
   // Worker threads for CPU compute (per CPU device in the per-device engine,
@@ -140,6 +141,16 @@ struct EngineOptions {
   // operation never block (they would deadlock a worker).
   int64_t max_pending_ops = kDefaultMaxPendingOps;
   static constexpr int64_t kDefaultMaxPendingOps = 128;
+  // Per-device engine, devices with events: a device operation pushed from
+  // outside the engine's operations, whose vars are all free, is launched
+  // by the pushing thread (on that thread's stream) when every compute
+  // worker of its device is asleep, as PyTorch launches on the calling
+  // thread; one worker is woken meanwhile for the operations that follow.
+  // Waking a sleeping worker costs more than a launch (tens of
+  // microseconds once its core idles through a long device operation), and
+  // a single call waits for it. Otherwise the workers launch, overlapping
+  // launches with the pusher's work.
+  bool launch_device_ops_on_pusher = true;
   // The process engine (Get) at exit: leaving main, or calling exit on the
   // main thread, waits up to this long for pending operations before any
   // static destructor runs (what they use may be destroyed then). 0: no
@@ -217,8 +228,9 @@ class Engine {
 
 // Device streams. A device plugin says how to create and destroy streams of
 // its device type; every engine thread that runs operations for such a
-// device (compute or copy worker, or the pushing thread of NaiveEngine)
-// gets its own stream per device id, passed as RunContext::stream, created
+// device (compute or copy worker, or a pushing thread that runs them:
+// NaiveEngine's, or see launch_device_ops_on_pusher) gets its own stream
+// per device id, passed as RunContext::stream, created
 // on first use and destroyed when the thread ends. The engine synchronizes
 // the stream when a synchronous operation returns, so the operation's
 // writes are complete when its vars are released; asynchronous operations

@@ -843,6 +843,12 @@ TEST(EngineOptions, BadEnvValuesNameTheVariable) {
   unsetenv("MX_ENGINE_EXIT_WAIT_S");
   EXPECT_EQ(EngineOptions::FromEnv().exit_wait_seconds,
             EngineOptions::kDefaultExitWaitSeconds);
+  setenv("MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER", "sometimes", 1);
+  expect_config_error({"MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER"});
+  setenv("MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER", "0", 1);
+  EXPECT_FALSE(EngineOptions::FromEnv().launch_device_ops_on_pusher);
+  unsetenv("MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER");
+  EXPECT_TRUE(EngineOptions::FromEnv().launch_device_ops_on_pusher);
 }
 
 TEST(Engine, GlobalEngineIsSharedAndUsable) {

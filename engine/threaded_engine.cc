@@ -97,11 +97,16 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
     // worker (running it on the completing thread could recurse down a long
     // chain of small ops).
     const FnProperty prop = opr->prop;
-    if ((prop == FnProperty::kInlineIfReady ||
-         prop == FnProperty::kDeleteVar) &&
-        block->rctx.ctx.is_host()) {
+    const bool host = block->rctx.ctx.is_host();
+    if (host &&
+        (prop == FnProperty::kInlineIfReady || prop == FnProperty::kDeleteVar)) {
       ScopedKernelThreads one_thread(1);
       Execute(block);
+    } else if (!host &&
+               (prop == FnProperty::kNormal ||
+                prop == FnProperty::kInlineIfReady) &&
+               LaunchOnPusher(*block)) {
+      Execute(block);  // Queues device work and returns.
     } else {
       Dispatch(block);
     }

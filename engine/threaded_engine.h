@@ -21,6 +21,12 @@ class ThreadedEngine : public EngineBase {
  protected:
   // Queues a ready block on a worker pool.
   virtual void Schedule(OprBlock* block) = 0;
+  // Whether a device block that is ready at its push should run on the
+  // pushing thread (see EngineOptions::launch_device_ops_on_pusher).
+  virtual bool LaunchOnPusher(const OprBlock& block) {
+    (void)block;
+    return false;
+  }
 
   void PushBlock(OprBlock* block) override;
   void ReleaseVars(OprBlock* block, const ErrorRef& error) override;

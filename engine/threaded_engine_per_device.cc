@@ -4,11 +4,13 @@
 // for each direction of host<->device transfers, so copies overlap compute.
 // Each worker has its own stream per device; device operations complete once
 // their work is queued where the device has events (fences, see
-// DeviceStreamOps).
+// DeviceStreamOps), and a ready one pushed while the device's workers sleep
+// is launched by the pusher (EngineOptions::launch_device_ops_on_pusher).
 #include <memory>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "engine/device_fence.h"
 #include "engine/threaded_engine.h"
 #include "engine/worker_pool.h"
 
@@ -75,6 +77,18 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
     Context pool_ctx =
         ctx.dev_type == Context::kCPUPinned ? Context::CPU(ctx.dev_id) : ctx;
     GetPool({pool_ctx, kind})->Push(block);
+  }
+
+  bool LaunchOnPusher(const OprBlock& block) override {
+    // A push from inside an operation stays with the workers: the running
+    // operation's thread is the engine's, and its stream another device's.
+    if (!options_.launch_device_ops_on_pusher || ExecutingOnThisThread()) {
+      return false;
+    }
+    const Context ctx = block.rctx.ctx;
+    // Without events the launch would wait for the device's work.
+    if (!HasDeviceEvents(ctx)) return false;
+    return GetPool({ctx, PoolKind::kCompute})->WakeOneIfAllAsleep();
   }
 
  private:

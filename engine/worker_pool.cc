@@ -17,7 +17,8 @@ constexpr int kYieldSpins = 64;
 
 }  // namespace
 
-WorkerPool::WorkerPool(int num_threads, RunFn run) : run_(std::move(run)) {
+WorkerPool::WorkerPool(int num_threads, RunFn run)
+    : run_(std::move(run)), num_threads_(num_threads) {
   threads_.reserve(num_threads);
   for (int i = 0; i < num_threads; ++i) {
     threads_.emplace_back([this] { Loop(); });
@@ -47,6 +48,19 @@ void WorkerPool::Push(OprBlock* block) {
   if (sleepers_.load(std::memory_order_acquire) > 0) cv_.notify_one();
 }
 
+bool WorkerPool::WakeOneIfAllAsleep() {
+  if (sleepers_.load(std::memory_order_acquire) < num_threads_ ||
+      queued_.load(std::memory_order_acquire) > 0) {
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+  return true;
+}
+
 bool WorkerPool::SpinForWork() const {
   for (int i = 0; i < kPauseSpins + kYieldSpins; ++i) {
     if (queued_.load(std::memory_order_acquire) > 0) return true;
@@ -68,10 +82,15 @@ void WorkerPool::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       if (!stop_ && queue_.empty()) {
         sleepers_.fetch_add(1, std::memory_order_acq_rel);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        cv_.wait(lock,
+                 [this] { return stop_ || !queue_.empty() || woken_; });
         sleepers_.fetch_sub(1, std::memory_order_acq_rel);
+        woken_ = false;
       }
-      if (queue_.empty()) break;  // Stopping and drained.
+      if (queue_.empty()) {
+        if (stop_) break;  // Stopping and drained.
+        continue;          // Woken to spin for the work that follows.
+      }
       block = queue_.top().block;
       queue_.pop();
       queued_.fetch_sub(1, std::memory_order_release);

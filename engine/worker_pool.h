@@ -36,6 +36,12 @@ class WorkerPool {
   // of dependent ops then runs on one thread without wake-ups.
   void Push(OprBlock* block);
 
+  // When every worker is asleep and nothing is queued, wakes one worker to
+  // spin for work that is about to come, and returns true: the caller runs
+  // the block at hand itself rather than wait for a wake-up. Otherwise
+  // returns false. A hint: a worker may fall asleep right after the check.
+  bool WakeOneIfAllAsleep();
+
  private:
   struct Item {
     int priority;
@@ -59,6 +65,8 @@ class WorkerPool {
   std::atomic<int> sleepers_{0};  // Workers blocked on cv_.
   uint64_t next_seq_ = 0;
   bool stop_ = false;
+  bool woken_ = false;  // WakeOneIfAllAsleep: one sleeper is to spin.
+  int num_threads_;
   std::vector<std::thread> threads_;
 };
 

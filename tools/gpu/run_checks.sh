@@ -36,7 +36,8 @@ timeout 120 ./cudnn_op_benchmark --benchmark_min_time=0.3
 echo "cudnn_op_benchmark exit: $?"
 echo "=== one convolution and its wait, by engine setting"
 for setting in MX_ENGINE_TYPE=ThreadedEnginePerDevice \
-    MX_ENGINE_SYNC_DEVICE_OPS=1 MX_ENGINE_TYPE=NaiveEngine; do
+    MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 MX_ENGINE_SYNC_DEVICE_OPS=1 \
+    MX_ENGINE_TYPE=NaiveEngine; do
   echo "--- $setting"
   env "$setting" timeout 60 ./cuda_benchmark --benchmark_min_time=0.3 \
     --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' |
@@ -49,6 +50,9 @@ echo "cuda_benchmark exit: $?"
 echo "=== cuda_train_benchmark"
 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
 echo "cuda_train_benchmark exit: $?"
+echo "=== cuda_train_benchmark, the workers launching every op"
+MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json \
+  timeout 120 ./cuda_train_benchmark --benchmark_min_time=2 | grep "^BM_"
 echo "=== per-op GPU time of ResNet-18 steps (MX_CUDA_PROFILE=1)"
 MX_CUDA_PROFILE=1 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 60 \
   ./cuda_train_benchmark --benchmark_filter=ResNet --benchmark_min_time=1 2>&1 |
