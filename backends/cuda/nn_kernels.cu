@@ -13,89 +13,154 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
-// One window along one axis.
-struct Span {
-  int64_t start, end, lo, hi;
+// The pooling geometry in the kernels' index type I: int32_t where every
+// index fits (FitsInt32), since a GPU spends several times the
+// instructions on a 64-bit division (each output decomposes its index
+// with three); int64_t otherwise.
+template <typename I>
+struct Dims {
+  I planes, in[3], out[3], k[3], s[3], p[3];
 };
 
-__device__ __forceinline__ Span SpanOf(const PoolShape& g, int axis,
-                                       int64_t o) {
-  Span s;
+template <typename I>
+Dims<I> DimsOf(const PoolShape& g) {
+  Dims<I> d;
+  d.planes = static_cast<I>(g.planes);
+  for (int a = 0; a < 3; ++a) {
+    d.in[a] = static_cast<I>(g.in[a]);
+    d.out[a] = static_cast<I>(g.out[a]);
+    d.k[a] = static_cast<I>(g.k[a]);
+    d.s[a] = static_cast<I>(g.s[a]);
+    d.p[a] = static_cast<I>(g.p[a]);
+  }
+  return d;
+}
+
+// Every value the kernels compute stays below 2^31: plane offsets and
+// indices (below planes * max(volume in, volume out) < 2^30), a grid-stride
+// step past the last index (the grid has at most as many threads as
+// outputs, plus one block), window starts and ends (below out * stride +
+// kernel + padding), window counts (at most the kernel's volume).
+bool FitsInt32(const PoolShape& g) {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  int64_t vin = 1, vout = 1, vkernel = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (g.in[a] >= kLimit || g.out[a] >= kLimit || g.k[a] >= kLimit ||
+        g.s[a] >= kLimit || g.p[a] >= kLimit ||
+        g.out[a] * g.s[a] + g.k[a] + g.p[a] >= kLimit) {
+      return false;
+    }
+    vin *= g.in[a];
+    vout *= g.out[a];
+    vkernel *= g.k[a];
+    if (vin >= kLimit || vout >= kLimit || vkernel >= kLimit) return false;
+  }
+  return g.planes < kLimit && g.planes * vin < kLimit &&
+         g.planes * vout < kLimit;
+}
+
+// One window along one axis.
+template <typename I>
+struct Span {
+  I start, end, lo, hi;
+};
+
+template <typename I>
+__device__ __forceinline__ Span<I> SpanOf(const Dims<I>& g, int axis, I o) {
+  Span<I> s;
   s.start = o * g.s[axis] - g.p[axis];
-  const int64_t n = g.in[axis];
+  const I n = g.in[axis];
   s.end = min(s.start + g.k[axis], n + g.p[axis]);
-  s.lo = max(s.start, int64_t{0});
+  s.lo = max(s.start, I{0});
   s.hi = min(s.end, n);
   return s;
 }
 
-__device__ __forceinline__ int64_t Count(bool include_pad, const Span* sp) {
-  int64_t c = 1;
+template <typename I>
+__device__ __forceinline__ I Count(bool include_pad, const Span<I>* sp) {
+  I c = 1;
   for (int a = 0; a < 3; ++a) {
-    c *= include_pad ? max(int64_t{0}, sp[a].end - sp[a].start)
-                     : max(int64_t{0}, sp[a].hi - sp[a].lo);
+    c *= include_pad ? max(I{0}, sp[a].end - sp[a].start)
+                     : max(I{0}, sp[a].hi - sp[a].lo);
   }
   return c;
 }
 
-template <typename A>
-__device__ __forceinline__ bool Replaces(A v, int64_t at, A best,
-                                         int64_t best_at) {
+template <typename A, typename I>
+__device__ __forceinline__ bool Replaces(A v, I at, A best, I best_at) {
   const bool earlier = at < best_at;
   return (v > best) || ((v == best) && earlier) ||
          (IsNan(v) && (!IsNan(best) || earlier));
 }
 
 // Decomposes output index i into (plane, window spans).
-__device__ __forceinline__ int64_t Window(const PoolShape& g, int64_t i,
-                                          Span* sp, int64_t* o) {
-  const int64_t vout = g.out[0] * g.out[1] * g.out[2];
-  const int64_t plane = i / vout;
-  *o = i % vout;
-  int64_t rest = *o;
-  const int64_t ox = rest % g.out[2];
+template <typename I>
+__device__ __forceinline__ I Window(const Dims<I>& g, I i, Span<I>* sp) {
+  const I vout = g.out[0] * g.out[1] * g.out[2];
+  const I plane = i / vout;
+  I rest = i - plane * vout;
+  const I ox = rest % g.out[2];
   rest /= g.out[2];
-  const int64_t oy = rest % g.out[1];
-  const int64_t oz = rest / g.out[1];
+  const I oy = rest % g.out[1];
+  const I oz = rest / g.out[1];
   sp[0] = SpanOf(g, 0, oz);
   sp[1] = SpanOf(g, 1, oy);
   sp[2] = SpanOf(g, 2, ox);
   return plane;
 }
 
-template <int kReq, typename T>
-__global__ void PoolForwardKernel(PoolType type, bool include_pad, PoolShape g,
+// The first maximum of x's window (row-major order, NaN wins) and its
+// position in the plane; -1 for a window entirely in the padding.
+template <typename T, typename I>
+__device__ __forceinline__ I WindowMax(const Dims<I>& g, const T* src,
+                                       const Span<I>* sp,
+                                       typename Acc<T>::type* max_value) {
+  using A = typename Acc<T>::type;
+  A best = 0;
+  I at = -1;
+  for (I iz = sp[0].lo; iz < sp[0].hi; ++iz) {
+    for (I iy = sp[1].lo; iy < sp[1].hi; ++iy) {
+      const I row = (iz * g.in[1] + iy) * g.in[2];
+      for (I ix = sp[2].lo; ix < sp[2].hi; ++ix) {
+        const A v = Load(src, row + ix);
+        if (at < 0 || Replaces(v, row + ix, best, at)) {
+          best = v;
+          at = row + ix;
+        }
+      }
+    }
+  }
+  *max_value = best;
+  return at;
+}
+
+template <int kReq, typename T, typename I>
+__global__ void PoolForwardKernel(PoolType type, bool include_pad, Dims<I> g,
                                   const T* x, T* y, int32_t* argmax) {
   using A = typename Acc<T>::type;
-  const int64_t vin = g.in[0] * g.in[1] * g.in[2];
-  const int64_t vout = g.out[0] * g.out[1] * g.out[2];
-  const int64_t n = g.planes * vout;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    Span sp[3];
-    int64_t o;
-    const int64_t plane = Window(g, i, sp, &o);
+  const I vin = g.in[0] * g.in[1] * g.in[2];
+  const I n = g.planes * g.out[0] * g.out[1] * g.out[2];
+  const I step = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) +
+             static_cast<I>(threadIdx.x);
+       i < n; i += step) {
+    Span<I> sp[3];
+    const I plane = Window(g, i, sp);
     const T* src = x + plane * vin;
     A acc = 0;
-    int64_t at = -1;
-    for (int64_t iz = sp[0].lo; iz < sp[0].hi; ++iz) {
-      for (int64_t iy = sp[1].lo; iy < sp[1].hi; ++iy) {
-        const int64_t row = (iz * g.in[1] + iy) * g.in[2];
-        for (int64_t ix = sp[2].lo; ix < sp[2].hi; ++ix) {
-          const A v = Load(src, row + ix);
-          if (type == PoolType::kMax) {
-            if (at < 0 || Replaces(v, row + ix, acc, at)) {
-              acc = v;
-              at = row + ix;
-            }
-          } else {
-            acc += v;
-          }
+    I at = -1;
+    if (type == PoolType::kMax) {
+      at = WindowMax(g, src, sp, &acc);
+    } else {
+      for (I iz = sp[0].lo; iz < sp[0].hi; ++iz) {
+        for (I iy = sp[1].lo; iy < sp[1].hi; ++iy) {
+          const I row = (iz * g.in[1] + iy) * g.in[2];
+          for (I ix = sp[2].lo; ix < sp[2].hi; ++ix) acc += Load(src, row + ix);
         }
       }
     }
     if (type == PoolType::kAvg) {
-      const int64_t c = Count(include_pad, sp);
+      const I c = Count(include_pad, sp);
       acc = c > 0 ? acc / static_cast<A>(c) : A(0);
     }
     if (y != nullptr) Store<kReq>(y, i, acc);
@@ -109,57 +174,46 @@ __device__ __forceinline__ void AtomicAdd(T* p, typename Acc<T>::type v) {
 }
 
 // Scatter from each window (dx zeroed or holding what to add to).
-template <typename T>
-__global__ void PoolBackwardKernel(PoolType type, bool include_pad, PoolShape g,
+template <typename T, typename I>
+__global__ void PoolBackwardKernel(PoolType type, bool include_pad, Dims<I> g,
                                    const T* og, const T* x,
                                    const int32_t* argmax, T* dx, int* bad) {
   using A = typename Acc<T>::type;
-  const int64_t vin = g.in[0] * g.in[1] * g.in[2];
-  const int64_t vout = g.out[0] * g.out[1] * g.out[2];
-  const int64_t n = g.planes * vout;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    Span sp[3];
-    int64_t o;
-    const int64_t plane = Window(g, i, sp, &o);
+  const I vin = g.in[0] * g.in[1] * g.in[2];
+  const I n = g.planes * g.out[0] * g.out[1] * g.out[2];
+  const I step = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) +
+             static_cast<I>(threadIdx.x);
+       i < n; i += step) {
+    Span<I> sp[3];
+    const I plane = Window(g, i, sp);
     A gv = Load(og, i);
     T* dst = dx + plane * vin;
     if (type == PoolType::kMax) {
-      int64_t at = -1;
+      I at = -1;
       if (argmax != nullptr) {
-        at = argmax[i];
-        if (at < -1 || at >= vin) {
+        const int32_t stored = argmax[i];
+        if (stored < -1 || stored >= vin) {
           atomicExch(bad, 1);
           continue;
         }
+        at = static_cast<I>(stored);
       } else {
-        const T* src = x + plane * vin;
-        A best = 0;
-        for (int64_t iz = sp[0].lo; iz < sp[0].hi; ++iz) {
-          for (int64_t iy = sp[1].lo; iy < sp[1].hi; ++iy) {
-            const int64_t row = (iz * g.in[1] + iy) * g.in[2];
-            for (int64_t ix = sp[2].lo; ix < sp[2].hi; ++ix) {
-              const A v = Load(src, row + ix);
-              if (at < 0 || Replaces(v, row + ix, best, at)) {
-                best = v;
-                at = row + ix;
-              }
-            }
-          }
-        }
+        A unused;
+        at = WindowMax(g, x + plane * vin, sp, &unused);
       }
       if (at >= 0) AtomicAdd(dst + at, gv);
       continue;
     }
     if (type == PoolType::kAvg) {
-      const int64_t c = Count(include_pad, sp);
+      const I c = Count(include_pad, sp);
       if (c == 0) continue;
       gv /= static_cast<A>(c);
     }
-    for (int64_t iz = sp[0].lo; iz < sp[0].hi; ++iz) {
-      for (int64_t iy = sp[1].lo; iy < sp[1].hi; ++iy) {
-        const int64_t row = (iz * g.in[1] + iy) * g.in[2];
-        for (int64_t ix = sp[2].lo; ix < sp[2].hi; ++ix) {
+    for (I iz = sp[0].lo; iz < sp[0].hi; ++iz) {
+      for (I iy = sp[1].lo; iy < sp[1].hi; ++iy) {
+        const I row = (iz * g.in[1] + iy) * g.in[2];
+        for (I ix = sp[2].lo; ix < sp[2].hi; ++ix) {
           AtomicAdd(dst + row + ix, gv);
         }
       }
@@ -381,9 +435,15 @@ struct PoolForwardLauncher {
   template <int R, typename T>
   void operator()() const {
     const int64_t n = g.planes * g.out[0] * g.out[1] * g.out[2];
-    PoolForwardKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
-        type, include_pad, g, static_cast<const T*>(x), static_cast<T*>(y),
-        argmax);
+    if (FitsInt32(g)) {
+      PoolForwardKernel<R, T, int32_t><<<Blocks(n), kThreads, 0, s>>>(
+          type, include_pad, DimsOf<int32_t>(g), static_cast<const T*>(x),
+          static_cast<T*>(y), argmax);
+    } else {
+      PoolForwardKernel<R, T, int64_t><<<Blocks(n), kThreads, 0, s>>>(
+          type, include_pad, DimsOf<int64_t>(g), static_cast<const T*>(x),
+          static_cast<T*>(y), argmax);
+    }
   }
 };
 
@@ -400,9 +460,15 @@ struct PoolBackwardLauncher {
   template <int R, typename T>
   void operator()() const {
     const int64_t n = g.planes * g.out[0] * g.out[1] * g.out[2];
-    PoolBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(
-        type, include_pad, g, static_cast<const T*>(og),
-        static_cast<const T*>(x), argmax, static_cast<T*>(dx), bad);
+    if (FitsInt32(g)) {
+      PoolBackwardKernel<T, int32_t><<<Blocks(n), kThreads, 0, s>>>(
+          type, include_pad, DimsOf<int32_t>(g), static_cast<const T*>(og),
+          static_cast<const T*>(x), argmax, static_cast<T*>(dx), bad);
+    } else {
+      PoolBackwardKernel<T, int64_t><<<Blocks(n), kThreads, 0, s>>>(
+          type, include_pad, DimsOf<int64_t>(g), static_cast<const T*>(og),
+          static_cast<const T*>(x), argmax, static_cast<T*>(dx), bad);
+    }
   }
 };
 
