@@ -73,6 +73,26 @@ class DeviceLaunchTest : public ::testing::Test {
     return here;
   }
 
+  // RanOnPusherAfterIdle until it runs on the pusher (the first push
+  // creates the device's workers, not asleep yet; retries allow for a
+  // loaded machine that is slow to let them sleep).
+  static bool EventuallyRunsOnPusher(Engine* engine, VarHandle var) {
+    for (int i = 0; i < 20; ++i) {
+      if (RanOnPusherAfterIdle(engine, device_->context(), var)) return true;
+    }
+    return false;
+  }
+
+  static void ExpectOnlyWorkersLaunch(bool on_pusher, Context ctx) {
+    std::unique_ptr<Engine> engine = MakeEngine(on_pusher);
+    VarHandle v = engine->NewVariable();
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), ctx, v));
+    }
+    engine->DeleteVariable(nullptr, kCPU, v);
+    engine->WaitForAll();
+  }
+
   static TimedDevice* device_;
   static TimedDevice* no_events_;
 };
@@ -83,13 +103,7 @@ TimedDevice* DeviceLaunchTest::no_events_ = nullptr;
 TEST_F(DeviceLaunchTest, ReadyOpPushedWhileWorkersSleepRunsOnThePusher) {
   std::unique_ptr<Engine> engine = MakeEngine(true);
   VarHandle v = engine->NewVariable();
-  // The first push creates the device's workers (not asleep yet); retries
-  // allow for a loaded machine that is slow to let them sleep.
-  bool on_pusher = false;
-  for (int i = 0; i < 20 && !on_pusher; ++i) {
-    on_pusher = RanOnPusherAfterIdle(engine.get(), device_->context(), v);
-  }
-  EXPECT_TRUE(on_pusher);
+  EXPECT_TRUE(EventuallyRunsOnPusher(engine.get(), v));
   // The launch returned before the device work ended; the wait waited.
   const auto t0 = TimedDevice::Clock::now();
   TimedDevice::Span span;
@@ -106,24 +120,12 @@ TEST_F(DeviceLaunchTest, ReadyOpPushedWhileWorkersSleepRunsOnThePusher) {
 }
 
 TEST_F(DeviceLaunchTest, TurnedOffTheWorkersLaunch) {
-  std::unique_ptr<Engine> engine = MakeEngine(false);
-  VarHandle v = engine->NewVariable();
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), device_->context(), v));
-  }
-  engine->DeleteVariable(nullptr, kCPU, v);
-  engine->WaitForAll();
+  ExpectOnlyWorkersLaunch(/*on_pusher=*/false, device_->context());
 }
 
 TEST_F(DeviceLaunchTest, DevicesWithoutEventsLaunchOnTheWorkers) {
   // A launch would wait for the device's work there (no fences).
-  std::unique_ptr<Engine> engine = MakeEngine(true);
-  VarHandle v = engine->NewVariable();
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), no_events_->context(), v));
-  }
-  engine->DeleteVariable(nullptr, kCPU, v);
-  engine->WaitForAll();
+  ExpectOnlyWorkersLaunch(/*on_pusher=*/true, no_events_->context());
 }
 
 TEST_F(DeviceLaunchTest, OpWaitingForAVarRunsOnAWorker) {
@@ -223,11 +225,7 @@ TEST_F(DeviceLaunchTest, BusyWorkersKeepTheLaunches) {
 TEST_F(DeviceLaunchTest, ErrorOfALaunchOnThePusherReachesTheWait) {
   std::unique_ptr<Engine> engine = MakeEngine(true);
   VarHandle v = engine->NewVariable();
-  bool on_pusher = false;
-  for (int i = 0; i < 20 && !on_pusher; ++i) {
-    on_pusher = RanOnPusherAfterIdle(engine.get(), device_->context(), v);
-  }
-  ASSERT_TRUE(on_pusher);
+  ASSERT_TRUE(EventuallyRunsOnPusher(engine.get(), v));
   std::this_thread::sleep_for(milliseconds(30));
   std::thread::id ran_on;
   EXPECT_NO_THROW(engine->PushSync(

@@ -59,6 +59,17 @@ bool FitsInt32(const PoolShape& g) {
          g.planes * vout < kLimit;
 }
 
+// A grid-stride loop's first index and step in the index type I.
+template <typename I>
+__device__ __forceinline__ I GridStart() {
+  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) +
+         static_cast<I>(threadIdx.x);
+}
+template <typename I>
+__device__ __forceinline__ I GridStep() {
+  return static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+}
+
 // One window along one axis.
 template <typename I>
 struct Span {
@@ -140,10 +151,7 @@ __global__ void PoolForwardKernel(PoolType type, bool include_pad, Dims<I> g,
   using A = typename Acc<T>::type;
   const I vin = g.in[0] * g.in[1] * g.in[2];
   const I n = g.planes * g.out[0] * g.out[1] * g.out[2];
-  const I step = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
-  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) +
-             static_cast<I>(threadIdx.x);
-       i < n; i += step) {
+  for (I i = GridStart<I>(); i < n; i += GridStep<I>()) {
     Span<I> sp[3];
     const I plane = Window(g, i, sp);
     const T* src = x + plane * vin;
@@ -181,10 +189,7 @@ __global__ void PoolBackwardKernel(PoolType type, bool include_pad, Dims<I> g,
   using A = typename Acc<T>::type;
   const I vin = g.in[0] * g.in[1] * g.in[2];
   const I n = g.planes * g.out[0] * g.out[1] * g.out[2];
-  const I step = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
-  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) +
-             static_cast<I>(threadIdx.x);
-       i < n; i += step) {
+  for (I i = GridStart<I>(); i < n; i += GridStep<I>()) {
     Span<I> sp[3];
     const I plane = Window(g, i, sp);
     A gv = Load(og, i);
