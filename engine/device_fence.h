@@ -68,6 +68,16 @@ FenceRef RecordFence(Context ctx, void* stream, std::string_view op);
 // The latest fence recorded on every stream, for WaitForAll.
 std::vector<FenceRef> LatestFences();
 
+// A stream of `ctx` for one launch by a pushing thread (see
+// EngineOptions::launch_device_ops_on_pusher), from a pool that lends each
+// stream to one thread at a time and keeps it while the device type is
+// registered (fences name streams by address), so a pusher's launch needs
+// no stream of its own thread, which would end with the thread. Give it
+// back with ReleaseLaunchStream. Null for host contexts and device types
+// without streams; throws the device's error.
+void* AcquireLaunchStream(Context ctx);
+void ReleaseLaunchStream(Context ctx, void* stream);
+
 }  // namespace engine
 }  // namespace mx
 

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,43 +53,45 @@ class DeviceLaunchTest : public ::testing::Test {
 
   // Pushes an operation on `ctx` writing `var` after the device workers
   // had time to fall asleep, waits for it, and returns whether it ran on
-  // this thread (checking that it got this thread's stream then).
-  static bool RanOnPusherAfterIdle(Engine* engine, Context ctx,
-                                   VarHandle var) {
+  // this thread; `stream` (if not null) receives the stream it ran on.
+  static bool RanOnPusherAfterIdle(Engine* engine, Context ctx, VarHandle var,
+                                   void** stream = nullptr,
+                                   FnProperty prop = FnProperty::kNormal) {
     std::this_thread::sleep_for(milliseconds(30));
     std::thread::id ran_on;
-    void* stream = nullptr;
+    void* ran_stream = nullptr;
     engine->PushSync(
         [&](RunContext rctx) {
           ran_on = std::this_thread::get_id();
-          stream = rctx.stream;
+          ran_stream = rctx.stream;
           TimedDevice::Launch(rctx.stream, microseconds(50));
         },
-        ctx, {}, {var}, FnProperty::kNormal, 0, "probe");
+        ctx, {}, {var}, prop, 0, "probe");
     engine->WaitForVar(var);
-    const bool here = ran_on == std::this_thread::get_id();
-    if (here) {
-      EXPECT_EQ(stream, ThreadStream(ctx));
-    }
-    EXPECT_NE(stream, nullptr);
-    return here;
+    EXPECT_NE(ran_stream, nullptr);
+    if (stream != nullptr) *stream = ran_stream;
+    return ran_on == std::this_thread::get_id();
   }
 
   // RanOnPusherAfterIdle until it runs on the pusher (the first push
   // creates the device's workers, not asleep yet; retries allow for a
   // loaded machine that is slow to let them sleep).
-  static bool EventuallyRunsOnPusher(Engine* engine, VarHandle var) {
+  static bool EventuallyRunsOnPusher(Engine* engine, VarHandle var,
+                                     void** stream = nullptr) {
     for (int i = 0; i < 20; ++i) {
-      if (RanOnPusherAfterIdle(engine, device_->context(), var)) return true;
+      if (RanOnPusherAfterIdle(engine, device_->context(), var, stream)) {
+        return true;
+      }
     }
     return false;
   }
 
-  static void ExpectOnlyWorkersLaunch(bool on_pusher, Context ctx) {
+  static void ExpectOnlyWorkersLaunch(bool on_pusher, Context ctx,
+                                      FnProperty prop = FnProperty::kNormal) {
     std::unique_ptr<Engine> engine = MakeEngine(on_pusher);
     VarHandle v = engine->NewVariable();
     for (int i = 0; i < 3; ++i) {
-      EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), ctx, v));
+      EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), ctx, v, nullptr, prop));
     }
     engine->DeleteVariable(nullptr, kCPU, v);
     engine->WaitForAll();
@@ -119,6 +123,81 @@ TEST_F(DeviceLaunchTest, ReadyOpPushedWhileWorkersSleepRunsOnThePusher) {
   engine->WaitForAll();
 }
 
+// A launch on the pusher borrows a stream, which outlives the thread (fences
+// name streams by address) and serves the next pusher: TimedDevice's
+// streams are heap objects, so a stream that ended with its thread would
+// be a use after free here.
+TEST_F(DeviceLaunchTest, LaunchStreamsAreLentAndOutliveTheirThreads) {
+  std::unique_ptr<Engine> engine = MakeEngine(true);
+  VarHandle v = engine->NewVariable();
+  void* streams[2] = {nullptr, nullptr};
+  bool on_pusher[2] = {false, false};
+  for (int t = 0; t < 2; ++t) {
+    std::thread([&, t] {
+      on_pusher[t] = EventuallyRunsOnPusher(engine.get(), v, &streams[t]);
+      EXPECT_NE(streams[t], ThreadStream(device_->context()));
+    }).join();
+  }
+  ASSERT_TRUE(on_pusher[0] && on_pusher[1]);
+  EXPECT_EQ(streams[0], streams[1]);  // One pusher at a time: one stream.
+  // The workers still order work after the fence of the first thread's
+  // launch stream, and so does the main thread's next launch.
+  TimedDevice::Span span;
+  engine->PushSync(
+      [&](RunContext rctx) {
+        span = TimedDevice::Launch(rctx.stream, milliseconds(1));
+      },
+      device_->context(), {}, {v});
+  engine->WaitForVar(v);
+  EXPECT_GE(TimedDevice::Clock::now(), span.end);
+  engine->DeleteVariable(nullptr, kCPU, v);
+  engine->WaitForAll();
+}
+
+// Two threads pushing at once while the workers sleep both launch, each
+// on a stream of its own, while the other's launch is still running.
+TEST_F(DeviceLaunchTest, ConcurrentLaunchesOnPushersGetTheirOwnStreams) {
+  std::unique_ptr<Engine> engine = MakeEngine(true);
+  VarHandle vars[2] = {engine->NewVariable(), engine->NewVariable()};
+  ASSERT_TRUE(EventuallyRunsOnPusher(engine.get(), vars[0]));
+  bool both_on_pushers = false;
+  for (int attempt = 0; attempt < 20 && !both_on_pushers; ++attempt) {
+    std::this_thread::sleep_for(milliseconds(30));
+    std::atomic<int> arrived{0}, running{0};
+    bool here[2] = {false, false};
+    void* streams[2] = {nullptr, nullptr};
+    std::vector<std::thread> pushers;
+    for (int t = 0; t < 2; ++t) {
+      pushers.emplace_back([&, t] {
+        const std::thread::id me = std::this_thread::get_id();
+        ++arrived;
+        while (arrived.load() < 2) std::this_thread::yield();
+        engine->PushSync(
+            [&, t, me](RunContext rctx) {
+              here[t] = std::this_thread::get_id() == me;
+              streams[t] = rctx.stream;
+              ++running;
+              // Overlap with the other launch (a bounded wait: it may
+              // have gone to a worker that runs it later).
+              const auto until = TimedDevice::Clock::now() + milliseconds(50);
+              while (running.load() < 2 && TimedDevice::Clock::now() < until) {
+                std::this_thread::yield();
+              }
+              TimedDevice::Launch(rctx.stream, microseconds(10));
+            },
+            device_->context(), {}, {vars[t]});
+        engine->WaitForVar(vars[t]);
+      });
+    }
+    for (std::thread& t : pushers) t.join();
+    both_on_pushers = here[0] && here[1];
+    if (both_on_pushers) EXPECT_NE(streams[0], streams[1]);
+  }
+  EXPECT_TRUE(both_on_pushers);
+  for (VarHandle h : vars) engine->DeleteVariable(nullptr, kCPU, h);
+  engine->WaitForAll();
+}
+
 TEST_F(DeviceLaunchTest, TurnedOffTheWorkersLaunch) {
   ExpectOnlyWorkersLaunch(/*on_pusher=*/false, device_->context());
 }
@@ -126,6 +205,11 @@ TEST_F(DeviceLaunchTest, TurnedOffTheWorkersLaunch) {
 TEST_F(DeviceLaunchTest, DevicesWithoutEventsLaunchOnTheWorkers) {
   // A launch would wait for the device's work there (no fences).
   ExpectOnlyWorkersLaunch(/*on_pusher=*/true, no_events_->context());
+}
+
+TEST_F(DeviceLaunchTest, OpsForTheDeviceWorkersLaunchThere) {
+  ExpectOnlyWorkersLaunch(/*on_pusher=*/true, device_->context(),
+                          FnProperty::kOnDeviceWorkers);
 }
 
 TEST_F(DeviceLaunchTest, OpWaitingForAVarRunsOnAWorker) {
@@ -224,79 +308,124 @@ TEST_F(DeviceLaunchTest, BusyWorkersKeepTheLaunches) {
 
 TEST_F(DeviceLaunchTest, ErrorOfALaunchOnThePusherReachesTheWait) {
   std::unique_ptr<Engine> engine = MakeEngine(true);
-  VarHandle v = engine->NewVariable();
-  ASSERT_TRUE(EventuallyRunsOnPusher(engine.get(), v));
-  std::this_thread::sleep_for(milliseconds(30));
-  std::thread::id ran_on;
-  EXPECT_NO_THROW(engine->PushSync(
-      [&](RunContext) {
-        ran_on = std::this_thread::get_id();
-        throw InvalidArgument("timed device: launch rejected");
-      },
-      device_->context(), {}, {v}, FnProperty::kNormal, 0, "bad_launch"));
-  try {
-    engine->WaitForVar(v);
-    ADD_FAILURE() << "the error did not reach the wait";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("launch rejected"), std::string::npos);
+  VarHandle probe = engine->NewVariable();
+  ASSERT_TRUE(EventuallyRunsOnPusher(engine.get(), probe));
+  // Until one failing launch ran here (each on a fresh var: an error stays
+  // with its var); every error reaches its wait, wherever it ran.
+  bool failed_here = false;
+  for (int attempt = 0; attempt < 20 && !failed_here; ++attempt) {
+    VarHandle v = engine->NewVariable();
+    std::this_thread::sleep_for(milliseconds(30));
+    std::thread::id ran_on;
+    EXPECT_NO_THROW(engine->PushSync(
+        [&](RunContext) {
+          ran_on = std::this_thread::get_id();
+          throw InvalidArgument("timed device: launch rejected");
+        },
+        device_->context(), {}, {v}, FnProperty::kNormal, 0, "bad_launch"));
+    try {
+      engine->WaitForVar(v);
+      ADD_FAILURE() << "the error did not reach the wait";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("launch rejected"),
+                std::string::npos);
+    }
+    failed_here = ran_on == std::this_thread::get_id();
+    engine->DeleteVariable(nullptr, kCPU, v);
   }
-  EXPECT_EQ(ran_on, std::this_thread::get_id());
-  engine->DeleteVariable(nullptr, kCPU, v);
-  EXPECT_NO_THROW(engine->WaitForAll());  // Reported at the wait already.
+  EXPECT_TRUE(failed_here);
+  engine->DeleteVariable(nullptr, kCPU, probe);
+  EXPECT_NO_THROW(engine->WaitForAll());  // Reported at the waits already.
 }
 
-// Random chains over a few vars, pushed with and without pauses (so some
-// launch on the pusher, some on the workers, on different streams): each
-// op's device work must start after the device work of the op that last
-// wrote what it reads, and host readers must see that work done.
+// Random ops over a few vars from three pushing threads, with and without
+// pauses (so some launch on their pusher, some on the workers, on
+// different streams). Each op's device work must start after the device
+// work of the op that last wrote what it uses (read after write) and, for
+// a write, after the device work of the reads before it (write after
+// read); host readers must see that work done; no stream may serve two
+// threads at once.
 TEST_F(DeviceLaunchTest, DeviceWorkIsOrderedAcrossPusherAndWorkerStreams) {
+  using Clock = TimedDevice::Clock;
   for (bool on_pusher : {true, false}) {
     SCOPED_TRACE(on_pusher ? "launch on pusher" : "workers launch");
     std::unique_ptr<Engine> engine = MakeEngine(on_pusher);
-    constexpr int kVars = 3;
+    constexpr int kVars = 4, kThreads = 3;
     std::vector<VarHandle> vars(kVars);
-    // Written only by ops holding the var for writing; read by its readers.
-    std::vector<TimedDevice::Clock::time_point> ready(kVars);
     for (VarHandle& h : vars) h = engine->NewVariable();
-    std::atomic<int> launched_here{0}, launched_by_workers{0}, late{0};
-    const std::thread::id main_thread = std::this_thread::get_id();
-    std::mt19937 rng(7);
-    for (int i = 0; i < 300; ++i) {
-      const int in = rng() % kVars, out = rng() % kVars;
-      if (rng() % 8 == 0) std::this_thread::sleep_for(milliseconds(2));
-      if (rng() % 5 == 0) {
-        // A host reader: the device work it reads must be done.
-        engine->PushSync(
-            [&, in](RunContext) {
-              if (TimedDevice::Clock::now() < ready[in]) ++late;
-            },
-            kCPU, {vars[in]}, {});
-        continue;
+    // When each var's last write ends (written by its writers only) and
+    // when the reads since then end (raised by concurrent readers).
+    std::vector<Clock::time_point> written(kVars);
+    std::vector<std::atomic<int64_t>> read_until(kVars);
+    for (auto& r : read_until) r = 0;
+    auto ticks = [](Clock::time_point t) {
+      return static_cast<int64_t>(t.time_since_epoch().count());
+    };
+    std::atomic<int> on_their_pusher{0}, by_workers{0}, late{0}, shared{0};
+    std::mutex streams_mu;
+    std::set<void*> streams_in_use;
+    auto run = [&](std::thread::id pusher, int in, int out,
+                   microseconds duration, void* stream) {
+      {
+        std::lock_guard<std::mutex> lock(streams_mu);
+        if (!streams_in_use.insert(stream).second) ++shared;
       }
-      const auto duration = microseconds(20 + rng() % 200);
-      auto fn = [&, in, out, duration](RunContext rctx) {
-        (std::this_thread::get_id() == main_thread ? launched_here
-                                                   : launched_by_workers)++;
-        const TimedDevice::Span span =
-            TimedDevice::Launch(rctx.stream, duration);
-        if (span.start < ready[in] || span.start < ready[out]) ++late;
-        ready[out] = span.end;
-      };
-      if (in == out) {
-        engine->PushSync(fn, device_->context(), {}, {vars[out]});
-      } else {
-        engine->PushSync(fn, device_->context(), {vars[in]}, {vars[out]});
+      (std::this_thread::get_id() == pusher ? on_their_pusher : by_workers)++;
+      const TimedDevice::Span span = TimedDevice::Launch(stream, duration);
+      if (span.start < written[in] || span.start < written[out] ||
+          ticks(span.start) < read_until[out].load()) {
+        ++late;
       }
-    }
+      if (in != out) {
+        int64_t seen = read_until[in].load();
+        while (seen < ticks(span.end) &&
+               !read_until[in].compare_exchange_weak(seen, ticks(span.end))) {
+        }
+      }
+      written[out] = span.end;
+      read_until[out] = 0;  // Later writers wait for this write instead.
+      std::lock_guard<std::mutex> lock(streams_mu);
+      streams_in_use.erase(stream);
+    };
+    auto push_ops = [&](unsigned seed) {
+      std::mt19937 rng(seed);
+      const std::thread::id me = std::this_thread::get_id();
+      for (int i = 0; i < 150; ++i) {
+        const int in = rng() % kVars, out = rng() % kVars;
+        if (rng() % 8 == 0) std::this_thread::sleep_for(milliseconds(2));
+        if (rng() % 5 == 0) {
+          // A host reader: the device work it reads must be done.
+          engine->PushSync(
+              [&, in](RunContext) {
+                if (Clock::now() < written[in]) ++late;
+              },
+              kCPU, {vars[in]}, {});
+          continue;
+        }
+        const microseconds duration(20 + rng() % 200);
+        auto fn = [&, me, in, out, duration](RunContext rctx) {
+          run(me, in, out, duration, rctx.stream);
+        };
+        if (in == out) {
+          engine->PushSync(fn, device_->context(), {}, {vars[out]});
+        } else {
+          engine->PushSync(fn, device_->context(), {vars[in]}, {vars[out]});
+        }
+      }
+    };
+    std::vector<std::thread> pushers;
+    for (int t = 0; t < kThreads; ++t) pushers.emplace_back(push_ops, 7 + t);
+    for (std::thread& t : pushers) t.join();
     for (VarHandle h : vars) engine->WaitForVar(h);
-    const auto now = TimedDevice::Clock::now();
-    for (const auto& t : ready) EXPECT_GE(now, t);
+    const auto now = Clock::now();
+    for (const auto& t : written) EXPECT_GE(now, t);
     EXPECT_EQ(late.load(), 0);
-    EXPECT_GT(launched_by_workers.load(), 0);
+    EXPECT_EQ(shared.load(), 0);
+    EXPECT_GT(by_workers.load(), 0);
     if (on_pusher) {
-      EXPECT_GT(launched_here.load(), 0);
+      EXPECT_GT(on_their_pusher.load(), 0);
     } else {
-      EXPECT_EQ(launched_here.load(), 0);
+      EXPECT_EQ(on_their_pusher.load(), 0);
     }
     for (VarHandle h : vars) engine->DeleteVariable(nullptr, kCPU, h);
     engine->WaitForAll();

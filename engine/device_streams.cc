@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -76,15 +77,82 @@ void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops) {
   }
 }
 
+namespace {
+
+// Streams lent to pushing threads that launch device operations, per
+// device: a stream serves one launch at a time and then goes back, so the
+// pool holds as many streams as launches ever ran at once (one per
+// application thread at most). They live until their device type is
+// unregistered: a fence names its stream by address, which must not be
+// reused by another stream while a fence may name it.
+struct LaunchStreams {
+  std::mutex mu;
+  std::map<Context, std::vector<void*>> idle;
+};
+
+LaunchStreams& Launch() {
+  static auto* pool = new LaunchStreams();  // Leaked, as the registry.
+  return *pool;
+}
+
+}  // namespace
+
 void UnregisterDeviceStreams(int dev_type) {
-  std::lock_guard<std::mutex> lock(Mu());
-  Registry().erase(dev_type);
+  std::shared_ptr<const DeviceStreamOps> ops;
+  {
+    std::lock_guard<std::mutex> lock(Mu());
+    auto it = Registry().find(dev_type);
+    if (it == Registry().end()) return;
+    ops = std::move(it->second);
+    Registry().erase(it);
+  }
+  std::vector<std::pair<int, void*>> streams;
+  {
+    std::lock_guard<std::mutex> lock(Launch().mu);
+    auto& idle = Launch().idle;
+    for (auto it = idle.begin(); it != idle.end();) {
+      if (it->first.dev_type != dev_type) {
+        ++it;
+        continue;
+      }
+      for (void* s : it->second) streams.emplace_back(it->first.dev_id, s);
+      it = idle.erase(it);
+    }
+  }
+  for (const auto& [dev_id, stream] : streams) {
+    try {
+      ops->destroy(dev_id, stream);
+    } catch (...) {
+      // Gone with its device; nothing to report to.
+    }
+  }
 }
 
 void* ThreadStream(Context ctx) {
   if (ctx.is_host()) return nullptr;
   thread_local ThreadStreams streams;
   return streams.Get(ctx);
+}
+
+void* AcquireLaunchStream(Context ctx) {
+  if (ctx.is_host()) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(Launch().mu);
+    std::vector<void*>& idle = Launch().idle[ctx];
+    if (!idle.empty()) {
+      void* stream = idle.back();
+      idle.pop_back();
+      return stream;
+    }
+  }
+  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  return ops == nullptr ? nullptr : ops->create(ctx.dev_id);
+}
+
+void ReleaseLaunchStream(Context ctx, void* stream) {
+  if (stream == nullptr) return;
+  std::lock_guard<std::mutex> lock(Launch().mu);
+  Launch().idle[ctx].push_back(stream);
 }
 
 void SynchronizeStream(Context ctx, void* stream) {

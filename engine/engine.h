@@ -76,7 +76,9 @@ using OprHandle = Opr*;
 
 // How an operation is scheduled.
 enum class FnProperty {
-  kNormal,          // Compute on the context's workers.
+  // Compute on the context's workers; a synchronous device operation may
+  // run on the pushing thread (EngineOptions::launch_device_ops_on_pusher).
+  kNormal,
   kCopyToDevice,    // Host-to-device copy: the device's copy workers.
   kCopyFromDevice,  // Device-to-host copy: the device's copy workers.
   kCPUPrioritized,  // Small latency-critical CPU work: a dedicated worker.
@@ -93,12 +95,19 @@ enum class FnProperty {
   // error (RunContext::upstream_failed tells the op). Scheduled like
   // kNormal.
   kCollective,
+  // Device work that must run on the device's own workers, never on the
+  // pushing thread (EngineOptions::launch_device_ops_on_pusher): a call
+  // that may block until another device's work is issued, as an NCCL
+  // collective over the GPUs of one process waits for every GPU's call,
+  // which the same pusher would make next. Otherwise as kNormal.
+  kOnDeviceWorkers,
 };
 
 // What an operation sees when it runs.
 struct RunContext {
   Context ctx;
-  // The device stream of the worker running the op; null on the CPU.
+  // The device stream the op runs on (its worker's, or one lent to the
+  // pushing thread that launches it); null on the CPU.
   void* stream = nullptr;
   // kCollective only: a var the op uses carries an error (the op runs
   // anyway; what it writes receives that error).
@@ -141,15 +150,18 @@ struct EngineOptions {
   // operation never block (they would deadlock a worker).
   int64_t max_pending_ops = kDefaultMaxPendingOps;
   static constexpr int64_t kDefaultMaxPendingOps = 128;
-  // Per-device engine, devices with events: a device operation pushed from
-  // outside the engine's operations, whose vars are all free, is launched
-  // by the pushing thread (on that thread's stream) when every compute
-  // worker of its device is asleep, as PyTorch launches on the calling
-  // thread; one worker is woken meanwhile for the operations that follow.
-  // Waking a sleeping worker costs more than a launch (tens of
-  // microseconds once its core idles through a long device operation), and
-  // a single call waits for it. Otherwise the workers launch, overlapping
-  // launches with the pusher's work.
+  // Per-device engine, devices with events: a synchronous device operation
+  // pushed from outside any engine operation, whose vars are all free, is
+  // launched by the pushing thread when every compute worker of its device
+  // is asleep, as PyTorch launches on the calling thread; it runs on a
+  // stream lent to the pusher for the launch, and one worker is woken
+  // meanwhile for the operations that follow. Waking a sleeping worker
+  // costs more than a launch (tens of microseconds once its core idles
+  // through a long device operation), and a single call waits for it.
+  // Otherwise the workers launch, overlapping launches with the pusher's
+  // work. The push then returns once the work is queued (and may block
+  // as a launch does: a device's first algorithm search, a synchronizing
+  // allocation).
   bool launch_device_ops_on_pusher = true;
   // The process engine (Get) at exit: leaving main, or calling exit on the
   // main thread, waits up to this long for pending operations before any
@@ -228,9 +240,9 @@ class Engine {
 
 // Device streams. A device plugin says how to create and destroy streams of
 // its device type; every engine thread that runs operations for such a
-// device (compute or copy worker, or a pushing thread that runs them:
-// NaiveEngine's, or see launch_device_ops_on_pusher) gets its own stream
-// per device id, passed as RunContext::stream, created
+// device (compute or copy worker, or NaiveEngine's pushing thread) gets its
+// own stream per device id (launches on a pushing thread borrow a stream
+// from a pool instead, see launch_device_ops_on_pusher), passed as RunContext::stream, created
 // on first use and destroyed when the thread ends. The engine synchronizes
 // the stream when a synchronous operation returns, so the operation's
 // writes are complete when its vars are released; asynchronous operations

@@ -295,7 +295,7 @@ void SynchronizeDeviceWork(const Opr& opr, const RunContext& rctx) {
 
 }  // namespace
 
-void EngineBase::Execute(OprBlock* block) {
+void EngineBase::Execute(OprBlock* block, void* stream) {
   RunningOp running(this);
   Opr* opr = block->opr;
   if (!opr->never_skip) {
@@ -314,7 +314,8 @@ void EngineBase::Execute(OprBlock* block) {
   if (has_deferred_.load(std::memory_order_acquire)) RunDeferredDeletes(false);
   try {
     if (!block->rctx.ctx.is_host()) {
-      block->rctx.stream = ThreadStream(block->rctx.ctx);
+      block->rctx.stream =
+          stream != nullptr ? stream : ThreadStream(block->rctx.ctx);
     }
     // Waits (run inline on a completing thread) wait for device work
     // themselves, on their own thread (WaitForVar).

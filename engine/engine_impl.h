@@ -165,7 +165,9 @@ class EngineBase : public Engine {
 
   // Runs `block` now on this thread: skips it when an input is poisoned,
   // otherwise calls its function and turns a throw into a failure.
-  void Execute(OprBlock* block);
+  // `stream`: the device stream to run on; null for the thread's own
+  // (ThreadStream).
+  void Execute(OprBlock* block, void* stream = nullptr);
   // Called when a block with free_at_finish == false is finished.
   virtual void OnBlockDone(OprBlock* /*block*/) {}
   // Whether this thread is inside Execute of this engine (an operation of

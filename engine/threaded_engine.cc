@@ -4,6 +4,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "base/parallel.h"
+#include "engine/device_fence.h"
 
 namespace mx {
 namespace engine {
@@ -106,11 +107,24 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
                (prop == FnProperty::kNormal ||
                 prop == FnProperty::kInlineIfReady) &&
                LaunchOnPusher(*block)) {
-      Execute(block);  // Queues device work and returns.
+      LaunchHere(block);
     } else {
       Dispatch(block);
     }
   }
+}
+
+void ThreadedEngine::LaunchHere(OprBlock* block) {
+  const Context ctx = block->rctx.ctx;
+  void* stream = nullptr;
+  try {
+    stream = AcquireLaunchStream(ctx);
+  } catch (...) {
+    // No stream to lend: the workers' streams may still do.
+  }
+  if (stream == nullptr) return Dispatch(block);
+  Execute(block, stream);  // Queues the device work and returns.
+  ReleaseLaunchStream(ctx, stream);
 }
 
 void ThreadedEngine::ReleaseVars(OprBlock* block, const ErrorRef& error) {

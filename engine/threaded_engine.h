@@ -33,6 +33,8 @@ class ThreadedEngine : public EngineBase {
 
  private:
   void Dispatch(OprBlock* block);
+  // Runs a ready device block on this thread, on a lent launch stream.
+  void LaunchHere(OprBlock* block);
 
   // Makes the appends of one push atomic with respect to other pushes, so
   // that two ops sharing vars are queued in the same order on every var

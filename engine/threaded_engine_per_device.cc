@@ -80,9 +80,11 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
   }
 
   bool LaunchOnPusher(const OprBlock& block) override {
-    // A push from inside an operation stays with the workers: the running
-    // operation's thread is the engine's, and its stream another device's.
-    if (!options_.launch_device_ops_on_pusher || ExecutingOnThisThread()) {
+    // A push from inside an operation (of any engine) stays with the
+    // workers: the thread is an engine's. Only synchronous operations:
+    // an asynchronous one could use the lent stream after it went back.
+    if (!options_.launch_device_ops_on_pusher || InsideOperation() ||
+        !block.opr->sync_fn) {
       return false;
     }
     const Context ctx = block.rctx.ctx;

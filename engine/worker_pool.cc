@@ -53,11 +53,13 @@ bool WorkerPool::WakeOneIfAllAsleep() {
       queued_.load(std::memory_order_acquire) > 0) {
     return false;
   }
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    wake = !woken_;  // Else a worker is waking already.
     woken_ = true;
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
   return true;
 }
 

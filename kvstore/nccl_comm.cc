@@ -222,7 +222,8 @@ class NcclComm : public Comm {
           counts->collectives.fetch_add(1);
           counts->bytes.fetch_add(bytes);
         },
-        pieces[0].array.ctx(), {}, vars, engine::FnProperty::kNormal, priority,
+        pieces[0].array.ctx(), {}, vars, engine::FnProperty::kOnDeviceWorkers,
+        priority,
         broadcast ? "kvstore_nccl_broadcast" : "kvstore_nccl_allreduce");
   }
 

@@ -80,7 +80,7 @@ void BoxNms(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const BoxDims d = DimsOf(op, in[0]);
   const BoxNmsParams p = ParamsOf(op, attrs, d.k);
   if (d.batches > 2147483647) Unsupported(op, "more than 2^31 batch items");
-  void* scratch = Workspace(ctx.dev_id(), BoxNmsScratchBytes(d.batches, d.n));
+  void* scratch = Workspace(ctx, BoxNmsScratchBytes(d.batches, d.n));
   CheckLaunch(
       op,
       LaunchBoxNms(in[0].dtype(), d.batches, d.n, d.k, p, in[0].data<void>(),

@@ -53,7 +53,7 @@ void ConvForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   auto p = GetConvPlan(op, ctx.dev_id(), g);
   FindForward(op, h, p.get());
   const int dt = g.dtype;
-  void* ws = Workspace(ctx.dev_id(), p->fwd_ws);
+  void* ws = Workspace(ctx, p->fwd_ws);
   CheckDnn(cudnnConvolutionForward(h, DnnOne(dt), p->x, in[0].data<void>(),
                                    p->w, in[1].data<void>(), p->conv, p->fwd,
                                    ws, p->fwd_ws, BetaFor(req[0], dt), p->y,
@@ -77,7 +77,7 @@ void ConvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   FindBackward(op, h, p.get());
   const int dt = g.dtype;
   if (req[0] != MX_REQ_NULL) {
-    void* ws = Workspace(ctx.dev_id(), p->bwd_data_ws);
+    void* ws = Workspace(ctx, p->bwd_data_ws);
     CheckDnn(cudnnConvolutionBackwardData(
                  h, DnnOne(dt), p->w, in[2].data<void>(), p->y,
                  in[0].data<void>(), p->conv, p->bwd_data, ws, p->bwd_data_ws,
@@ -85,7 +85,7 @@ void ConvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
              op + ": data gradient");
   }
   if (req[1] != MX_REQ_NULL) {
-    void* ws = Workspace(ctx.dev_id(), p->bwd_filter_ws);
+    void* ws = Workspace(ctx, p->bwd_filter_ws);
     CheckDnn(
         cudnnConvolutionBackwardFilter(
             h, DnnOne(dt), p->x, in[1].data<void>(), p->y, in[0].data<void>(),

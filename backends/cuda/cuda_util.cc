@@ -64,19 +64,45 @@ const DeviceQuery& Query() {
   return *q;
 }
 
-// Per-thread state: handles and scratch memory per device.
-struct ThreadState {
-  std::map<int, cublasHandle_t> blas;
-  std::map<int, cudnnHandle_t> dnn;
-  std::map<int, std::pair<void*, size_t>> workspace;
+// Per-stream state: library handles bound to the stream, and scratch
+// memory used in its order. The engine runs one thread at a time on a
+// stream (an engine worker's own, or one lent to a pushing thread for a
+// launch, handed over under a lock), so a stream's state needs no lock.
+struct StreamState {
+  cublasHandle_t blas = nullptr;
+  cudnnHandle_t dnn = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
 
-// Kept for the thread's life and never destroyed: engine workers end
-// during static destruction at exit, after the CUDA runtime has torn its
-// context down, and destroying a cuBLAS/cuDNN handle then crashes (seen on
-// an H200). Threads that end earlier leave their handles to the context.
-ThreadState& State() {
-  thread_local ThreadState* state = new ThreadState();
+// Never destroyed: engine workers end during static destruction at exit,
+// after the CUDA runtime has torn its context down, and destroying a
+// cuBLAS/cuDNN handle then crashes (seen on an H200). The engine's streams
+// live as long as their worker threads, or (lent to pushing threads) as
+// the process, so the states stay as many as the streams the engine made.
+// (NaiveEngine gives each pushing thread a stream that ends with it; a
+// later stream at the same address gets that state back.)
+StreamState& StateOf(int dev_id, cudaStream_t stream) {
+  struct Last {
+    int dev_id = -1;
+    cudaStream_t stream = nullptr;
+    StreamState* state = nullptr;
+  };
+  thread_local Last last;  // Consecutive kernels mostly share a stream.
+  if (last.state != nullptr && last.dev_id == dev_id && last.stream == stream) {
+    return *last.state;
+  }
+  static auto* mu = new std::mutex();
+  static auto* states =
+      new std::map<std::pair<int, cudaStream_t>, StreamState*>();
+  StreamState* state;
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    StreamState*& entry = (*states)[{dev_id, stream}];
+    if (entry == nullptr) entry = new StreamState();
+    state = entry;
+  }
+  last = Last{dev_id, stream, state};
   return *state;
 }
 
@@ -86,52 +112,61 @@ const std::string& NoDeviceReason() { return Query().reason; }
 int DeviceCount() { return Query().count; }
 
 void UseDevice(int dev_id) {
-  thread_local int current = -1;
+  // Asked each time, not cached: an application thread that launches
+  // (engine launches on the pusher) may have set another device itself.
+  int current = -1;
+  CheckCuda(cudaGetDevice(&current), "cudaGetDevice");
   if (current == dev_id) return;
   CheckCuda(cudaSetDevice(dev_id),
             "cudaSetDevice(" + std::to_string(dev_id) + ")");
-  current = dev_id;
 }
 
 cublasHandle_t BlasHandle(int dev_id, cudaStream_t stream) {
   UseDevice(dev_id);
-  auto& m = State().blas;
-  auto it = m.find(dev_id);
-  if (it == m.end()) {
+  StreamState& state = StateOf(dev_id, stream);
+  if (state.blas == nullptr) {
     cublasHandle_t h = nullptr;
     CheckBlas(cublasCreate(&h), "cublasCreate");
-    it = m.emplace(dev_id, h).first;
+    const cublasStatus_t bound = cublasSetStream(h, stream);
+    if (bound != CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
+    CheckBlas(bound, "cublasSetStream");
+    state.blas = h;
   }
-  CheckBlas(cublasSetStream(it->second, stream), "cublasSetStream");
-  return it->second;
+  return state.blas;
 }
 
 cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream) {
   UseDevice(dev_id);
-  auto& m = State().dnn;
-  auto it = m.find(dev_id);
-  if (it == m.end()) {
+  StreamState& state = StateOf(dev_id, stream);
+  if (state.dnn == nullptr) {
     cudnnHandle_t h = nullptr;
     CheckDnn(cudnnCreate(&h), "cudnnCreate");
-    it = m.emplace(dev_id, h).first;
+    const cudnnStatus_t bound = cudnnSetStream(h, stream);
+    if (bound != CUDNN_STATUS_SUCCESS) cudnnDestroy(h);
+    CheckDnn(bound, "cudnnSetStream");
+    state.dnn = h;
   }
-  CheckDnn(cudnnSetStream(it->second, stream), "cudnnSetStream");
-  return it->second;
+  return state.dnn;
 }
 
-void* Workspace(int dev_id, size_t bytes) {
+void* Workspace(const mxplugin::KernelContext& ctx, size_t bytes) {
   if (bytes == 0) return nullptr;
+  const int dev_id = ctx.dev_id();
   UseDevice(dev_id);
-  auto& w = State().workspace[dev_id];
-  if (w.second < bytes) {
-    if (w.first != nullptr) CheckCuda(cudaFree(w.first), "cudaFree");
-    w = {nullptr, 0};
-    CheckCuda(cudaMalloc(&w.first, bytes),
+  StreamState& state =
+      StateOf(dev_id, static_cast<cudaStream_t>(ctx.stream()));
+  if (state.workspace_bytes < bytes) {
+    if (state.workspace != nullptr) {
+      CheckCuda(cudaFree(state.workspace), "cudaFree");
+    }
+    state.workspace = nullptr;
+    state.workspace_bytes = 0;
+    CheckCuda(cudaMalloc(&state.workspace, bytes),
               "workspace of " + std::to_string(bytes) + " bytes on gpu(" +
                   std::to_string(dev_id) + ")");
-    w.second = bytes;
+    state.workspace_bytes = bytes;
   }
-  return w.first;
+  return state.workspace;
 }
 
 cudaStream_t StreamOf(const mxplugin::KernelContext& ctx) {

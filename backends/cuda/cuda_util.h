@@ -1,4 +1,4 @@
-// Error handling and per-thread library handles inside the CUDA plugin.
+// Error handling and per-stream library handles inside the CUDA plugin.
 // Every CUDA, cuBLAS and cuDNN status that is not success becomes an
 // mxplugin::Error naming what was being done; the host turns it into the
 // mx::Error of the same code (out of memory: RuntimeError naming the
@@ -35,16 +35,17 @@ int DeviceCount();
 // Makes dev_id current on this thread (cheap when it already is).
 void UseDevice(int dev_id);
 
-// This thread's cuBLAS / cuDNN handle for dev_id, bound to `stream`.
-// Handles live as long as the thread (engine workers are long-lived).
+// The cuBLAS / cuDNN handle of `stream` on dev_id, bound to it, made on
+// first use and kept for the process (the engine's streams are few and
+// long-lived; one thread at a time runs on a stream).
 cublasHandle_t BlasHandle(int dev_id, cudaStream_t stream);
 cudnnHandle_t DnnHandle(int dev_id, cudaStream_t stream);
 
-// Scratch device memory of at least `bytes` for this thread and device,
-// reused across calls: safe because a worker thread queues all its
-// operations on its one stream, which runs them in order (and growing it
-// frees the old block with cudaFree, which waits for the device).
-void* Workspace(int dev_id, size_t bytes);
+// Scratch device memory of at least `bytes` for the kernel's stream,
+// reused across calls: safe because the stream runs its operations in
+// order (and growing it frees the old block with cudaFree, which waits
+// for the device). One block per call: a second call may free the first.
+void* Workspace(const mxplugin::KernelContext& ctx, size_t bytes);
 
 // The kernel's stream, with its device made current.
 cudaStream_t StreamOf(const mxplugin::KernelContext& ctx);

@@ -155,7 +155,7 @@ Scratch ScratchFor(const KernelContext& ctx, const DeconvPlan& plan,
     padded_bytes = Aligned(static_cast<size_t>(n) * DTypeSize(plan.g.dtype));
   }
   char* base =
-      static_cast<char*>(Workspace(ctx.dev_id(), padded_bytes + ws_bytes));
+      static_cast<char*>(Workspace(ctx, padded_bytes + ws_bytes));
   Scratch s;
   s.padded = plan.uneven ? base : nullptr;
   s.ws = base + padded_bytes;

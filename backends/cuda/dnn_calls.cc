@@ -254,7 +254,7 @@ bool DnnBatchNormTrain(const std::string& op, const KernelContext& ctx,
   cudaStream_t s = StreamOf(ctx);
   // Scratch: the batch mean, 1/sqrt(var + eps), and gamma = 1 (fix_gamma).
   char* scratch =
-      static_cast<char*>(Workspace(ctx.dev_id(), 3 * a.channels * param_bytes));
+      static_cast<char*>(Workspace(ctx, 3 * a.channels * param_bytes));
   void* save_mean = scratch;
   void* save_inv_std = scratch + a.channels * param_bytes;
   const void* scale = gamma;

@@ -322,7 +322,7 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
           const GatherIndex gi =
               ReducedLast(op, reduced, in[0], &outer, &reduce);
           if (reduce != 0 && outer != 0) {
-            void* t = Workspace(ctx.dev_id(), ByteSize(in[0]));
+            void* t = Workspace(ctx, ByteSize(in[0]));
             CheckCuda(
                 LaunchGatherSum(dt, in[0].size(), gi, x, t, MX_REQ_WRITE, s),
                 op);
@@ -435,7 +435,7 @@ void Clip(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const int dt = in[0].dtype();
   const int64_t n = in[0].size();
   if (req[0] == MX_REQ_ADD) {
-    void* tmp = Workspace(ctx.dev_id(), ByteSize(in[0]));
+    void* tmp = Workspace(ctx, ByteSize(in[0]));
     CheckCuda(LaunchScalar(Binary::kMax, false, dt, n, in[0].data<void>(), lo,
                            tmp, MX_REQ_WRITE, s),
               op);

@@ -126,7 +126,7 @@ void SoftmaxOutputBackward(const KernelContext& ctx, const Attrs& attrs,
   }
   cudaStream_t s = StreamOf(ctx);
   // Device words: the first bad row, then the count of rows kept (double).
-  void* check = Workspace(ctx.dev_id(), 2 * sizeof(uint64_t));
+  void* check = Workspace(ctx, 2 * sizeof(uint64_t));
   CheckLaunch(
       op,
       LaunchSoftmaxOutputCheck(in[2].dtype(), a, in[2].data<void>(), check, s),
@@ -186,8 +186,8 @@ void CrossEntropy(const KernelContext& ctx, const Attrs&, Tensors in,
   const int64_t rows = in[0].dim(0), classes = in[0].dim(1);
   cudaStream_t s = StreamOf(ctx);
   // The row losses, then the bad-row word.
-  char* scratch = static_cast<char*>(Workspace(
-      ctx.dev_id(), CrossEntropyScratchBytes(rows) + sizeof(uint64_t)));
+  char* scratch = static_cast<char*>(
+      Workspace(ctx, CrossEntropyScratchBytes(rows) + sizeof(uint64_t)));
   auto* bad =
       reinterpret_cast<uint64_t*>(scratch + CrossEntropyScratchBytes(rows));
   CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
@@ -214,7 +214,7 @@ void CrossEntropyBackward(const KernelContext& ctx, const Attrs&, Tensors in,
   }
   const int64_t rows = in[1].dim(0), classes = in[1].dim(1);
   cudaStream_t s = StreamOf(ctx);
-  auto* bad = static_cast<uint64_t*>(Workspace(ctx.dev_id(), sizeof(uint64_t)));
+  auto* bad = static_cast<uint64_t*>(Workspace(ctx, sizeof(uint64_t)));
   CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
   CheckLaunch(op,
               LaunchCrossEntropyGrad(in[1].dtype(), in[2].dtype(), rows,

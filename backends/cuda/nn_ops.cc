@@ -115,7 +115,7 @@ void PoolingBackward(const std::string& op, const KernelContext& ctx,
   if (argmax != nullptr && a.type != PoolType::kMax) {
     throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": pool_type must be max");
   }
-  int* bad = static_cast<int*>(Workspace(ctx.dev_id(), sizeof(int)));
+  int* bad = static_cast<int*>(Workspace(ctx, sizeof(int)));
   cudaStream_t s = StreamOf(ctx);
   if (argmax != nullptr) CheckCuda(cudaMemsetAsync(bad, 0, sizeof(int), s), op);
   const cudaError_t err = LaunchPoolBackward(
@@ -180,7 +180,7 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
           in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
           out[0].data<void>(), req[0], out[1].data<void>(), req[1],
           out[2].data<void>(), req[2],
-          Workspace(ctx.dev_id(), BatchNormScratchBytes(a)), StreamOf(ctx)),
+          Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
       in[0].dtype());
 }
 
@@ -196,7 +196,7 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
           in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
           out[0].data<void>(), req[0], out[1].data<void>(), req[1],
           out[2].data<void>(), req[2],
-          Workspace(ctx.dev_id(), BatchNormScratchBytes(a)), StreamOf(ctx)),
+          Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
       in[1].dtype());
 }
 

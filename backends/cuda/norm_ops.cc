@@ -182,7 +182,7 @@ void LayerNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   RequireFloat(op, in[1]);
   const Lines l = LayerNormLines(op, attrs, in[1]);
   const int dt = in[1].dtype();
-  void* scratch = Workspace(ctx.dev_id(), LayerNormScratchBytes(l));
+  void* scratch = Workspace(ctx, LayerNormScratchBytes(l));
   CheckLaunch(
       op,
       LaunchLayerNormBackward(
@@ -368,7 +368,7 @@ void ROIAlign(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   RequireFloat(op, in[0]);
   const ROIAlignArgs a = ROIAlignOf(op, attrs, in[0], in[1], out[0].dim(1));
   cudaStream_t s = StreamOf(ctx);
-  auto* bad = static_cast<uint64_t*>(Workspace(ctx.dev_id(), sizeof(uint64_t)));
+  auto* bad = static_cast<uint64_t*>(Workspace(ctx, sizeof(uint64_t)));
   CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
   CheckLaunch(
       op,
@@ -394,7 +394,7 @@ void ROIAlignBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   // The double sums, then the bad-roi word.
   const size_t acc_bytes = ROIAlignGradScratchBytes(a);
   char* scratch =
-      static_cast<char*>(Workspace(ctx.dev_id(), acc_bytes + sizeof(uint64_t)));
+      static_cast<char*>(Workspace(ctx, acc_bytes + sizeof(uint64_t)));
   auto* bad = reinterpret_cast<uint64_t*>(scratch + acc_bytes);
   CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
   CheckLaunch(op,
