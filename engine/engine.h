@@ -242,11 +242,12 @@ class Engine {
 // its device type; every engine thread that runs operations for such a
 // device (compute or copy worker, or NaiveEngine's pushing thread) gets its
 // own stream per device id (launches on a pushing thread borrow a stream
-// from a pool instead, see launch_device_ops_on_pusher), passed as RunContext::stream, created
-// on first use and destroyed when the thread ends. The engine synchronizes
-// the stream when a synchronous operation returns, so the operation's
-// writes are complete when its vars are released; asynchronous operations
-// synchronize (or record events) before calling their completion callback.
+// from a pool instead, see launch_device_ops_on_pusher), passed as
+// RunContext::stream, created on first use and destroyed when the thread ends.
+// The engine synchronizes the stream when a synchronous operation returns, so
+// the operation's writes are complete when its vars are released; asynchronous
+// operations synchronize (or record events) before calling their completion
+// callback.
 //
 // With events (all five event functions set), the per-device engine instead
 // completes a device operation as soon as its work is queued: it records an

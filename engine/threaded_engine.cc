@@ -99,8 +99,8 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
     // chain of small ops).
     const FnProperty prop = opr->prop;
     const bool host = block->rctx.ctx.is_host();
-    if (host &&
-        (prop == FnProperty::kInlineIfReady || prop == FnProperty::kDeleteVar)) {
+    if (host && (prop == FnProperty::kInlineIfReady ||
+                 prop == FnProperty::kDeleteVar)) {
       ScopedKernelThreads one_thread(1);
       Execute(block);
     } else if (!host &&

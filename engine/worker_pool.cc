@@ -84,8 +84,7 @@ void WorkerPool::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       if (!stop_ && queue_.empty()) {
         sleepers_.fetch_add(1, std::memory_order_acq_rel);
-        cv_.wait(lock,
-                 [this] { return stop_ || !queue_.empty() || woken_; });
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty() || woken_; });
         sleepers_.fetch_sub(1, std::memory_order_acq_rel);
         woken_ = false;
       }

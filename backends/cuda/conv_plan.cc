@@ -113,7 +113,7 @@ PlanCache& Plans() {
 
 // The timings of the search rounds after the first (cudnn*AlgoPerf_t of
 // one kind); Best() is the algorithm with the lowest median time among
-// those that ran within the workspace limit.
+// those that ran within the workspace limit in the most rounds.
 template <typename Perf>
 class SearchRounds {
  public:
@@ -130,12 +130,16 @@ class SearchRounds {
       t.last = results[i];
     }
   }
-  // Null when no algorithm ran.
+  // Null when no algorithm ran. Only the algorithms that ran in the most
+  // rounds compete (a median of fewer timings is a noisier one).
   const Perf* Best() {
+    size_t most = 0;
+    for (const auto& [algo, t] : by_algo_)
+      most = std::max(most, t.times.size());
     const Perf* best = nullptr;
     float best_median = 0;
     for (auto& [algo, t] : by_algo_) {
-      if (t.times.empty()) continue;
+      if (most == 0 || t.times.size() != most) continue;
       std::sort(t.times.begin(), t.times.end());
       const float median = t.times[t.times.size() / 2];
       if (best == nullptr || median < best_median) {

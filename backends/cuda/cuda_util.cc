@@ -153,8 +153,7 @@ void* Workspace(const mxplugin::KernelContext& ctx, size_t bytes) {
   if (bytes == 0) return nullptr;
   const int dev_id = ctx.dev_id();
   UseDevice(dev_id);
-  StreamState& state =
-      StateOf(dev_id, static_cast<cudaStream_t>(ctx.stream()));
+  StreamState& state = StateOf(dev_id, static_cast<cudaStream_t>(ctx.stream()));
   if (state.workspace_bytes < bytes) {
     if (state.workspace != nullptr) {
       CheckCuda(cudaFree(state.workspace), "cudaFree");

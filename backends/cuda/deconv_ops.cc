@@ -154,8 +154,7 @@ Scratch ScratchFor(const KernelContext& ctx, const DeconvPlan& plan,
     for (int64_t d : plan.padded) n *= d;
     padded_bytes = Aligned(static_cast<size_t>(n) * DTypeSize(plan.g.dtype));
   }
-  char* base =
-      static_cast<char*>(Workspace(ctx, padded_bytes + ws_bytes));
+  char* base = static_cast<char*>(Workspace(ctx, padded_bytes + ws_bytes));
   Scratch s;
   s.padded = plan.uneven ? base : nullptr;
   s.ws = base + padded_bytes;

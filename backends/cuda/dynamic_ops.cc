@@ -33,8 +33,8 @@ NonZeros CountNonZeros(const std::string& op, const KernelContext& ctx,
   if (n == 0) return nz;
   cudaStream_t s = StreamOf(ctx);
   const size_t pos_bytes = static_cast<size_t>(n) * sizeof(int64_t);
-  char* ws = static_cast<char*>(
-      Workspace(ctx, pos_bytes + NonZeroScratchBytes(n)));
+  char* ws =
+      static_cast<char*>(Workspace(ctx, pos_bytes + NonZeroScratchBytes(n)));
   int64_t* positions = reinterpret_cast<int64_t*>(ws);
   CheckLaunch(op,
               NonZeroPositions(index.dtype(), n, index.data<void>(), positions,

@@ -48,8 +48,7 @@ int AxisAttr(const std::string& op, const Attrs& attrs, const char* key,
 // The device flag (zeroed) and `scratch_bytes` of scratch after it.
 int* FlagAndScratch(const KernelContext& ctx, const std::string& op,
                     size_t scratch_bytes, void** scratch) {
-  char* w =
-      static_cast<char*>(Workspace(ctx, kFlagBytes + scratch_bytes));
+  char* w = static_cast<char*>(Workspace(ctx, kFlagBytes + scratch_bytes));
   CheckCuda(cudaMemsetAsync(w, 0, sizeof(int), StreamOf(ctx)), op);
   if (scratch != nullptr) *scratch = w + kFlagBytes;
   return reinterpret_cast<int*>(w);

@@ -329,9 +329,8 @@ __global__ void BatchNormFinishKernel(BatchNormArgs a, int splits,
 template <typename P>
 __global__ void BatchNormFromInvStdKernel(BatchNormArgs a, const P* batch_mean,
                                           const P* inv_std, P* mean_out,
-                                          int req_mean, P* var_out,
-                                          int req_var, P* moving_mean,
-                                          P* moving_var) {
+                                          int req_mean, P* var_out, int req_var,
+                                          P* moving_mean, P* moving_var) {
   const int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (c >= a.channels) return;
   const double mean = static_cast<double>(batch_mean[c]);
@@ -674,9 +673,9 @@ cudaError_t LaunchBatchNormFromInvStd(int param_dtype, const BatchNormArgs& a,
   } else if (param_dtype == MX_DTYPE_FLOAT32) {
     BatchNormFromInvStdKernel<float><<<blocks, kThreads, 0, stream>>>(
         a, static_cast<const float*>(batch_mean),
-        static_cast<const float*>(inv_std), static_cast<float*>(mean),
-        req_mean, static_cast<float*>(var), req_var,
-        static_cast<float*>(moving_mean), static_cast<float*>(moving_var));
+        static_cast<const float*>(inv_std), static_cast<float*>(mean), req_mean,
+        static_cast<float*>(var), req_var, static_cast<float*>(moving_mean),
+        static_cast<float*>(moving_var));
   } else {
     return cudaErrorInvalidValue;
   }

@@ -173,15 +173,14 @@ void BatchNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                         req[1], out[2].data<void>(), req[2])) {
     return;
   }
-  CheckLaunch(
-      op,
-      LaunchBatchNormForward(
-          in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
-          in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
-          out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-          out[2].data<void>(), req[2],
-          Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
-      in[0].dtype());
+  CheckLaunch(op,
+              LaunchBatchNormForward(
+                  in[0].dtype(), a, in[0].data<void>(), in[1].data<void>(),
+                  in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
+                  out[0].data<void>(), req[0], out[1].data<void>(), req[1],
+                  out[2].data<void>(), req[2],
+                  Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
+              in[0].dtype());
 }
 
 // (out_grad, data, gamma, mean, var) -> (data_grad, gamma_grad, beta_grad).
@@ -189,15 +188,14 @@ void BatchNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                        const int32_t* req, Tensors out) {
   const std::string op = "_backward_BatchNorm";
   const BatchNormArgs a = ParseBatchNorm(op, ctx, attrs, in[1]);
-  CheckLaunch(
-      op,
-      LaunchBatchNormBackward(
-          in[1].dtype(), a, in[0].data<void>(), in[1].data<void>(),
-          in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
-          out[0].data<void>(), req[0], out[1].data<void>(), req[1],
-          out[2].data<void>(), req[2],
-          Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
-      in[1].dtype());
+  CheckLaunch(op,
+              LaunchBatchNormBackward(
+                  in[1].dtype(), a, in[0].data<void>(), in[1].data<void>(),
+                  in[2].data<void>(), in[3].data<void>(), in[4].data<void>(),
+                  out[0].data<void>(), req[0], out[1].data<void>(), req[1],
+                  out[2].data<void>(), req[2],
+                  Workspace(ctx, BatchNormScratchBytes(a)), StreamOf(ctx)),
+              in[1].dtype());
 }
 
 // data -> (output, mask): the mask is 1 outside training (and mode
