@@ -387,12 +387,15 @@ TEST_F(DeviceLaunchTest, DeviceWorkIsOrderedAcrossPusherAndWorkerStreams) {
       std::lock_guard<std::mutex> lock(streams_mu);
       streams_in_use.erase(stream);
     };
-    auto push_ops = [&](unsigned seed) {
+    // `count` random ops; `pause` the chance in 8 of a 2 ms pause first.
+    auto push_ops = [&](unsigned seed, int count, int pause) {
       std::mt19937 rng(seed);
       const std::thread::id me = std::this_thread::get_id();
-      for (int i = 0; i < 150; ++i) {
+      for (int i = 0; i < count; ++i) {
         const int in = rng() % kVars, out = rng() % kVars;
-        if (rng() % 8 == 0) std::this_thread::sleep_for(milliseconds(2));
+        if (static_cast<int>(rng() % 8) < pause) {
+          std::this_thread::sleep_for(milliseconds(2));
+        }
         if (rng() % 5 == 0) {
           // A host reader: the device work it reads must be done.
           engine->PushSync(
@@ -414,8 +417,17 @@ TEST_F(DeviceLaunchTest, DeviceWorkIsOrderedAcrossPusherAndWorkerStreams) {
       }
     };
     std::vector<std::thread> pushers;
-    for (int t = 0; t < kThreads; ++t) pushers.emplace_back(push_ops, 7 + t);
+    for (int t = 0; t < kThreads; ++t) {
+      pushers.emplace_back(push_ops, 7 + t, 150, 1);
+    }
     for (std::thread& t : pushers) t.join();
+    // Three pushers seldom leave the workers asleep: then one pusher, with
+    // long pauses, until one op it pushed ran on it (for ops launched on
+    // the pusher after work of the workers' streams).
+    for (int i = 0; i < 20 && on_pusher && on_their_pusher.load() == 0; ++i) {
+      std::this_thread::sleep_for(milliseconds(30));
+      push_ops(100 + i, 10, 8);
+    }
     for (VarHandle h : vars) engine->WaitForVar(h);
     const auto now = Clock::now();
     for (const auto& t : written) EXPECT_GE(now, t);
