@@ -68,15 +68,31 @@ FenceRef RecordFence(Context ctx, void* stream, std::string_view op);
 // The latest fence recorded on every stream, for WaitForAll.
 std::vector<FenceRef> LatestFences();
 
-// A stream of `ctx` for one launch by a pushing thread (see
-// EngineOptions::launch_device_ops_on_pusher), from a pool that lends each
-// stream to one thread at a time and keeps it while the device type is
-// registered (fences name streams by address), so a pusher's launch needs
-// no stream of its own thread, which would end with the thread. Give it
-// back with ReleaseLaunchStream. Null for host contexts and device types
-// without streams; throws the device's error.
-void* AcquireLaunchStream(Context ctx);
-void ReleaseLaunchStream(Context ctx, void* stream);
+// Whether a pushing thread may launch ctx's operations: the device has
+// events (HasDeviceEvents) and allows launches on any thread
+// (DeviceStreamOps::launch_on_any_thread).
+bool LaunchesOnAnyThread(Context ctx);
+
+// A stream of `ctx` lent to a pushing thread for one launch (see
+// EngineOptions::launch_device_ops_on_pusher), from a small pool per device
+// that lends each stream to one thread at a time and keeps it while the
+// device type is registered (fences name streams by address), so that a
+// pusher's launch leaves nothing behind with its thread. stream() is null
+// when none can be lent (all lent, or the device failed to make one): the
+// operation then goes to the workers. The destructor gives it back.
+class LentStream {
+ public:
+  explicit LentStream(Context ctx);
+  ~LentStream();
+  LentStream(const LentStream&) = delete;
+  LentStream& operator=(const LentStream&) = delete;
+  void* stream() const { return stream_; }
+
+ private:
+  const Context ctx_;
+  void* stream_ = nullptr;
+  std::shared_ptr<const DeviceStreamOps> ops_;
+};
 
 }  // namespace engine
 }  // namespace mx

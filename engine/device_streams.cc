@@ -80,19 +80,37 @@ void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops) {
 namespace {
 
 // Streams lent to pushing threads that launch device operations, per
-// device: a stream serves one launch at a time and then goes back, so the
-// pool holds as many streams as launches ever ran at once (one per
-// application thread at most). They live until their device type is
-// unregistered: a fence names its stream by address, which must not be
-// reused by another stream while a fence may name it.
+// device: a stream serves one launch at a time and then goes back. At most
+// kMaxLaunchStreams per device exist (each may carry a plugin's handles and
+// scratch memory; a launch finding none free goes to the workers), and
+// they live until their device type is unregistered: a fence names its
+// stream by address, which another stream must not take over while a fence
+// may name it.
+constexpr int kMaxLaunchStreams = 2;
 struct LaunchStreams {
+  struct Device {
+    std::shared_ptr<const DeviceStreamOps> ops;  // The registration's.
+    std::vector<void*> idle;
+    int lent = 0;
+  };
   std::mutex mu;
-  std::map<Context, std::vector<void*>> idle;
+  std::map<Context, Device> devices;
 };
 
 LaunchStreams& Launch() {
   static auto* pool = new LaunchStreams();  // Leaked, as the registry.
   return *pool;
+}
+
+void DestroyStreams(const DeviceStreamOps& ops,
+                    const std::vector<std::pair<int, void*>>& streams) {
+  for (const auto& [dev_id, stream] : streams) {
+    try {
+      ops.destroy(dev_id, stream);
+    } catch (...) {
+      // Gone with its device; nothing to report to.
+    }
+  }
 }
 
 }  // namespace
@@ -106,26 +124,22 @@ void UnregisterDeviceStreams(int dev_type) {
     ops = std::move(it->second);
     Registry().erase(it);
   }
+  // Idle launch streams go now; lent ones when given back (their device
+  // entry is gone, so they are not pooled again).
   std::vector<std::pair<int, void*>> streams;
   {
     std::lock_guard<std::mutex> lock(Launch().mu);
-    auto& idle = Launch().idle;
-    for (auto it = idle.begin(); it != idle.end();) {
+    auto& devices = Launch().devices;
+    for (auto it = devices.begin(); it != devices.end();) {
       if (it->first.dev_type != dev_type) {
         ++it;
         continue;
       }
-      for (void* s : it->second) streams.emplace_back(it->first.dev_id, s);
-      it = idle.erase(it);
+      for (void* s : it->second.idle) streams.emplace_back(it->first.dev_id, s);
+      it = devices.erase(it);
     }
   }
-  for (const auto& [dev_id, stream] : streams) {
-    try {
-      ops->destroy(dev_id, stream);
-    } catch (...) {
-      // Gone with its device; nothing to report to.
-    }
-  }
+  DestroyStreams(*ops, streams);
 }
 
 void* ThreadStream(Context ctx) {
@@ -134,25 +148,65 @@ void* ThreadStream(Context ctx) {
   return streams.Get(ctx);
 }
 
-void* AcquireLaunchStream(Context ctx) {
-  if (ctx.is_host()) return nullptr;
+LentStream::LentStream(Context ctx) : ctx_(ctx) {
+  if (ctx.is_host()) return;
+  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  if (ops == nullptr) return;
+  std::vector<std::pair<int, void*>> stale;
+  std::shared_ptr<const DeviceStreamOps> stale_ops;
+  bool create = false;
   {
     std::lock_guard<std::mutex> lock(Launch().mu);
-    std::vector<void*>& idle = Launch().idle[ctx];
-    if (!idle.empty()) {
-      void* stream = idle.back();
-      idle.pop_back();
-      return stream;
+    LaunchStreams::Device& d = Launch().devices[ctx];
+    if (d.ops != ops) {  // The device type was registered anew.
+      for (void* s : d.idle) stale.emplace_back(ctx.dev_id, s);
+      stale_ops = std::move(d.ops);
+      d = LaunchStreams::Device{ops, {}, 0};
+    }
+    if (!d.idle.empty()) {
+      stream_ = d.idle.back();
+      d.idle.pop_back();
+      ++d.lent;
+      ops_ = ops;
+    } else if (d.lent < kMaxLaunchStreams) {
+      ++d.lent;  // Reserved; made below, outside the lock.
+      create = true;
     }
   }
-  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
-  return ops == nullptr ? nullptr : ops->create(ctx.dev_id);
+  if (stale_ops != nullptr) DestroyStreams(*stale_ops, stale);
+  if (!create) return;
+  try {
+    stream_ = ops->create(ctx.dev_id);
+    ops_ = ops;
+  } catch (...) {
+    stream_ = nullptr;  // The launch goes to the workers instead.
+  }
+  if (stream_ == nullptr) {
+    std::lock_guard<std::mutex> lock(Launch().mu);
+    auto it = Launch().devices.find(ctx);
+    if (it != Launch().devices.end() && it->second.ops == ops)
+      --it->second.lent;
+  }
 }
 
-void ReleaseLaunchStream(Context ctx, void* stream) {
-  if (stream == nullptr) return;
-  std::lock_guard<std::mutex> lock(Launch().mu);
-  Launch().idle[ctx].push_back(stream);
+LentStream::~LentStream() {
+  if (stream_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(Launch().mu);
+    auto it = Launch().devices.find(ctx_);
+    if (it != Launch().devices.end() && it->second.ops == ops_) {
+      it->second.idle.push_back(stream_);
+      --it->second.lent;
+      return;
+    }
+  }
+  DestroyStreams(*ops_, {{ctx_.dev_id, stream_}});  // Unregistered since.
+}
+
+bool LaunchesOnAnyThread(Context ctx) {
+  if (!HasDeviceEvents(ctx)) return false;
+  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  return ops != nullptr && ops->launch_on_any_thread;
 }
 
 void SynchronizeStream(Context ctx, void* stream) {

@@ -97,9 +97,10 @@ enum class FnProperty {
   kCollective,
   // Device work that must run on the device's own workers, never on the
   // pushing thread (EngineOptions::launch_device_ops_on_pusher): a call
-  // that may block until another device's work is issued, as an NCCL
-  // collective over the GPUs of one process waits for every GPU's call,
-  // which the same pusher would make next. Otherwise as kNormal.
+  // that may block until work the pusher has yet to issue arrives, as a
+  // collective over several GPUs of one process, or that should not keep
+  // the pusher waiting (an NCCL communicator's first call sets it up).
+  // Otherwise as kNormal.
   kOnDeviceWorkers,
 };
 
@@ -150,7 +151,8 @@ struct EngineOptions {
   // operation never block (they would deadlock a worker).
   int64_t max_pending_ops = kDefaultMaxPendingOps;
   static constexpr int64_t kDefaultMaxPendingOps = 128;
-  // Per-device engine, devices with events: a synchronous device operation
+  // Per-device engine, devices with events that allow it
+  // (DeviceStreamOps::launch_on_any_thread): a synchronous device operation
   // pushed from outside any engine operation, whose vars are all free, is
   // launched by the pushing thread when every compute worker of its device
   // is asleep, as PyTorch launches on the calling thread; it runs on a
@@ -273,6 +275,11 @@ struct DeviceStreamOps {
   // Optional: blocks until the event's work is done (else query_event is
   // polled).
   std::function<void(int dev_id, void* event)> synchronize_event;
+  // Whether operations may run on any thread, one at a time per stream, on
+  // streams lent to threads in turn: the per-device engine may then launch
+  // an operation on the thread that pushed it (with events only; see
+  // EngineOptions::launch_device_ops_on_pusher).
+  bool launch_on_any_thread = false;
 };
 // Throws AlreadyExists when `dev_type` has streams.
 void RegisterDeviceStreams(int dev_type, DeviceStreamOps ops);

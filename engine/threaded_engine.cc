@@ -115,16 +115,9 @@ void ThreadedEngine::PushBlock(OprBlock* block) {
 }
 
 void ThreadedEngine::LaunchHere(OprBlock* block) {
-  const Context ctx = block->rctx.ctx;
-  void* stream = nullptr;
-  try {
-    stream = AcquireLaunchStream(ctx);
-  } catch (...) {
-    // No stream to lend: the workers' streams may still do.
-  }
-  if (stream == nullptr) return Dispatch(block);
-  Execute(block, stream);  // Queues the device work and returns.
-  ReleaseLaunchStream(ctx, stream);
+  const LentStream lent(block->rctx.ctx);
+  if (lent.stream() == nullptr) return Dispatch(block);
+  Execute(block, lent.stream());  // Queues the device work and returns.
 }
 
 void ThreadedEngine::ReleaseVars(OprBlock* block, const ErrorRef& error) {

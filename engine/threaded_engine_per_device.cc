@@ -89,7 +89,7 @@ class ThreadedEnginePerDevice final : public ThreadedEngine {
     }
     const Context ctx = block.rctx.ctx;
     // Without events the launch would wait for the device's work.
-    if (!HasDeviceEvents(ctx)) return false;
+    if (!LaunchesOnAnyThread(ctx)) return false;
     return GetPool({ctx, PoolKind::kCompute})->WakeOneIfAllAsleep();
   }
 

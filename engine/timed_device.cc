@@ -36,8 +36,11 @@ void SpinUntil(Clock::time_point t) {
 
 }  // namespace
 
-TimedDevice::TimedDevice(int dev_type, bool with_events) : dev_type_(dev_type) {
+TimedDevice::TimedDevice(int dev_type, bool with_events,
+                         bool launch_on_any_thread)
+    : dev_type_(dev_type) {
   DeviceStreamOps ops;
+  ops.launch_on_any_thread = launch_on_any_thread;
   ops.create = [](int) -> void* { return new Stream(); };
   ops.destroy = [](int, void* stream) { delete static_cast<Stream*>(stream); };
   ops.synchronize = [](int, void* stream) {

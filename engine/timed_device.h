@@ -28,8 +28,11 @@ class TimedDevice {
   };
 
   // Registers streams (and events, unless `with_events` is false) for
-  // `dev_type` with the engine; the destructor unregisters them.
-  explicit TimedDevice(int dev_type, bool with_events = true);
+  // `dev_type` with the engine, allowing launches on any thread
+  // (DeviceStreamOps::launch_on_any_thread) unless told otherwise; the
+  // destructor unregisters them.
+  explicit TimedDevice(int dev_type, bool with_events = true,
+                       bool launch_on_any_thread = true);
   ~TimedDevice();
   TimedDevice(const TimedDevice&) = delete;
   TimedDevice& operator=(const TimedDevice&) = delete;

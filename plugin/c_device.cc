@@ -129,6 +129,9 @@ int AddCDevice(const MxDeviceDef& def, const std::string& who, UndoList* undo) {
   if (MX_HAS_FIELD(&def, MxDeviceDef, synchronize_event)) {
     c->fns.synchronize_event = def.synchronize_event;  // Null: polled.
   }
+  const bool launch_on_any_thread =
+      MX_HAS_FIELD(&def, MxDeviceDef, launch_on_any_thread) &&
+      def.launch_on_any_thread != 0;
   int type = Context::DeviceTypeFromName(c->name);
   if (type > 0 && type != Context::kGPU) {
     throw AlreadyExists(label + ": a device of that name is registered");
@@ -206,6 +209,7 @@ int AddCDevice(const MxDeviceDef& def, const std::string& who, UndoList* undo) {
       };
     }
   }
+  streams.launch_on_any_thread = launch_on_any_thread;
   engine::RegisterDeviceStreams(type, std::move(streams));
   undo->push_back([type] { engine::UnregisterDeviceStreams(type); });
 

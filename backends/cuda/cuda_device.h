@@ -33,6 +33,9 @@ class CudaDevice : public mxplugin::Device {
             void* stream) override;
   void Memset(int dev_id, void* dst, int value, size_t bytes,
               void* stream) override;
+  // Kernels keep their handles and scratch memory per stream
+  // (cuda_util.h), so the engine may launch on the pushing thread.
+  bool LaunchesOnAnyThread() const override { return true; }
 };
 
 }  // namespace mx_cuda

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define MX_PLUGIN_ABI_MAJOR 1
-#define MX_PLUGIN_ABI_MINOR 4
+#define MX_PLUGIN_ABI_MINOR 5
 
 /* Size of a struct up to and including `field`: what a plugin built
  * against an older minor version passes as struct_size. */
@@ -127,8 +127,10 @@ typedef struct MxKernelContext {
   int32_t is_train;
   int32_t dev_type;
   int32_t dev_id;
-  /* The stream of the engine worker running the kernel (device plugins:
-   * from create_stream); null on the CPU. */
+  /* The stream the kernel runs on (device plugins: from create_stream):
+   * the running engine worker's own, or, for devices that set
+   * MxDeviceDef.launch_on_any_thread, possibly one lent to the thread that
+   * pushed the operation; null on the CPU. */
   void* stream;
   void* host; /* Pass to the functions below. */
   /* Scratch memory on the kernel's device, freed when the kernel returns.
@@ -407,9 +409,9 @@ typedef struct MxSubgraphPropertyDef {
 /* ---- Devices ----------------------------------------------------------- */
 
 /* A device type. The engine gives each compute and copy worker of a device
- * its own stream and synchronizes it when an operation completes; events
- * order work across streams inside a plugin. Every function but count
- * returns a status. */
+ * its own stream; an operation completes once its work is queued, and
+ * events order work across streams and with the host. Every function but
+ * count returns a status. */
 typedef struct MxDeviceDef {
   size_t struct_size;
   const char* name; /* "mydev": Context type name, e.g. "mydev(0)". */
@@ -454,6 +456,14 @@ typedef struct MxDeviceDef {
    * (the host polls query_event without it). */
   MxStatusCode (*synchronize_event)(void* user_data, int32_t dev_id,
                                     void* event, MxStatus* status);
+  /* Since 1.5: nonzero when the device's kernels may run on any thread, one
+   * thread at a time per stream, on streams the host creates and lends to
+   * threads in turn (a kernel keeps no per-thread state, as handles or
+   * scratch memory tied to its thread). The host may then launch a ready
+   * operation on the thread that pushed it, on a lent stream, instead of
+   * waking a worker (MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER). Zero: kernels run
+   * on the workers' own streams only. */
+  int32_t launch_on_any_thread;
 } MxDeviceDef;
 
 /* ---- A CPU thread runtime ---------------------------------------------- */

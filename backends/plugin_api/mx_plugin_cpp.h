@@ -568,6 +568,9 @@ class Device {
     while (!QueryEvent(dev_id, event)) {
     }
   }
+  // Whether kernels may run on any thread, one at a time per stream, on
+  // streams lent to threads in turn (MxDeviceDef.launch_on_any_thread).
+  virtual bool LaunchesOnAnyThread() const { return false; }
 };
 
 // ---- Registration ----
@@ -853,6 +856,7 @@ class Plugin {
       return detail::Guard(
           st, [&] { static_cast<Device*>(ud)->SynchronizeEvent(id, e); });
     };
+    def.launch_on_any_thread = d->LaunchesOnAnyThread() ? 1 : 0;
     int32_t type = 0;
     MxStatus status = detail::NewStatus();
     detail::Check(

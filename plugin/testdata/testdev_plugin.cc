@@ -94,6 +94,8 @@ class TestDevice : public mxplugin::Device {
   void Free(int, void* ptr, size_t) override { std::free(ptr); }
   void* CreateStream(int) override { return new Stream(); }
   void DestroyStream(int, void* s) override { delete static_cast<Stream*>(s); }
+  // Kernels only queue work on the stream they are given.
+  bool LaunchesOnAnyThread() const override { return true; }
   void Synchronize(int, void* s) override {
     if (s != nullptr) static_cast<Stream*>(s)->Synchronize();
   }
