@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "backends/common/attr_parse.h"
@@ -112,33 +114,43 @@ PlanCache& Plans() {
 }
 
 // The timings of the search rounds after the first (cudnn*AlgoPerf_t of
-// one kind); Best() is the algorithm with the lowest median time among
-// those that ran within the workspace limit in the most rounds.
+// one kind); Best() is the (algorithm, math type) with the lowest median
+// time among those that ran within the workspace limit in the most rounds.
+// cudnnFind may list one algorithm more than once in a round, with
+// different math types: each is timed on its own (once per round, the
+// first listed, which is the faster), and the workspace chosen is the
+// largest any listing of the algorithm asked for, since the convolution
+// runs with its descriptor's math type.
 template <typename Perf>
 class SearchRounds {
  public:
   void Add(const Perf* results, int n) {
     ++rounds_;
     if (rounds_ == 1) return;  // Warm-up.
+    std::set<std::pair<int, int>> seen;
     for (int i = 0; i < n; ++i) {
-      if (results[i].status != CUDNN_STATUS_SUCCESS ||
-          results[i].memory > kMaxWorkspace) {
+      const Perf& r = results[i];
+      if (r.status != CUDNN_STATUS_SUCCESS || r.memory > kMaxWorkspace) {
         continue;
       }
-      Timings& t = by_algo_[static_cast<int>(results[i].algo)];
-      t.times.push_back(results[i].time);
-      t.last = results[i];
+      const int algo = static_cast<int>(r.algo);
+      size_t& memory = memory_[algo];
+      memory = std::max(memory, r.memory);
+      const std::pair<int, int> key{algo, static_cast<int>(r.mathType)};
+      if (!seen.insert(key).second) continue;
+      Timings& t = by_key_[key];
+      t.times.push_back(r.time);
+      t.last = r;
     }
   }
-  // Null when no algorithm ran. Only the algorithms that ran in the most
-  // rounds compete (a median of fewer timings is a noisier one).
+  // Null when no algorithm ran. Only those that ran in the most rounds
+  // compete (a median of fewer timings is a noisier one).
   const Perf* Best() {
     size_t most = 0;
-    for (const auto& [algo, t] : by_algo_)
-      most = std::max(most, t.times.size());
-    const Perf* best = nullptr;
+    for (const auto& [key, t] : by_key_) most = std::max(most, t.times.size());
+    Perf* best = nullptr;
     float best_median = 0;
-    for (auto& [algo, t] : by_algo_) {
+    for (auto& [key, t] : by_key_) {
       if (most == 0 || t.times.size() != most) continue;
       std::sort(t.times.begin(), t.times.end());
       const float median = t.times[t.times.size() / 2];
@@ -147,7 +159,9 @@ class SearchRounds {
         best_median = median;
       }
     }
-    if (best != nullptr) best_time_ = best_median;
+    if (best == nullptr) return nullptr;
+    best->memory = memory_[static_cast<int>(best->algo)];
+    best_time_ = best_median;
     return best;
   }
   float best_time() const { return best_time_; }
@@ -158,7 +172,8 @@ class SearchRounds {
     Perf last;
   };
   int rounds_ = 0;
-  std::map<int, Timings> by_algo_;
+  std::map<std::pair<int, int>, Timings> by_key_;  // (algo, math type)
+  std::map<int, size_t> memory_;                   // By algo.
   float best_time_ = 0;
 };
 
