@@ -55,10 +55,11 @@ class AsyncCompleter {
     thread_.join();
   }
   void Post(std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-    }
+    // Notified under the lock: once the posted function runs, the test may
+    // end and destroy this completer, while a poster that notified after
+    // unlocking could still be inside notify_all (TSan saw it).
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
     cv_.notify_all();
   }
 
