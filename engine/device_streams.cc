@@ -203,12 +203,6 @@ LentStream::~LentStream() {
   DestroyStreams(*ops_, {{ctx_.dev_id, stream_}});  // Unregistered since.
 }
 
-bool LaunchesOnAnyThread(Context ctx) {
-  if (!HasDeviceEvents(ctx)) return false;
-  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
-  return ops != nullptr && ops->launch_on_any_thread;
-}
-
 void SynchronizeStream(Context ctx, void* stream) {
   if (stream == nullptr || ctx.is_host()) return;
   std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
@@ -351,11 +345,28 @@ void DeviceFence::AwaitOnStream(Context ctx, void* stream) const {
   }
 }
 
-bool HasDeviceEvents(Context ctx) {
-  if (ctx.is_host() || SyncDeviceOps()) return false;
+namespace {
+
+// Whether a device of these streams completes ops through fences (see
+// HasDeviceEvents): null for host contexts and without events.
+std::shared_ptr<const DeviceStreamOps> EventOps(Context ctx) {
+  if (ctx.is_host() || SyncDeviceOps()) return nullptr;
   std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
-  return ops != nullptr && ops->create_event && ops->destroy_event &&
-         ops->record_event && ops->wait_event && ops->query_event;
+  if (ops == nullptr || !ops->create_event || !ops->destroy_event ||
+      !ops->record_event || !ops->wait_event || !ops->query_event) {
+    return nullptr;
+  }
+  return ops;
+}
+
+}  // namespace
+
+bool HasDeviceEvents(Context ctx) { return EventOps(ctx) != nullptr; }
+
+bool LaunchesOnAnyThread(Context ctx) {
+  // One registry lookup: this runs on every ready device push.
+  std::shared_ptr<const DeviceStreamOps> ops = EventOps(ctx);
+  return ops != nullptr && ops->launch_on_any_thread;
 }
 
 FenceRef RecordFence(Context ctx, void* stream, std::string_view op) {
