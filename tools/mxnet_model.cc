@@ -122,12 +122,39 @@ Symbol LoadSymbolFile(const std::string& path) {
   return Symbol::FromJSON(text.str());
 }
 
-std::unique_ptr<Executor> Bind(const Symbol& symbol,
-                               const std::vector<InputSpec>& inputs,
-                               const std::optional<nn::NamedArrays>& params,
-                               uint32_t seed) {
+namespace {
+
+// An argument named *label that no input spec names (MXNet's training
+// graphs carry their loss's label).
+bool IsUnnamedLabel(const std::string& name,
+                    const std::set<std::string>& given) {
+  return !given.count(name) && absl::EndsWith(name, "label");
+}
+
+// The arguments no spec names and that are not labels, and every auxiliary
+// state: what Bind fills from params or at random.
+std::map<std::string, NDArray> WeightsOf(const Executor& exec,
+                                         const std::vector<InputSpec>& inputs) {
+  std::set<std::string> given;
+  for (const InputSpec& spec : inputs) given.insert(spec.name);
+  std::map<std::string, NDArray> weights;
+  for (const auto& [name, a] : exec.arg_dict()) {
+    if (!given.count(name) && !IsUnnamedLabel(name, given)) {
+      weights[name] = a;
+    }
+  }
+  for (const auto& [name, a] : exec.aux_dict()) weights[name] = a;
+  return weights;
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> BindUnfilled(const Symbol& symbol,
+                                       const std::vector<InputSpec>& inputs,
+                                       uint32_t seed) {
   std::map<std::string, TShape> shapes;
   std::map<std::string, const InputSpec*> by_name;
+  std::set<std::string> given;
   const std::vector<std::string> args = symbol.ListArguments();
   for (const InputSpec& spec : inputs) {
     if (std::find(args.begin(), args.end(), spec.name) == args.end()) {
@@ -137,32 +164,41 @@ std::unique_ptr<Executor> Bind(const Symbol& symbol,
     }
     shapes[spec.name] = spec.shape;
     by_name[spec.name] = &spec;
+    given.insert(spec.name);
   }
-  std::set<std::string> labels;
   for (const std::string& name : args) {
-    if (!by_name.count(name) && absl::EndsWith(name, "label")) {
-      labels.insert(name);
-      shapes[name] = TShape({1});
-    }
+    if (IsUnnamedLabel(name, given)) shapes[name] = TShape({1});
   }
   auto exec = Executor::SimpleBind(symbol, Context::CPU(), shapes, {},
                                    OpReqType::kNullOp);
-  std::map<std::string, NDArray> weights;
   for (const auto& [name, a] : exec->arg_dict()) {
     if (by_name.count(name)) {
       FillInput(a, *by_name[name], seed);
-    } else if (labels.count(name)) {
+    } else if (IsUnnamedLabel(name, given)) {
       Fill(a, std::vector<float>(static_cast<size_t>(a.shape().Size()), 0),
            name);
-    } else {
-      weights[name] = a;
     }
   }
-  for (const auto& [name, a] : exec->aux_dict()) weights[name] = a;
+  return exec;
+}
+
+void FillRandomWeights(const Executor& exec,
+                       const std::vector<InputSpec>& inputs, uint32_t seed) {
+  for (const auto& [name, a] : WeightsOf(exec, inputs)) {
+    FillWeight(a, name, seed);
+  }
+}
+
+std::unique_ptr<Executor> Bind(const Symbol& symbol,
+                               const std::vector<InputSpec>& inputs,
+                               const std::optional<nn::NamedArrays>& params,
+                               uint32_t seed) {
+  auto exec = BindUnfilled(symbol, inputs, seed);
   if (!params) {
-    for (const auto& [name, a] : weights) FillWeight(a, name, seed);
+    FillRandomWeights(*exec, inputs, seed);
     return exec;
   }
+  std::map<std::string, NDArray> weights = WeightsOf(*exec, inputs);
   std::vector<std::string> extra, mismatched;
   std::set<std::string> loaded;
   for (const auto& [stored, array] : *params) {

@@ -54,6 +54,23 @@ std::unique_ptr<Executor> Bind(
     const std::optional<nn::NamedArrays>& params = std::nullopt,
     uint32_t seed = 1);
 
+// Bind's first half, for a caller that looks at the bound graph (its
+// planned memory, its arguments) before deciding whether to run it: the
+// inputs and labels are filled as Bind fills them, the weights are left
+// unfilled (their values unspecified) until FillRandomWeights gives them
+// Bind's random values (the same for the same seed).
+//
+//   auto exec = mxnet_model::BindUnfilled(symbol, inputs);
+//   if (exec->bytes_without_reuse() < budget) {
+//     mxnet_model::FillRandomWeights(*exec, inputs);
+//     exec->Forward();
+//   }
+std::unique_ptr<Executor> BindUnfilled(const Symbol& symbol,
+                                       const std::vector<InputSpec>& inputs,
+                                       uint32_t seed = 1);
+void FillRandomWeights(const Executor& exec,
+                       const std::vector<InputSpec>& inputs, uint32_t seed = 1);
+
 // Partitions `symbol` with subgraph backend `backend`. For "default",
 // `op_names` are the ops its property claims (empty: every op of the
 // graph).

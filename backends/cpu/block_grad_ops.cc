@@ -19,7 +19,8 @@ void IdentityCompute(const OpContext&, const NodeAttrs&,
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
     if (req[0] == OpReqType::kAddTo) {
-      for (int64_t i = 0; i < in[0].Size(); ++i) Assign(y + i, req[0], x[i]);
+      const int64_t n = in[0].Size();
+      for (int64_t i = 0; i < n; ++i) Assign(y + i, req[0], x[i]);
     } else if (x != y) {
       std::memcpy(y, x, sizeof(T) * in[0].Size());
     }

@@ -23,7 +23,8 @@ void DivSqrtDimCompute(const OpContext&, const NodeAttrs&,
     using A = AccType<T>;
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
-    for (int64_t i = 0; i < in[0].Size(); ++i) {
+    const int64_t n = in[0].Size();
+    for (int64_t i = 0; i < n; ++i) {
       Assign(y + i, req[0], static_cast<A>(x[i]) * static_cast<A>(scale));
     }
   });

@@ -99,9 +99,10 @@ const A* AsAcc(const OpContext& ctx, const TBlob& b) {
   if constexpr (std::is_same_v<T, A>) {
     return b.data<T>();
   } else {
-    A* buf = ctx.TempSpace<A>(std::max<int64_t>(1, b.Size()));
-    for (int64_t i = 0; i < b.Size(); ++i)
-      buf[i] = static_cast<A>(b.data<T>()[i]);
+    const int64_t n = b.Size();
+    A* buf = ctx.TempSpace<A>(std::max<int64_t>(1, n));
+    const T* src = b.data<T>();
+    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<A>(src[i]);
     return buf;
   }
 }

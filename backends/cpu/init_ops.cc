@@ -333,7 +333,8 @@ void UniformCompute(const OpContext& ctx, const NodeAttrs& attrs,
   MX_FLOAT_DTYPE_SWITCH(out[0].dtype, T, {
     T* y = out[0].data<T>();
     const T low = FromDouble<T>(p.low);
-    for (int64_t i = 0; i < out[0].Size(); ++i) {
+    const int64_t n = out[0].Size();
+    for (int64_t i = 0; i < n; ++i) {
       T v = FromDouble<T>(p.low + (p.high - p.low) * Canonical(rng));
       // Rounding to T may reach `high`; keep the interval half-open.
       if (p.high > p.low && static_cast<double>(v) >= p.high) v = low;

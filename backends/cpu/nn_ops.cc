@@ -186,7 +186,8 @@ void PreluCompute(const NodeAttrs& attrs, const std::vector<TBlob>& in,
     const T* x = in[0].data<T>();
     const T* gamma = in[1].data<T>();
     T* y = out.data<T>();
-    for (int64_t i = 0; i < in[0].Size(); ++i) {
+    const int64_t n = in[0].Size();
+    for (int64_t i = 0; i < n; ++i) {
       const A v = static_cast<A>(x[i]);
       Assign(y + i, req, v > A(0) ? v : static_cast<A>(gamma[ch(i)]) * v);
     }
@@ -205,7 +206,8 @@ void RreluCompute(const OpContext& ctx, const LeakyReLUParam& p,
     T* y = out[0].data<T>();
     T* mask = out[1].data<T>();
     const double mean = (p.lower_bound + p.upper_bound) / 2;
-    for (int64_t i = 0; i < in[0].Size(); ++i) {
+    const int64_t n = in[0].Size();
+    for (int64_t i = 0; i < n; ++i) {
       double slope = mean;
       if (ctx.is_train) {
         // 53 random bits give a uniform double in [0, 1).
@@ -310,7 +312,8 @@ void PreluBackwardCompute(const OpContext&, const NodeAttrs&,
     const T* gamma = in[2].data<T>();
     std::vector<double> dgamma(static_cast<size_t>(in[2].Size()), 0.0);
     T* dx = out[0].data<T>();
-    for (int64_t i = 0; i < in[1].Size(); ++i) {
+    const int64_t n = in[1].Size();
+    for (int64_t i = 0; i < n; ++i) {
       const A v = static_cast<A>(x[i]);
       const A gi = static_cast<A>(g[i]);
       const int64_t c = ch(i);

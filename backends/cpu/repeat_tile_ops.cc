@@ -127,7 +127,8 @@ void ForEachElement(const NodeAttrs& attrs, const TShape& data, F f) {
     repeats = p.repeats;
   }
   const std::vector<int64_t> strides = Strides(m.in);
-  for (int64_t i = 0; i < m.out.Size(); ++i) {
+  const int64_t n = m.out.Size();
+  for (int64_t i = 0; i < n; ++i) {
     f(i, SourceOf(kTile, i, m, strides, axis, repeats));
   }
 }

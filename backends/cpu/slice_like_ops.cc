@@ -66,7 +66,8 @@ template <bool kGather, typename T>
 void Block(const TShape& big, const TShape& small, const T* src, T* dst,
            OpReqType req) {
   const std::vector<int64_t> strides = Strides(big);
-  for (int64_t i = 0; i < small.Size(); ++i) {
+  const int64_t n = small.Size();
+  for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0, rest = i;
     for (int d = small.ndim() - 1; d >= 0; --d) {
       off += (rest % small[d]) * strides[d];
@@ -116,7 +117,8 @@ void SliceLikeBackwardCompute(const OpContext&, const NodeAttrs&,
   MX_DTYPE_SWITCH(out[0].dtype, T, {
     T* dst = out[0].data<T>();
     if (req[0] != OpReqType::kAddTo) {
-      for (int64_t i = 0; i < out[0].Size(); ++i) dst[i] = T(0);
+      const int64_t n = out[0].Size();
+      for (int64_t i = 0; i < n; ++i) dst[i] = T(0);
     }
     Block<false>(out[0].shape, in[0].shape, in[0].data<T>(), dst,
                  OpReqType::kAddTo);
