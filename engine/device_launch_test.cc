@@ -56,13 +56,25 @@ class DeviceLaunchTest : public ::testing::Test {
     return Engine::Create(options);
   }
 
-  // Pushes an operation on `ctx` writing `var` after the device workers
-  // had time to fall asleep, waits for it, and returns whether it ran on
-  // this thread; `stream` (if not null) receives the stream it ran on.
+  // How long the device is left idle before attempt `attempt` (from 0) to
+  // launch on the pusher: 30 ms, doubling every second attempt up to
+  // 960 ms. A worker polls (256 pauses, then 64 yields) before it sleeps,
+  // and on a loaded machine each yield may give its core away for a whole
+  // time slice: a fixed 30 ms was not always enough for it to fall asleep
+  // (every attempt failed with two other builds running).
+  static milliseconds IdleTime(int attempt) {
+    return milliseconds(30 << std::min(attempt / 2, 5));
+  }
+
+  // Pushes an operation on `ctx` writing `var` after the device had been
+  // idle for `idle` (for its workers to fall asleep), waits for it, and
+  // returns whether it ran on this thread; `stream` (if not null) receives
+  // the stream it ran on.
   static bool RanOnPusherAfterIdle(Engine* engine, Context ctx, VarHandle var,
                                    void** stream = nullptr,
-                                   FnProperty prop = FnProperty::kNormal) {
-    std::this_thread::sleep_for(milliseconds(30));
+                                   FnProperty prop = FnProperty::kNormal,
+                                   milliseconds idle = milliseconds(30)) {
+    std::this_thread::sleep_for(idle);
     std::thread::id ran_on;
     void* ran_stream = nullptr;
     engine->PushSync(
@@ -78,30 +90,39 @@ class DeviceLaunchTest : public ::testing::Test {
     return ran_on == std::this_thread::get_id();
   }
 
-  // RanOnPusherAfterIdle until it runs on the pusher (the first push
-  // creates the device's workers, not asleep yet; retries allow for a
-  // loaded machine that is slow to let them sleep).
-  static bool EventuallyRunsOnPusher(Engine* engine, VarHandle var,
-                                     void** stream = nullptr) {
+  // RanOnPusherAfterIdle with growing idle times until it runs on the
+  // pusher (the first push creates the device's workers, not asleep yet);
+  // returns the attempt that did, or -1 after 20.
+  static int AttemptRunningOnPusher(Engine* engine, VarHandle var,
+                                    void** stream = nullptr) {
     for (int i = 0; i < 20; ++i) {
-      if (RanOnPusherAfterIdle(engine, device_->context(), var, stream)) {
-        return true;
+      if (RanOnPusherAfterIdle(engine, device_->context(), var, stream,
+                               FnProperty::kNormal, IdleTime(i))) {
+        return i;
       }
     }
-    return false;
+    return -1;
+  }
+  static bool EventuallyRunsOnPusher(Engine* engine, VarHandle var,
+                                     void** stream = nullptr) {
+    return AttemptRunningOnPusher(engine, var, stream) >= 0;
   }
 
   // With the launch on the pusher turned on, first checks that ordinary
-  // ops of the timed device do launch there in the same engine.
+  // ops of the timed device do launch there in the same engine, then
+  // that ops on `ctx` (with `prop`) never do after as long an idle time.
   static void ExpectOnlyWorkersLaunch(bool on_pusher, Context ctx,
                                       FnProperty prop = FnProperty::kNormal) {
     std::unique_ptr<Engine> engine = MakeEngine(on_pusher);
     VarHandle v = engine->NewVariable();
+    int attempt = 0;
     if (on_pusher) {
-      EXPECT_TRUE(EventuallyRunsOnPusher(engine.get(), v));
+      attempt = AttemptRunningOnPusher(engine.get(), v);
+      EXPECT_GE(attempt, 0);
     }
     for (int i = 0; i < 3; ++i) {
-      EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), ctx, v, nullptr, prop));
+      EXPECT_FALSE(RanOnPusherAfterIdle(engine.get(), ctx, v, nullptr, prop,
+                                        IdleTime(std::max(attempt, 0))));
     }
     engine->DeleteVariable(nullptr, kCPU, v);
     engine->WaitForAll();
@@ -183,7 +204,7 @@ TEST_F(DeviceLaunchTest, ConcurrentLaunchesOnPushersGetTheirOwnStreams) {
   for (int attempt = 0;
        attempt < 10 || (attempt < 30 && most_on_pushers < kMaxLent);
        ++attempt) {
-    std::this_thread::sleep_for(milliseconds(30));
+    std::this_thread::sleep_for(IdleTime(std::max(0, attempt - 10)));
     std::atomic<int> arrived{0}, running{0};
     bool here[kPushers] = {};
     void* streams[kPushers] = {};
@@ -349,7 +370,7 @@ TEST_F(DeviceLaunchTest, ErrorOfALaunchOnThePusherReachesTheWait) {
   bool failed_here = false;
   for (int attempt = 0; attempt < 20 && !failed_here; ++attempt) {
     VarHandle v = engine->NewVariable();
-    std::this_thread::sleep_for(milliseconds(30));
+    std::this_thread::sleep_for(IdleTime(attempt));
     std::thread::id ran_on;
     EXPECT_NO_THROW(engine->PushSync(
         [&](RunContext) {
@@ -459,7 +480,7 @@ TEST_F(DeviceLaunchTest, DeviceWorkIsOrderedAcrossPusherAndWorkerStreams) {
     // long pauses, until one op it pushed ran on it (for ops launched on
     // the pusher after work of the workers' streams).
     for (int i = 0; i < 20 && on_pusher && on_their_pusher.load() == 0; ++i) {
-      std::this_thread::sleep_for(milliseconds(30));
+      std::this_thread::sleep_for(IdleTime(i));
       push_ops(100 + i, 10, 8);
     }
     for (VarHandle h : vars) engine->WaitForVar(h);
