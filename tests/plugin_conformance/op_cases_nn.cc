@@ -1,0 +1,304 @@
+// The op table's cases for indexing, norm, loss and deconvolution ops
+// (see op_cases.h).
+#include <string>
+#include <vector>
+
+#include "tests/plugin_conformance/op_cases.h"
+
+namespace mx {
+namespace conformance {
+namespace cases {
+
+// The indexing ops (take, gather_nd, where, SequenceMask, argmax, argsort,
+// _arange, tril, triu) and the gradients the CUDA plugin claims. Index
+// inputs are int32 and reach past the axis for clip/wrap; raise and
+// gather_nd get indices in range (the reference raises otherwise).
+void AddIndexCases(std::vector<OpCase>* t) {
+  OpCase take = Shaped("take", {{{5, 4}, {7}}, {{6, 3, 2}, {2, 2}}},
+                       {{},
+                        {{"mode", "wrap"}},
+                        {{"axis", "1"}, {"mode", "clip"}},
+                        {{"axis", "-1"}, {"mode", "wrap"}}});
+  take.ranges = {{-1, 1}, {-3, 8}};
+  take.int32_inputs = {1};
+  t->push_back(take);
+  OpCase take_raise =
+      Shaped("take", {{{5, 4}, {3}}, {{4, 5, 2}, {2, 3}}},
+             {{{"mode", "raise"}}, {{"axis", "1"}, {"mode", "raise"}}});
+  take_raise.ranges = {{-1, 1}, {-4, 4}};
+  take_raise.int32_inputs = {1};
+  t->push_back(take_raise);
+  // (data shaped like take's output, indices, like): repeated indices add.
+  OpCase back_take =
+      Shaped("_backward_take",
+             {{{7, 4}, {7}, {5, 4}}, {{2, 2, 3, 2}, {2, 2}, {6, 3, 2}}},
+             {{}, {{"mode", "wrap"}}});
+  back_take.ranges = {{-1, 1}, {-3, 8}, {-1, 1}};
+  back_take.int32_inputs = {1};
+  t->push_back(back_take);
+  OpCase back_take_axis =
+      Shaped("_backward_take", {{{6, 2, 4, 2}, {2, 4}, {6, 3, 2}}},
+             {{{"axis", "1"}}, {{"axis", "1"}, {"mode", "raise"}}});
+  back_take_axis.ranges = {{-1, 1}, {-3, 3}, {-1, 1}};
+  back_take_axis.int32_inputs = {1};
+  t->push_back(back_take_axis);
+  OpCase embedding = Shaped("Embedding", {{{4}, {10, 3}}, {{2, 3}, {10, 3}}},
+                            {{{"input_dim", "10"}, {"output_dim", "3"}}});
+  embedding.ranges = {{-2, 13}, {-1, 1}};
+  embedding.int32_inputs = {0};
+  t->push_back(embedding);
+  OpCase gather = Shaped(
+      "gather_nd",
+      {{{3, 4}, {2, 5}}, {{2, 3, 4}, {1, 2, 2}}, {{4, 3, 2}, {3, 6}}}, {{}});
+  gather.ranges = {{-1, 1}, {-2, 2}};
+  gather.int32_inputs = {1};
+  t->push_back(gather);
+  // (out_grad, indices, data); 8 rows picked from 3 repeat.
+  OpCase back_gather = Shaped("_backward_gather_nd",
+                              {{{5}, {2, 5}, {3, 4}},
+                               {{2, 2, 3, 4}, {1, 2, 2}, {2, 3, 4}},
+                               {{8, 4}, {1, 8}, {3, 4}}},
+                              {{}});
+  back_gather.ranges = {{-1, 1}, {-2, 2}, {-1, 1}};
+  back_gather.int32_inputs = {1};
+  t->push_back(back_gather);
+  // Conditions of 0 and 1; broadcasting and MXNet's row form.
+  OpCase where = Shaped("where",
+                        {{{3, 4}, {3, 4}, {3, 4}},
+                         {{3, 1}, {3, 4}, {1, 4}},
+                         {{3}, {3, 4}, {3, 4}},
+                         {{2, 3, 5}, {3, 5}, {2, 1, 5}}},
+                        {{}});
+  where.ranges = {{0, 2}, {-1, 1}, {-1, 1}};
+  where.int32_inputs = {0};
+  t->push_back(where);
+  t->push_back(
+      Shaped("SequenceMask", {{{4, 3}}, {{5, 3, 2}}}, {{}, {{"value", "-1"}}}));
+  OpCase mask = Shaped("SequenceMask", {{{5, 3, 2}, {3}}, {{4, 2}, {2}}},
+                       {{{"use_sequence_length", "True"}, {"value", "-2"}}});
+  mask.ranges = {{-1, 1}, {0, 6}};
+  mask.int32_inputs = {1};
+  t->push_back(mask);
+  // Lengths as floats (compared as such), time on axis 1.
+  OpCase mask_axis1 = Shaped(
+      "SequenceMask", {{{3, 5, 2}, {3}}, {{2, 4}, {2}}},
+      {{{"use_sequence_length", "True"}, {"axis", "1"}},
+       {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
+  mask_axis1.ranges = {{-1, 1}, {0, 6}};
+  t->push_back(mask_axis1);
+  t->push_back(Shaped("argmax",
+                      {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
+                      {{},
+                       {{"axis", "1"}},
+                       {{"axis", "0"}, {"keepdims", "True"}},
+                       {{"axis", "-1"}}}));
+  t->push_back(
+      Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
+             {{},
+              {{"axis", "0"}},
+              {{"axis", "None"}},
+              {{"is_ascend", "False"}},
+              {{"axis", "1"}, {"dtype", "int32"}},
+              {{"axis", "0"}, {"is_ascend", "0"}, {"dtype", "int64"}}}));
+  t->push_back(
+      Shaped("_arange", {{}},
+             {{{"start", "5"}},
+              {{"start", "1"}, {"stop", "7"}, {"step", "1.5"}},
+              {{"start", "10"}, {"stop", "2"}, {"step", "-3"}, {"repeat", "2"}},
+              {{"start", "0"}, {"stop", "5"}, {"dtype", "int32"}},
+              {{"start", "-2.5"}, {"stop", "3"}, {"dtype", "int64"}},
+              {{"start", "0"},
+               {"stop", "1"},
+               {"step", "0.1"},
+               {"dtype", "float64"}}}));
+  for (const char* op : {"tril", "triu"}) {
+    t->push_back(Shaped(op, {{{4, 5}}, {{2, 3, 4}}, {{5}}},
+                        {{}, {{"k", "1"}}, {{"k", "-2"}}}));
+  }
+}
+
+// Ops of the CUDA plugin's norm, loss and deconvolution kernels (and any
+// plugin claiming them): shapes and attributes from the CPU op tests.
+// Labels are int32 class indices, as the CPU kernels also take them.
+void AddNnCases(std::vector<OpCase>* t) {
+  OpCase prelu =
+      Shaped("LeakyReLU", {{{2, 3, 4}, {3}}, {{4, 5}, {5}}, {{2, 3}, {1}}},
+             {{{"act_type", "prelu"}}});
+  t->push_back(prelu);
+  // rrelu outside training: the slope is the bounds' mean.
+  OpCase rrelu = Unary("LeakyReLU");
+  rrelu.attrs = {
+      {{"act_type", "rrelu"}},
+      {{"act_type", "rrelu"}, {"lower_bound", "0.1"}, {"upper_bound", "0.5"}},
+      {{"act_type", "leaky"}},
+      {{"act_type", "elu"}, {"slope", "1.5"}}};
+  t->push_back(rrelu);
+  t->push_back(Shaped("_backward_LeakyReLU_prelu",
+                      {{{2, 3, 4}, {2, 3, 4}, {3}},
+                       {{4, 5}, {4, 5}, {5}},
+                       {{2, 3}, {2, 3}, {1}}},
+                      {{{"act_type", "prelu"}}}));
+  // (data, gamma, beta) with gamma and beta of the normalized axis.
+  t->push_back(Shaped(
+      "LayerNorm", {{{2, 3, 4}, {4}, {4}}, {{3, 5}, {5}, {5}}, {{7}, {7}, {7}}},
+      {{}, {{"eps", "0.001"}, {"output_mean_var", "True"}}}));
+  t->push_back(
+      Shaped("LayerNorm", {{{2, 3, 4}, {3}, {3}}, {{4, 3}, {3}, {3}}},
+             {{{"axis", "1"}}, {{"axis", "1"}, {"output_mean_var", "True"}}}));
+  t->push_back(Shaped("LayerNorm", {{{4, 3}, {4}, {4}}},
+                      {{{"axis", "0"}, {"output_mean_var", "True"}}}));
+  // (out_grad, data, gamma).
+  t->push_back(Shaped("_backward_LayerNorm",
+                      {{{2, 3, 4}, {2, 3, 4}, {4}}, {{3, 5}, {3, 5}, {5}}},
+                      {{}, {{"eps", "0.001"}}}));
+  t->push_back(Shaped("_backward_LayerNorm",
+                      {{{2, 3, 4}, {2, 3, 4}, {3}}, {{4, 3}, {4, 3}, {3}}},
+                      {{{"axis", "1"}}}));
+  std::vector<AttrDict> l2_modes;
+  for (const char* mode : {"instance", "channel", "spatial"}) {
+    l2_modes.push_back({{"mode", mode}});
+  }
+  l2_modes.push_back({{"mode", "channel"}, {"eps", "0.5"}});
+  t->push_back(Shaped("L2Normalization",
+                      {{{2, 3, 4}}, {{2, 3, 2, 2}}, {{3, 5, 1}}}, l2_modes));
+  t->push_back(Shaped("L2Normalization", {{{3, 4}}, {{5, 1}}},
+                      {{{"mode", "instance"}}}));
+  t->push_back(Shaped("_backward_L2Normalization",
+                      {{{2, 3, 4}, {2, 3, 4}}, {{2, 3, 2, 2}, {2, 3, 2, 2}}},
+                      l2_modes));
+  // SoftmaxOutput: (data, label); the gradient attributes matter for the
+  // CPU reference's gradient and for _backward_SoftmaxOutput below.
+  OpCase so = Shaped("SoftmaxOutput", {{{3, 4}, {3}}, {{2, 5}, {2}}},
+                     {{},
+                      {{"grad_scale", "2"}, {"normalization", "batch"}},
+                      {{"use_ignore", "True"},
+                       {"ignore_label", "1"},
+                       {"normalization", "valid"}}});
+  so.ranges = {{-1, 1}, {0, 4}};
+  so.int32_inputs = {1};
+  so.no_grad = {1};
+  t->push_back(so);
+  OpCase so_multi = Shaped("SoftmaxOutput", {{{2, 3, 4}, {2, 4}}},
+                           {{{"multi_output", "True"}}});
+  so_multi.ranges = {{-1, 1}, {0, 3}};
+  so_multi.int32_inputs = {1};
+  so_multi.no_grad = {1};
+  t->push_back(so_multi);
+  OpCase so_keep = Shaped("SoftmaxOutput", {{{2, 3, 4}, {2, 3}}},
+                          {{{"preserve_shape", "True"}}});
+  so_keep.ranges = {{-1, 1}, {0, 4}};
+  so_keep.int32_inputs = {1};
+  so_keep.no_grad = {1};
+  t->push_back(so_keep);
+  // (out_grad, output, label).
+  OpCase so_grad = Shaped("_backward_SoftmaxOutput",
+                          {{{3, 4}, {3, 4}, {3}}, {{2, 5}, {2, 5}, {2}}},
+                          {{},
+                           {{"grad_scale", "0.5"}, {"normalization", "batch"}},
+                           {{"use_ignore", "True"},
+                            {"ignore_label", "0"},
+                            {"normalization", "valid"}},
+                           {{"smooth_alpha", "0.1"}, {"out_grad", "True"}}});
+  so_grad.ranges = {{-1, 1}, {0, 1}, {0, 4}};
+  so_grad.int32_inputs = {2};
+  t->push_back(so_grad);
+  OpCase so_grad_multi =
+      Shaped("_backward_SoftmaxOutput", {{{2, 3, 4}, {2, 3, 4}, {2, 4}}},
+             {{{"multi_output", "True"}},
+              {{"multi_output", "True"},
+               {"use_ignore", "True"},
+               {"ignore_label", "1"},
+               {"normalization", "valid"}}});
+  so_grad_multi.ranges = {{-1, 1}, {0, 1}, {0, 3}};
+  so_grad_multi.int32_inputs = {2};
+  t->push_back(so_grad_multi);
+  OpCase so_grad_keep =
+      Shaped("_backward_SoftmaxOutput", {{{2, 3, 4}, {2, 3, 4}, {2, 3}}},
+             {{{"preserve_shape", "True"}, {"normalization", "batch"}}});
+  so_grad_keep.ranges = {{-1, 1}, {0, 1}, {0, 4}};
+  so_grad_keep.int32_inputs = {2};
+  t->push_back(so_grad_keep);
+  t->push_back(Shaped("SoftmaxActivation", {{{3, 4}}, {{2, 3, 4}}, {{5}}},
+                      {{}, {{"mode", "instance"}}}));
+  t->push_back(Shaped("SoftmaxActivation", {{{2, 3, 4}}, {{2, 3, 2, 2}}},
+                      {{{"mode", "channel"}}}));
+  // (data, label) and (out_grad (1,), data, label).
+  OpCase ce =
+      Shaped("softmax_cross_entropy", {{{3, 4}, {3}}, {{5, 2}, {5}}}, {{}});
+  ce.ranges = {{-1, 1}, {0, 2}};
+  ce.int32_inputs = {1};
+  ce.no_grad = {1};
+  t->push_back(ce);
+  OpCase ce_grad = Shaped("_backward_softmax_cross_entropy",
+                          {{{1}, {3, 4}, {3}}, {{1}, {5, 2}, {5}}}, {{}});
+  ce_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}};
+  ce_grad.int32_inputs = {2};
+  t->push_back(ce_grad);
+  t->push_back(Unary("_contrib_div_sqrt_dim"));
+  t->push_back(Shaped("_contrib_AdaptiveAvgPooling2D",
+                      {{{2, 3, 5, 7}}, {{1, 2, 4, 4}}, {{1, 1, 3, 2}}},
+                      {{},
+                       {{"output_size", "(2, 3)"}},
+                       {{"output_size", "3"}},
+                       {{"output_size", "(4, 5)"}}}));
+  // (out_grad, data).
+  t->push_back(
+      Shaped("_backward_contrib_AdaptiveAvgPooling2D",
+             {{{2, 3, 2, 3}, {2, 3, 5, 7}}, {{1, 2, 2, 3}, {1, 2, 4, 4}}},
+             {{{"output_size", "(2, 3)"}}}));
+  t->push_back(Shaped("_backward_contrib_AdaptiveAvgPooling2D",
+                      {{{1, 1, 4, 5}, {1, 1, 3, 2}}},
+                      {{{"output_size", "(4, 5)"}}}));
+  // (data, rois): rois of values in [0, 2) give batch indices 0 and 1 and
+  // corners inside the 5x5 and 6x4 planes once scaled by 2.
+  OpCase roi = Shaped(
+      "_contrib_ROIAlign", {{{2, 4, 5, 5}, {3, 5}}, {{2, 4, 6, 4}, {2, 5}}},
+      {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+       {{"pooled_size", "(2,3)"},
+        {"spatial_scale", "2"},
+        {"sample_ratio", "2"}},
+       {{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}, {"aligned", "True"}},
+       {{"pooled_size", "(2,2)"},
+        {"spatial_scale", "2"},
+        {"position_sensitive", "True"}}});
+  roi.ranges = {{-1, 1}, {0, 2}};
+  roi.no_grad = {1};
+  t->push_back(roi);
+  // (out_grad, data, rois).
+  OpCase roi_grad = Shaped("_backward_contrib_ROIAlign",
+                           {{{3, 4, 2, 2}, {2, 4, 5, 5}, {3, 5}},
+                            {{2, 4, 2, 2}, {2, 4, 6, 4}, {2, 5}}},
+                           {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+                            {{"pooled_size", "(2,2)"},
+                             {"spatial_scale", "2"},
+                             {"sample_ratio", "3"},
+                             {"aligned", "True"}}});
+  roi_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}};
+  t->push_back(roi_grad);
+  OpCase roi_grad_ps = Shaped("_backward_contrib_ROIAlign",
+                              {{{3, 1, 2, 2}, {2, 4, 5, 5}, {3, 5}}},
+                              {{{"pooled_size", "(2,2)"},
+                                {"spatial_scale", "2"},
+                                {"position_sensitive", "True"}}});
+  roi_grad_ps.ranges = roi_grad.ranges;
+  t->push_back(roi_grad_ps);
+  // Deconvolution gradients with stride, pad and adj, and 1-D with
+  // dilation (the forward cases are in MakeTable).
+  t->push_back(Shaped("_backward_Deconvolution",
+                      {{{2, 4, 8, 8}, {2, 3, 4, 4}, {3, 4, 3, 3}}},
+                      {{{"kernel", "(3,3)"},
+                        {"num_filter", "4"},
+                        {"stride", "(2,2)"},
+                        {"pad", "(1,1)"},
+                        {"adj", "(1,1)"}}}));
+  t->push_back(Shaped("_backward_Deconvolution",
+                      {{{1, 2, 14}, {1, 3, 4}, {3, 2, 3}}},
+                      {{{"kernel", "(3)"},
+                        {"num_filter", "2"},
+                        {"stride", "(3)"},
+                        {"dilate", "(2)"}}}));
+}
+
+}  // namespace cases
+}  // namespace conformance
+}  // namespace mx
