@@ -10,6 +10,7 @@
 
 #include <climits>
 #include <cmath>
+#include <type_traits>
 
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/kernel_util.cuh"
@@ -20,9 +21,20 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
+// x < 0; false for unsigned types without comparing them with zero (which
+// nvcc warns is pointless).
+template <typename A>
+__device__ __forceinline__ bool IsNegative(A x) {
+  if constexpr (std::is_unsigned<A>::value) {
+    return false;
+  } else {
+    return x < A(0);
+  }
+}
+
 template <typename A>
 __device__ __forceinline__ A SignOf(A x) {
-  return IsNan(x) ? x : static_cast<A>((x > A(0)) - (x < A(0)));
+  return IsNan(x) ? x : static_cast<A>((x > A(0)) - IsNegative(x));
 }
 
 template <typename A>
@@ -39,7 +51,7 @@ __device__ A ApplyIntegerUnary(Unary op, A x) {
     case Unary::kNegative:
       return WrapNeg(x);
     case Unary::kAbs:
-      return x < A(0) ? WrapNeg(x) : x;
+      return IsNegative(x) ? WrapNeg(x) : x;
     case Unary::kSign:
       return SignOf(x);
     case Unary::kSquare:
@@ -162,13 +174,13 @@ template <typename A>
 __device__ __forceinline__ A Power(A a, A b) {
   if constexpr (std::is_integral<A>::value) {
     double base = static_cast<double>(a), result = 1;
-    uint64_t e = b < A(0) ? 0 - static_cast<uint64_t>(b)
-                          : static_cast<uint64_t>(b);
+    uint64_t e = IsNegative(b) ? 0 - static_cast<uint64_t>(b)
+                               : static_cast<uint64_t>(b);
     for (; e != 0; e >>= 1) {
       if (e & 1) result *= base;
       base *= base;
     }
-    return SaturatingCast<A>(b < A(0) ? 1.0 / result : result);
+    return SaturatingCast<A>(IsNegative(b) ? 1.0 / result : result);
   } else {
     return pow(a, b);
   }
