@@ -1,14 +1,22 @@
 // The conformance suite's main: computes every built-in CPU reference of
 // the op table, then loads the plugin (its kernels replace the built-in
 // ones), runs the checks and prints a summary per category.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string>
 #include <typeinfo>
+#include <vector>
 
 #include "autograd/autograd.h"
 #include "backends/plugin_api/mx_plugin.h"
@@ -43,15 +51,87 @@ std::string KernelIdentity(const Op& op) {
   return id;
 }
 
-void ComputeReferences() {
+// Whether every case gets a reference (MX_CONFORMANCE_REFERENCES=all), or
+// only the cases of the ops the plugin registers kernels for (the
+// default: computing all of them took most of a small plugin's run, ~12 s
+// under ASan, for cases no check reads).
+bool AllReferences() {
+  const char* v = std::getenv("MX_CONFORMANCE_REFERENCES");
+  return v != nullptr && std::string(v) == "all";
+}
+
+// The line prefix of the child's answer in KernelsOfPlugin.
+constexpr char kKernelLine[] = "conformance-kernel: ";
+
+// The ops `path` (MX_CONFORMANCE_PLUGIN) registers kernels for, asked of a
+// child process: this program run again with MX_CONFORMANCE_LIST_KERNELS=1
+// (and the same environment), which loads the
+// plugin and prints them. This process must compute its references before
+// it loads the plugin (whose kernels replace the built-in ones), so it
+// cannot load it to find out. nullopt when the child failed.
+std::optional<std::set<std::string>> KernelsOfPlugin(const char* path) {
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.push_back(*e);
+  env_strings.push_back("MX_CONFORMANCE_LIST_KERNELS=1");
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char exe[] = "/proc/self/exe";
+  char* argv[] = {exe, nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  pid_t pid = 0;
+  const int spawned =
+      posix_spawn(&pid, exe, &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n = 0;
+  while (spawned == 0 && (n = read(fds[0], buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return std::nullopt;
+  }
+  std::set<std::string> names;
+  std::stringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(kKernelLine, 0) == 0) {
+      names.insert(line.substr(sizeof(kKernelLine) - 1));
+    }
+  }
+  return names;
+}
+
+// `only`: the ops whose cases get a reference (nullopt: all).
+void ComputeReferences(const std::optional<std::set<std::string>>& only) {
   g_references = new std::map<CaseKey, Result>();
   g_cpu_kernels = new std::map<std::string, std::string>();
   const auto& table = KernelTable();
+  std::set<int> wanted;
+  if (only) {
+    for (const std::string& op : *only) {
+      for (int i : FindCases(op)) wanted.insert(i);
+    }
+  }
   for (size_t i = 0; i < table.size(); ++i) {
     const OpCase& c = table[i];
     if (const Op* op = OpRegistry::Get()->Find(c.op)) {
       (*g_cpu_kernels)[c.op] = KernelIdentity(*op);
     }
+    if (only && !wanted.count(static_cast<int>(i))) continue;
     for (size_t a = 0; a < c.attrs.size(); ++a) {
       for (int v = 0; v < c.num_variants; ++v) {
         for (DType dt : CaseDTypes()) {
@@ -77,12 +157,17 @@ void PrintSummary() {
       "subgraph properties: %d backends, %d graphs partitioned (%d with "
       "gradients compared), %d subgraphs formed\n"
       "devices: %d checked\n"
-      "concurrency: %d concurrent kernel calls compared\n",
+      "concurrency: %d concurrent kernel calls compared\n"
+      "references: %zu (case, dtype) results of the built-in kernels (%s)\n",
       p.name.c_str(), p.path.c_str(), s.kernels.load(), s.kernel_cases.load(),
       s.grads.load(), s.device_grads_skipped.load(), s.dtypes_declined.load(),
       s.new_ops.load(), s.new_op_grads.load(), s.failing_ops.load(),
       s.properties.load(), s.graphs.load(), s.graph_grads.load(),
-      s.subgraphs.load(), s.devices.load(), s.concurrent_calls.load());
+      s.subgraphs.load(), s.devices.load(), s.concurrent_calls.load(),
+      g_references->size(),
+      AllReferences() ? "every case of the table"
+                      : "the claimed ops' cases; MX_CONFORMANCE_REFERENCES=all "
+                        "computes every case");
 }
 
 }  // namespace
@@ -285,7 +370,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "set MX_CONFORMANCE_PLUGIN to the plugin to check\n");
     return 2;
   }
-  mx::conformance::ComputeReferences();
+  if (const char* list = std::getenv("MX_CONFORMANCE_LIST_KERNELS");
+      list != nullptr && std::string(list) == "1") {
+    // The child of KernelsOfPlugin.
+    try {
+      for (const std::string& name : mx::LoadPlugin(path).kernels) {
+        std::printf("%s%s\n", mx::conformance::kKernelLine, name.c_str());
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "could not load %s: %s\n", path, e.what());
+      return 1;
+    }
+  }
+  std::optional<std::set<std::string>> claimed;
+  if (!mx::conformance::AllReferences()) {
+    claimed = mx::conformance::KernelsOfPlugin(path);
+    // A failed child: every reference, as with MX_CONFORMANCE_REFERENCES=all
+    // (the load below reports why the plugin does not load).
+    if (!claimed) std::printf("listing the plugin's kernels failed\n");
+  }
+  mx::conformance::ComputeReferences(claimed);
   try {
     mx::conformance::g_plugin = new mx::PluginInfo(mx::LoadPlugin(path));
   } catch (const std::exception& e) {

@@ -94,6 +94,9 @@ void Compare(const Result& ref, const Result& got, DType dt, bool grads,
   }
 }
 
+// Every case with a reference: the whole table with
+// MX_CONFORMANCE_REFERENCES=all (//tests/plugin_conformance:test_plugin),
+// else the cases of the plugin's ops.
 TEST(Table, EveryCaseRunsOnTheBuiltInKernels) {
   for (const auto& [key, ref] : References()) {
     const auto& [i, a, v, dt] = key;
