@@ -131,12 +131,17 @@ bool IsUnnamedLabel(const std::string& name,
   return !given.count(name) && absl::EndsWith(name, "label");
 }
 
+std::set<std::string> InputNames(const std::vector<InputSpec>& inputs) {
+  std::set<std::string> names;
+  for (const InputSpec& spec : inputs) names.insert(spec.name);
+  return names;
+}
+
 // The arguments no spec names and that are not labels, and every auxiliary
 // state: what Bind fills from params or at random.
 std::map<std::string, NDArray> WeightsOf(const Executor& exec,
                                          const std::vector<InputSpec>& inputs) {
-  std::set<std::string> given;
-  for (const InputSpec& spec : inputs) given.insert(spec.name);
+  const std::set<std::string> given = InputNames(inputs);
   std::map<std::string, NDArray> weights;
   for (const auto& [name, a] : exec.arg_dict()) {
     if (!given.count(name) && !IsUnnamedLabel(name, given)) {
@@ -154,7 +159,7 @@ std::unique_ptr<Executor> BindUnfilled(const Symbol& symbol,
                                        uint32_t seed) {
   std::map<std::string, TShape> shapes;
   std::map<std::string, const InputSpec*> by_name;
-  std::set<std::string> given;
+  const std::set<std::string> given = InputNames(inputs);
   const std::vector<std::string> args = symbol.ListArguments();
   for (const InputSpec& spec : inputs) {
     if (std::find(args.begin(), args.end(), spec.name) == args.end()) {
@@ -164,7 +169,6 @@ std::unique_ptr<Executor> BindUnfilled(const Symbol& symbol,
     }
     shapes[spec.name] = spec.shape;
     by_name[spec.name] = &spec;
-    given.insert(spec.name);
   }
   for (const std::string& name : args) {
     if (IsUnnamedLabel(name, given)) shapes[name] = TShape({1});
