@@ -11,9 +11,12 @@ PACKAGES=(
   # Third-party libraries, consumed through new_local_repository in WORKSPACE.
   libabsl-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev nlohmann-json3-dev zlib1g-dev
-  # Fuzz targets (--config=fuzz, tools/fuzz.sh): clang 14 with its sanitizer
+  # --config=asan and --config=fuzz (tools/fuzz.sh): clang 14 with its sanitizer
   # runtimes, libFuzzer, and llvm-symbolizer for readable stack traces.
   clang libclang-rt-14-dev libfuzzer-14-dev llvm-14
+  # <omp.h> for clang (--config=asan, fuzz): the OpenMP API the oneDNN
+  # plugin calls; it links GCC's libgomp, as libdnnl does.
+  libomp-14-dev
   # A second C++ library: the libc++ plugin proof (tests/plugin_conformance).
   libc++-14-dev libc++abi-14-dev
   # Building the examples that use an installed mxcore (tools/examples.sh).

@@ -6,11 +6,41 @@
 #include <atomic>
 #include <cstdint>
 
+// libgomp's entry point for a parallel region (what GCC emits for
+// `#pragma omp parallel`; exported and versioned since GCC 4.9): runs
+// fn(data) on a team of `num_threads` (the caller is member 0) and returns
+// when all are done. Called directly because the loops must run on
+// libgomp, the runtime Debian's libdnnl is built against (one team, one
+// OMP_NUM_THREADS, no second pool spinning beside oneDNN's), whichever
+// compiler builds the plugin: clang's OpenMP code generation targets
+// LLVM's libomp (`__kmpc_*`), which libgomp does not provide.
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data,
+                              unsigned num_threads, unsigned flags);
+
 namespace mx_onednn {
 namespace {
 
 std::atomic<int64_t> loops{0};
 int runtime_threads = 1;  // Set once, before the runtime is offered.
+
+struct Loop {
+  int64_t chunks;
+  MxParallelBody body;
+  void* arg;
+};
+
+// Each team member runs a contiguous share of the chunks, the first
+// `chunks % team` members one more (OpenMP's `schedule(static)`).
+void RunShare(void* data) {
+  const Loop& loop = *static_cast<const Loop*>(data);
+  const int64_t team = omp_get_num_threads();
+  const int64_t member = omp_get_thread_num();
+  const int64_t share = loop.chunks / team;
+  const int64_t extra = loop.chunks % team;
+  const int64_t begin = member * share + std::min(member, extra);
+  const int64_t end = begin + share + (member < extra ? 1 : 0);
+  for (int64_t c = begin; c < end; ++c) loop.body(loop.arg, c, c + 1);
+}
 
 void RunChunks(void*, int64_t chunks, MxParallelBody body, void* arg) {
   loops.fetch_add(1, std::memory_order_relaxed);
@@ -22,8 +52,8 @@ void RunChunks(void*, int64_t chunks, MxParallelBody body, void* arg) {
     body(arg, 0, chunks);
     return;
   }
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) body(arg, c, c + 1);
+  Loop loop{chunks, body, arg};
+  GOMP_parallel(RunShare, &loop, static_cast<unsigned>(threads), 0);
 }
 
 }  // namespace

@@ -63,13 +63,14 @@ bool AllReferences() {
 // The line prefix of the child's answer in KernelsOfPlugin.
 constexpr char kKernelLine[] = "conformance-kernel: ";
 
-// The ops `path` (MX_CONFORMANCE_PLUGIN) registers kernels for, asked of a
-// child process: this program run again with MX_CONFORMANCE_LIST_KERNELS=1
-// (and the same environment), which loads the
-// plugin and prints them. This process must compute its references before
-// it loads the plugin (whose kernels replace the built-in ones), so it
-// cannot load it to find out. nullopt when the child failed.
-std::optional<std::set<std::string>> KernelsOfPlugin(const char* path) {
+// The ops the plugin named by MX_CONFORMANCE_PLUGIN registers kernels for,
+// asked of a child process: this program run again with
+// MX_CONFORMANCE_LIST_KERNELS=1 (and the same environment, so the same
+// MX_CONFORMANCE_PLUGIN), which loads the plugin and prints them. This process
+// must compute its references before it loads the plugin (whose kernels replace
+// the built-in ones), so it cannot load it to find out. nullopt when the child
+// failed.
+std::optional<std::set<std::string>> KernelsOfPlugin() {
   int fds[2];
   if (pipe(fds) != 0) return std::nullopt;
   std::vector<std::string> env_strings;
@@ -385,7 +386,7 @@ int main(int argc, char** argv) {
   }
   std::optional<std::set<std::string>> claimed;
   if (!mx::conformance::AllReferences()) {
-    claimed = mx::conformance::KernelsOfPlugin(path);
+    claimed = mx::conformance::KernelsOfPlugin();
     // A failed child: every reference, as with MX_CONFORMANCE_REFERENCES=all
     // (the load below reports why the plugin does not load).
     if (!claimed) std::printf("listing the plugin's kernels failed\n");
