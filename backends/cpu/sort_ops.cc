@@ -53,6 +53,22 @@ void ArgsortShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 0, d, true);
 }
 
+// The order sorting one line of x: `len` elements `stride` apart.
+template <typename T>
+void SortLine(const T* x, int64_t stride, bool ascend,
+              std::vector<int64_t>* order) {
+  using A = AccType<T>;
+  const auto at = [&](int64_t i) { return static_cast<A>(x[i * stride]); };
+  std::iota(order->begin(), order->end(), 0);
+  std::stable_sort(order->begin(), order->end(), [&](int64_t a, int64_t b) {
+    const A va = at(a), vb = at(b);
+    if (IsNan(va) || IsNan(vb)) return !IsNan(va) && IsNan(vb);
+    return ascend ? va < vb : vb < va;
+  });
+}
+
+// The sort depends on the data's dtype and the output on the indices':
+// each is dispatched on its own (8 sorts compiled, not 8 x 8).
 void ArgsortCompute(const OpContext&, const NodeAttrs& attrs,
                     const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req,
@@ -60,36 +76,27 @@ void ArgsortCompute(const OpContext&, const NodeAttrs& attrs,
   if (req[0] == OpReqType::kNullOp) return;
   const bool ascend = attrs.get<ArgsortParam>().is_ascend;
   const Lines l = LinesOf(attrs, in[0].shape);
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    using A = AccType<T>;
-    const T* x = in[0].data<T>();
+  MX_DTYPE_SWITCH(out[0].dtype, I, {
+    if (l.len > 0 && static_cast<double>(l.len - 1) !=
+                         static_cast<double>(static_cast<I>(l.len - 1))) {
+      throw InvalidArgument(
+          absl::StrCat(OpLabel(attrs), ": dtype=", DTypeName(out[0].dtype),
+                       " cannot hold indices up to ", l.len - 1));
+    }
+  });
+  std::vector<int64_t> order(static_cast<size_t>(l.len));
+  for (int64_t line = 0; line < l.outer * l.inner; ++line) {
+    const int64_t base = (line / l.inner) * l.len * l.inner + line % l.inner;
+    MX_DTYPE_SWITCH(in[0].dtype, T, {
+      SortLine(in[0].data<T>() + base, l.inner, ascend, &order);
+    });
     MX_DTYPE_SWITCH(out[0].dtype, I, {
-      I* y = out[0].data<I>();
-      if (l.len > 0 && static_cast<double>(l.len - 1) !=
-                           static_cast<double>(static_cast<I>(l.len - 1))) {
-        throw InvalidArgument(
-            absl::StrCat(OpLabel(attrs), ": dtype=", DTypeName(out[0].dtype),
-                         " cannot hold indices up to ", l.len - 1));
-      }
-      std::vector<int64_t> order(static_cast<size_t>(l.len));
-      for (int64_t line = 0; line < l.outer * l.inner; ++line) {
-        const int64_t base =
-            (line / l.inner) * l.len * l.inner + line % l.inner;
-        const auto at = [&](int64_t i) {
-          return static_cast<A>(x[base + i * l.inner]);
-        };
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-          const A va = at(a), vb = at(b);
-          if (IsNan(va) || IsNan(vb)) return !IsNan(va) && IsNan(vb);
-          return ascend ? va < vb : vb < va;
-        });
-        for (int64_t i = 0; i < l.len; ++i) {
-          Assign(y + base + i * l.inner, req[0], static_cast<I>(order[i]));
-        }
+      I* y = out[0].data<I>() + base;
+      for (int64_t i = 0; i < l.len; ++i) {
+        Assign(y + i * l.inner, req[0], static_cast<I>(order[i]));
       }
     });
-  });
+  }
 }
 
 MX_REGISTER_OP(argsort)
