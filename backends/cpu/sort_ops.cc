@@ -53,7 +53,7 @@ void ArgsortShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 0, d, true);
 }
 
-// The order sorting one line of x: `len` elements `stride` apart.
+// The order sorting one line of x: order->size() elements `stride` apart.
 template <typename T>
 void SortLine(const T* x, int64_t stride, bool ascend,
               std::vector<int64_t>* order) {
