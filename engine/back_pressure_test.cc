@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "gtest/gtest.h"
+#include "testing/engine_test_util.h"
 
 namespace mx {
 namespace engine {
@@ -19,23 +20,15 @@ namespace {
 
 const Context kCPU = Context::CPU();
 
-struct Config {
-  EngineType type;
-  int threads;
-  const char* name;
-};
+using testing::EngineConfig;
 
-void PrintTo(const Config& c, std::ostream* os) { *os << c.name; }
-
-std::unique_ptr<Engine> Make(const Config& c, int64_t max_pending) {
+std::unique_ptr<Engine> Make(const EngineConfig& c, int64_t max_pending) {
   EngineOptions options;
-  options.type = c.type;
-  options.cpu_worker_threads = c.threads;
   options.max_pending_ops = max_pending;
-  return Engine::Create(options);
+  return testing::MakeEngine(c, options);
 }
 
-class BackPressureTest : public ::testing::TestWithParam<Config> {};
+class BackPressureTest : public ::testing::TestWithParam<EngineConfig> {};
 
 // Ops that are slow to run: without back-pressure the pusher would queue all
 // of them at once. With a limit, pushed-but-not-finished stays bounded.
@@ -139,13 +132,12 @@ TEST_P(BackPressureTest, ErrorsStillReachTheNextWait) {
 
 INSTANTIATE_TEST_SUITE_P(
     Engines, BackPressureTest,
-    ::testing::Values(Config{EngineType::kThreaded, 1, "Pooled1"},
-                      Config{EngineType::kThreaded, 3, "Pooled3"},
-                      Config{EngineType::kThreadedPerDevice, 1, "PerDevice1"},
-                      Config{EngineType::kThreadedPerDevice, 2, "PerDevice2"}),
-    [](const ::testing::TestParamInfo<Config>& info) {
-      return std::string(info.param.name);
-    });
+    ::testing::Values(
+        EngineConfig{EngineType::kThreaded, 1, "Pooled1"},
+        EngineConfig{EngineType::kThreaded, 3, "Pooled3"},
+        EngineConfig{EngineType::kThreadedPerDevice, 1, "PerDevice1"},
+        EngineConfig{EngineType::kThreadedPerDevice, 2, "PerDevice2"}),
+    testing::EngineConfigName);
 
 TEST(BackPressureOptions, ReadFromEnvWithTypedErrors) {
   unsetenv("MX_ENGINE_MAX_PENDING");

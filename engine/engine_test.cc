@@ -1,95 +1,28 @@
+// The engines' ordering of reads and writes, variable lifetimes and
+// shutdown, under every engine configuration (errors:
+// engine_errors_test.cc).
 #include "engine/engine.h"
-
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
-#include <stdexcept>
-#include <string>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "testing/engine_test_util.h"
 
 namespace mx {
 namespace engine {
 namespace {
 
 using std::chrono::milliseconds;
-
-struct Config {
-  EngineType type;
-  int threads;
-  const char* name;
-};
-
-void PrintTo(const Config& c, std::ostream* os) { *os << c.name; }
-
-std::unique_ptr<Engine> Make(const Config& c) {
-  EngineOptions options;
-  options.type = c.type;
-  options.cpu_worker_threads = c.threads;
-  return Engine::Create(options);
-}
-
-// Completes asynchronous ops from a thread of its own, so tests exercise
-// completion callbacks that arrive from outside the engine's workers.
-class AsyncCompleter {
- public:
-  AsyncCompleter() : thread_([this] { Loop(); }) {}
-  ~AsyncCompleter() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void Post(std::function<void()> fn) {
-    // Notified under the lock: once the posted function runs, the test may
-    // end and destroy this completer, while a poster that notified after
-    // unlocking could still be inside notify_all (TSan saw it).
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(fn));
-    cv_.notify_all();
-  }
-
- private:
-  void Loop() {
-    while (true) {
-      std::function<void()> fn;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        fn = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      fn();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
-class EngineTest : public ::testing::TestWithParam<Config> {
- protected:
-  void SetUp() override { engine_ = Make(GetParam()); }
-  void TearDown() override { engine_.reset(); }
-  bool naive() const { return GetParam().type == EngineType::kNaive; }
-  std::unique_ptr<Engine> engine_;
-};
+using testing::AsyncCompleter;
+using testing::EngineTest;
 
 const Context kCPU = Context::CPU();
 
@@ -248,36 +181,6 @@ TEST_P(EngineTest, WaitForVarSeesEveryEarlierWrite) {
   EXPECT_EQ(a.version(), 200u);
 }
 
-// A device that reports a fault when its stream is synchronized (as CUDA
-// reports an illegal address): the error reaches the wait and names the
-// operation whose work faulted.
-TEST_P(EngineTest, DeviceFaultAtSynchronizeNamesTheOperation) {
-  const int type = Context::kFirstPluginDevice + 40;
-  static int stream_token = 0;
-  DeviceStreamOps ops;
-  ops.create = [](int) -> void* { return &stream_token; };
-  ops.destroy = [](int, void*) {};
-  ops.synchronize = [](int, void*) {
-    throw RuntimeError("fakedev: an illegal memory access was encountered");
-  };
-  RegisterDeviceStreams(type, ops);
-  const Context dev{static_cast<Context::DeviceType>(type), 0};
-  VarHandle a = engine_->NewVariable();
-  engine_->PushSync([](RunContext) {}, dev, {}, {a}, FnProperty::kNormal, 0,
-                    "faulting_kernel");
-  try {
-    engine_->WaitForVar(a);
-    ADD_FAILURE() << "the fault did not reach the wait";
-  } catch (const RuntimeError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("\"faulting_kernel\""), std::string::npos) << what;
-    EXPECT_NE(what.find("illegal memory access"), std::string::npos) << what;
-  }
-  engine_->DeleteVariable(nullptr, kCPU, a);
-  engine_->WaitForAll();
-  UnregisterDeviceStreams(type);
-}
-
 TEST_P(EngineTest, ConcurrentPushersOnSharedReadVars) {
   // Four threads each own a chain of writes and all read one shared var.
   VarHandle shared = engine_->NewVariable();
@@ -309,52 +212,6 @@ TEST_P(EngineTest, ReadAndWriteOfOneVarCountsAsOneWrite) {
   engine_->PushSync([](RunContext) {}, kCPU, {a, a}, {a});
   engine_->WaitForAll();
   EXPECT_EQ(a.version(), 1u);
-}
-
-TEST_P(EngineTest, VarWrittenTwiceIsInvalidArgument) {
-  VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
-  try {
-    engine_->PushSync([](RunContext) {}, kCPU, {}, {a, b, a},
-                      FnProperty::kNormal, 0, "dup");
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("op \"dup\""), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("mutable_vars[0] and mutable_vars[2]"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_THROW(engine_->NewOperator(
-                   [](RunContext, CallbackOnComplete d) { d(); }, {}, {b, b}),
-               InvalidArgument);
-  engine_->WaitForAll();
-  EXPECT_EQ(a.version(), 0u);
-}
-
-TEST_P(EngineTest, DeletedVarUsedAgainIsStateError) {
-  VarHandle a = engine_->NewVariable();
-  OprHandle op = engine_->NewOperator(
-      [](RunContext, CallbackOnComplete d) { d(); }, {a}, {});
-  engine_->DeleteVariable(nullptr, kCPU, a);
-  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {a}, {}), StateError);
-  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {}, {a}), StateError);
-  EXPECT_THROW(engine_->WaitForVar(a), StateError);
-  EXPECT_THROW(engine_->DeleteVariable(nullptr, kCPU, a), StateError);
-  EXPECT_THROW(engine_->Push(op, kCPU), StateError);
-  engine_->DeleteOperator(op);
-  engine_->WaitForAll();
-  // The slot is recycled, yet the old handle stays invalid.
-  VarHandle b = engine_->NewVariable();
-  EXPECT_THROW(engine_->WaitForVar(a), StateError);
-  engine_->WaitForVar(b);
-}
-
-TEST_P(EngineTest, NullAndForeignHandlesAreInvalidArgument) {
-  EXPECT_THROW(engine_->PushSync([](RunContext) {}, kCPU, {VarHandle()}, {}),
-               InvalidArgument);
-  auto other = Make(GetParam());
-  VarHandle foreign = other->NewVariable();
-  EXPECT_THROW(engine_->WaitForVar(foreign), InvalidArgument);
 }
 
 TEST_P(EngineTest, DeleteVariableRunsAfterPendingOps) {
@@ -468,139 +325,6 @@ TEST_P(EngineTest, DeleteOperatorWaitsForItsPendingPushes) {
   EXPECT_EQ(a.version(), 10u);
 }
 
-TEST_P(EngineTest, ErrorPropagatesToDependentsAndIsReportedOnce) {
-  VarHandle x = engine_->NewVariable(), y = engine_->NewVariable(),
-            z = engine_->NewVariable(), other = engine_->NewVariable();
-  std::atomic<bool> downstream_ran{false}, independent_ran{false};
-  engine_->PushSync(
-      [](RunContext) { throw std::out_of_range("boom in producer"); }, kCPU, {},
-      {x}, FnProperty::kNormal, 0, "producer");
-  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {x}, {y});
-  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {y}, {z});
-  engine_->PushSync([&](RunContext) { independent_ran = true; }, kCPU, {},
-                    {other});
-  // The original exception type and message reach the waiter.
-  EXPECT_THROW(
-      {
-        try {
-          engine_->WaitForVar(z);
-        } catch (const std::out_of_range& e) {
-          EXPECT_STREQ(e.what(), "boom in producer");
-          throw;
-        }
-      },
-      std::out_of_range);
-  EXPECT_FALSE(downstream_ran.load());
-  engine_->WaitForVar(other);
-  EXPECT_TRUE(independent_ran.load());
-  // Versions still count the (skipped) writes.
-  EXPECT_EQ(x.version(), 1u);
-  EXPECT_EQ(z.version(), 1u);
-  // Reported once: other waits on affected vars and WaitForAll are quiet.
-  EXPECT_NO_THROW(engine_->WaitForVar(x));
-  EXPECT_NO_THROW(engine_->WaitForAll());
-  // The vars are usable again.
-  int value = 0;
-  engine_->PushSync([&value](RunContext) { value = 5; }, kCPU, {}, {x});
-  engine_->PushSync([&value](RunContext) { value += 1; }, kCPU, {x}, {z});
-  EXPECT_NO_THROW(engine_->WaitForVar(z));
-  EXPECT_EQ(value, 6);
-}
-
-TEST_P(EngineTest, CollectiveRunsOnAFailedInputAndPassesTheErrorOn) {
-  VarHandle x = engine_->NewVariable(), y = engine_->NewVariable(),
-            z = engine_->NewVariable();
-  std::atomic<int> collectives{0};
-  std::atomic<bool> downstream_ran{false};
-  engine_->PushSync([](RunContext) { throw std::out_of_range("boom"); }, kCPU,
-                    {}, {x});
-  // A collective step (all processes must take part) runs anyway, on both
-  // its read and its written var...
-  engine_->PushAsync(
-      [&](RunContext rctx, CallbackOnComplete done) {
-        EXPECT_TRUE(rctx.upstream_failed);
-        ++collectives;
-        done();
-      },
-      kCPU, {x}, {y}, FnProperty::kCollective);
-  engine_->PushAsync(
-      [&](RunContext, CallbackOnComplete done) {
-        ++collectives;
-        done();
-      },
-      kCPU, {}, {x}, FnProperty::kCollective);
-  // ...and what it writes still carries the error: readers are skipped.
-  engine_->PushSync([&](RunContext) { downstream_ran = true; }, kCPU, {y}, {z});
-  EXPECT_THROW(engine_->WaitForVar(z), std::out_of_range);
-  EXPECT_EQ(collectives.load(), 2);
-  EXPECT_FALSE(downstream_ran.load());
-  EXPECT_NO_THROW(engine_->WaitForAll());
-  // Without an upstream error it completes cleanly.
-  engine_->PushAsync(
-      [&](RunContext rctx, CallbackOnComplete done) {
-        EXPECT_FALSE(rctx.upstream_failed);
-        ++collectives;
-        done();
-      },
-      kCPU, {}, {y}, FnProperty::kCollective);
-  EXPECT_NO_THROW(engine_->WaitForVar(y));
-  EXPECT_EQ(collectives.load(), 3);
-}
-
-TEST_P(EngineTest, WaitForAllRethrowsFirstFailureOnce) {
-  VarHandle a = engine_->NewVariable();
-  engine_->PushSync([](RunContext) { throw InvalidArgument("first"); }, kCPU,
-                    {}, {a});
-  engine_->WaitForVar(VarHandle(engine_->NewVariable()));
-  EXPECT_THROW(engine_->WaitForAll(), InvalidArgument);
-  EXPECT_NO_THROW(engine_->WaitForAll());
-  EXPECT_NO_THROW(engine_->WaitForVar(a));
-}
-
-TEST_P(EngineTest, FailureOfReadOnlyOpReachesWaitForAll) {
-  VarHandle a = engine_->NewVariable();
-  engine_->PushSync([](RunContext) { throw std::runtime_error("reader"); },
-                    kCPU, {a}, {});
-  EXPECT_NO_THROW(engine_->WaitForVar(a));
-  EXPECT_THROW(engine_->WaitForAll(), std::runtime_error);
-}
-
-TEST_P(EngineTest, AsyncOpCanFailThroughItsCallback) {
-  AsyncCompleter completer;
-  VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
-  engine_->PushAsync(
-      [&completer](RunContext, CallbackOnComplete done) {
-        completer.Post([done] {
-          done(std::make_exception_ptr(RuntimeError("device fault")));
-        });
-      },
-      kCPU, {}, {a});
-  bool ran = false;
-  engine_->PushSync([&ran](RunContext) { ran = true; }, kCPU, {a}, {b});
-  EXPECT_THROW(engine_->WaitForVar(b), RuntimeError);
-  EXPECT_FALSE(ran);
-}
-
-TEST_P(EngineTest, ErrorReachesWaiterOnAnotherThread) {
-  VarHandle a = engine_->NewVariable();
-  engine_->PushSync(
-      [](RunContext) {
-        std::this_thread::sleep_for(milliseconds(5));
-        throw RuntimeError("late");
-      },
-      kCPU, {}, {a});
-  std::atomic<bool> caught{false};
-  std::thread waiter([&] {
-    try {
-      engine_->WaitForVar(a);
-    } catch (const RuntimeError&) {
-      caught = true;
-    }
-  });
-  waiter.join();
-  EXPECT_TRUE(caught.load());
-}
-
 TEST_P(EngineTest, OpPushedFromInsideAnOpRuns) {
   VarHandle a = engine_->NewVariable(), b = engine_->NewVariable();
   std::atomic<int> inner{0};
@@ -619,7 +343,7 @@ TEST_P(EngineTest, OpPushedFromInsideAnOpRuns) {
 TEST_P(EngineTest, ShutdownWithPendingWorkRunsItAll) {
   std::atomic<int> runs{0};
   {
-    std::unique_ptr<Engine> eng = Make(GetParam());
+    std::unique_ptr<Engine> eng = testing::MakeEngine(GetParam());
     std::vector<VarHandle> vars;
     for (int i = 0; i < 8; ++i) vars.push_back(eng->NewVariable());
     for (int i = 0; i < 400; ++i) {
@@ -641,16 +365,9 @@ TEST_P(EngineTest, ShutdownWithPendingWorkRunsItAll) {
   EXPECT_EQ(runs.load(), 400);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllEngines, EngineTest,
-    ::testing::Values(Config{EngineType::kNaive, 1, "Naive"},
-                      Config{EngineType::kThreaded, 1, "Threaded1"},
-                      Config{EngineType::kThreaded, 2, "Threaded2"},
-                      Config{EngineType::kThreadedPerDevice, 1, "PerDevice1"},
-                      Config{EngineType::kThreadedPerDevice, 2, "PerDevice2"}),
-    [](const ::testing::TestParamInfo<Config>& info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineTest,
+                         ::testing::ValuesIn(testing::AllEngineConfigs()),
+                         testing::EngineConfigName);
 
 }  // namespace
 }  // namespace engine

@@ -1,14 +1,14 @@
-// The CUDA plugin's own kernels: elementwise maps, broadcasting binaries,
-// activation gradients, optimizer updates, casts, fills, random numbers
-// and one_hot (reductions, softmax and gathers: reduce_kernels.cu). Grid-stride
-// loops of 256 threads; float16 is loaded and stored as __half and
-// computed in float; integers (unary, binary, scalar and comparison maps)
-// wrap, divide and saturate as the CPU kernels do. The write request is a
-// template parameter, so the element loop has no branch on it.
+// The CUDA plugin's own elementwise kernels: unary maps, binaries (plain,
+// broadcasting, with a scalar), comparisons, activation gradients and
+// FullyConnected's bias (optimizer updates: optimizer_kernels.cu; casts,
+// fills, random numbers, one_hot: fill_kernels.cu; reductions, softmax and
+// gathers: reduce_kernels.cu). Grid-stride loops of 256 threads; float16 is
+// loaded and stored as __half and computed in float; integers (unary, binary,
+// scalar and comparison maps) wrap, divide and saturate as the CPU kernels do.
+// The write request is a template parameter, so the element loop has no branch
+// on it.
 #include <cuda_fp16.h>
-#include <curand_kernel.h>
 
-#include <climits>
 #include <cmath>
 #include <type_traits>
 
@@ -174,8 +174,8 @@ template <typename A>
 __device__ __forceinline__ A Power(A a, A b) {
   if constexpr (std::is_integral<A>::value) {
     double base = static_cast<double>(a), result = 1;
-    uint64_t e = IsNegative(b) ? 0 - static_cast<uint64_t>(b)
-                               : static_cast<uint64_t>(b);
+    uint64_t e =
+        IsNegative(b) ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
     for (; e != 0; e >>= 1) {
       if (e & 1) result *= base;
       base *= base;
@@ -291,8 +291,8 @@ __global__ void CompareKernel(Binary op, int64_t n, const T* a, const T* b,
     if (bc.ndim > 0) BroadcastOffsets(bc, i, &ia, &ib);
     const A va = Load(a, ia);
     const A vb = b == nullptr ? sv : Load(b, ib);
-    const bool v = (reverse ? ApplyBinary(op, vb, va)
-                            : ApplyBinary(op, va, vb)) != A(0);
+    const bool v =
+        (reverse ? ApplyBinary(op, vb, va) : ApplyBinary(op, va, vb)) != A(0);
     y[i] = kOr ? (y[i] || v) : v;
   }
 }
@@ -323,83 +323,6 @@ __global__ void ActGradKernel(ActGrad op, int64_t n, const T* dy, const T* y,
   }
 }
 
-template <int kReq, typename T>
-__global__ void SgdKernel(int64_t n, const T* w, const T* g, T* mom, T* out,
-                          SgdParams p) {
-  using A = typename Acc<T>::type;
-  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
-          momentum = p.momentum;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
-    const A wi = Load(w, i);
-    if (mom == nullptr) {
-      Store<kReq>(out, i, wi - lr * (gi + wd * wi));
-    } else {
-      const A m = momentum * Load(mom, i) - lr * (gi + wd * wi);
-      mom[i] = static_cast<T>(m);
-      Store<kReq>(out, i, wi + m);
-    }
-  }
-}
-
-template <typename T>
-__global__ void MultiSgdMomKernel(MultiSgdTable t, SgdParams p) {
-  using A = typename Acc<T>::type;
-  const int k = blockIdx.y;
-  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
-          momentum = p.momentum;
-  const T* w = static_cast<const T*>(t.w[k]);
-  const T* g = static_cast<const T*>(t.g[k]);
-  T* mom = static_cast<T*>(t.mom[k]);
-  T* out = static_cast<T*>(t.out[k]);
-  const int req = t.req[k];
-  if (req == MX_REQ_NULL) return;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < t.n[k];
-       i += int64_t{blockDim.x} * gridDim.x) {
-    A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
-    const A wi = Load(w, i);
-    const A m = momentum * Load(mom, i) - lr * (gi + wd * wi);
-    mom[i] = static_cast<T>(m);
-    if (req == MX_REQ_ADD) {
-      out[i] = static_cast<T>(Load(out, i) + wi + m);
-    } else {
-      out[i] = static_cast<T>(wi + m);
-    }
-  }
-}
-
-template <int kReq, typename T>
-__global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
-                           T* out, AdamParams p) {
-  using A = typename Acc<T>::type;
-  const A lr = p.lr, wd = p.wd, rescale = p.rescale, clip = p.clip,
-          b1 = p.beta1, b2 = p.beta2, eps = p.epsilon;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
-    const A wi = Load(w, i);
-    gi += wd * wi;
-    const A m = b1 * Load(mean, i) + (A(1) - b1) * gi;
-    const A v = b2 * Load(var, i) + (A(1) - b2) * gi * gi;
-    mean[i] = static_cast<T>(m);
-    var[i] = static_cast<T>(v);
-    Store<kReq>(out, i, wi - lr * m / (sqrt(v) + eps));
-  }
-}
-
-template <typename S, typename D>
-__global__ void CastKernel(int64_t n, const S* x, D* y) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    using A = typename Acc<S>::type;
-    y[i] = static_cast<D>(static_cast<A>(x[i]));
-  }
-}
-
 template <typename T>
 __global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
   using A = typename Acc<T>::type;
@@ -407,57 +330,6 @@ __global__ void AddBiasKernel(int64_t rows, int64_t cols, const T* bias, T* y) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     y[i] = static_cast<T>(Load(y, i) + Load(bias, i % cols));
-  }
-}
-
-// A fill value as T, as the CPU's fills convert it: integers truncate
-// toward zero (saturating at int64's range, NaN 0) and wrap modulo 2^bits.
-template <typename T>
-__device__ __forceinline__ T FillValue(double v) {
-  if constexpr (std::is_integral<T>::value) {
-    if (v != v) return T(0);
-    constexpr double kLimit = 9.2233720368547758e18;  // 2^63
-    const long long i = v >= kLimit    ? LLONG_MAX
-                        : v <= -kLimit ? LLONG_MIN
-                                       : static_cast<long long>(v);
-    return static_cast<T>(static_cast<unsigned long long>(i));
-  } else {
-    return static_cast<T>(static_cast<typename Acc<T>::type>(v));
-  }
-}
-
-template <typename T>
-__global__ void FillKernel(int64_t n, double value, T* y) {
-  const T v = FillValue<T>(value);
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    y[i] = v;
-  }
-}
-
-template <typename T>
-__global__ void RandomKernel(bool normal, int64_t n, double a, double b,
-                             uint64_t seed, T* y) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    curandStatePhilox4_32_10_t st;
-    curand_init(seed, static_cast<unsigned long long>(i), 0, &st);
-    const double u =
-        normal ? curand_normal_double(&st) : curand_uniform_double(&st);
-    // curand_uniform is in (0, 1]; 1 - u in [0, 1) as the CPU's [low, high).
-    y[i] = static_cast<T>(normal ? a + b * u : a + (b - a) * (1.0 - u));
-  }
-}
-
-template <typename T, typename I>
-__global__ void OneHotKernel(int64_t n, int64_t depth, const I* idx, double on,
-                             double off, T* y) {
-  const int64_t total = n * depth;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t row = i / depth, col = i % depth;
-    const int64_t k = static_cast<int64_t>(idx[row]);
-    y[i] = static_cast<T>(k == col ? on : off);
   }
 }
 
@@ -543,22 +415,6 @@ struct ActGradLauncher {
   }
 };
 
-struct SgdLauncher {
-  int64_t n;
-  const void* w;
-  const void* g;
-  void* mom;
-  void* out;
-  SgdParams p;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    SgdKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
-        n, static_cast<const T*>(w), static_cast<const T*>(g),
-        static_cast<T*>(mom), static_cast<T*>(out), p);
-  }
-};
-
 struct AddBiasLauncher {
   int64_t rows, cols;
   const void* bias;
@@ -568,73 +424,6 @@ struct AddBiasLauncher {
   void operator()() const {
     AddBiasKernel<T><<<Blocks(rows * cols), kThreads, 0, s>>>(
         rows, cols, static_cast<const T*>(bias), static_cast<T*>(y));
-  }
-};
-
-struct MultiSgdLauncher {
-  MultiSgdTable t;
-  SgdParams p;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    int64_t longest = 0;
-    for (int k = 0; k < t.count; ++k)
-      longest = t.n[k] > longest ? t.n[k] : longest;
-    const int blocks = Blocks(longest) < 1024 ? Blocks(longest) : 1024;
-    MultiSgdMomKernel<T><<<dim3(blocks, t.count), kThreads, 0, s>>>(t, p);
-  }
-};
-
-struct AdamLauncher {
-  int64_t n;
-  const void *w, *g;
-  void *mean, *var, *out;
-  AdamParams p;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    AdamKernel<R, T><<<Blocks(n), kThreads, 0, s>>>(
-        n, static_cast<const T*>(w), static_cast<const T*>(g),
-        static_cast<T*>(mean), static_cast<T*>(var), static_cast<T*>(out), p);
-  }
-};
-
-struct FillLauncher {
-  int64_t n;
-  double value;
-  void* y;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    FillKernel<T><<<Blocks(n), kThreads, 0, s>>>(n, value, static_cast<T*>(y));
-  }
-};
-
-struct RandomLauncher {
-  bool normal;
-  int64_t n;
-  double a, b;
-  uint64_t seed;
-  void* y;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    RandomKernel<T><<<Blocks(n), kThreads, 0, s>>>(normal, n, a, b, seed,
-                                                   static_cast<T*>(y));
-  }
-};
-
-template <typename I>
-struct OneHotLauncher {
-  int64_t n, depth;
-  const void* idx;
-  double on, off;
-  void* y;
-  cudaStream_t s;
-  template <int R, typename T>
-  void operator()() const {
-    OneHotKernel<T, I><<<Blocks(n * depth), kThreads, 0, s>>>(
-        n, depth, static_cast<const I*>(idx), on, off, static_cast<T*>(y));
   }
 };
 
@@ -681,131 +470,11 @@ cudaError_t LaunchActGrad(ActGrad op, int dtype, int64_t n, const void* dy,
   return Dispatch(dtype, req, ActGradLauncher{op, n, dy, y, dx, stream});
 }
 
-cudaError_t LaunchSgd(int dtype, int64_t n, const void* w, const void* g,
-                      void* mom, void* out, int req, const SgdParams& p,
-                      cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, SgdLauncher{n, w, g, mom, out, p, stream});
-}
-
-namespace {
-
-template <typename S, typename D>
-cudaError_t CastTo(int64_t n, const void* x, void* y, cudaStream_t s) {
-  CastKernel<S, D><<<Blocks(n), kThreads, 0, s>>>(n, static_cast<const S*>(x),
-                                                  static_cast<D*>(y));
-  return cudaGetLastError();
-}
-
-template <typename S>
-cudaError_t CastFrom(int dst, int64_t n, const void* x, void* y,
-                     cudaStream_t s) {
-  switch (dst) {
-    case MX_DTYPE_FLOAT32:
-      return CastTo<S, float>(n, x, y, s);
-    case MX_DTYPE_FLOAT64:
-      return CastTo<S, double>(n, x, y, s);
-    case MX_DTYPE_FLOAT16:
-      return CastTo<S, __half>(n, x, y, s);
-    case MX_DTYPE_INT32:
-      return CastTo<S, int32_t>(n, x, y, s);
-    case MX_DTYPE_INT64:
-      return CastTo<S, int64_t>(n, x, y, s);
-    case MX_DTYPE_UINT8:
-      return CastTo<S, uint8_t>(n, x, y, s);
-    case MX_DTYPE_INT8:
-      return CastTo<S, int8_t>(n, x, y, s);
-    case MX_DTYPE_BOOL:
-      return CastTo<S, bool>(n, x, y, s);
-    default:
-      return cudaErrorInvalidValue;
-  }
-}
-
-}  // namespace
-
-cudaError_t LaunchCast(int src, int dst, int64_t n, const void* x, void* y,
-                       cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  switch (src) {
-    case MX_DTYPE_FLOAT32:
-      return CastFrom<float>(dst, n, x, y, stream);
-    case MX_DTYPE_FLOAT64:
-      return CastFrom<double>(dst, n, x, y, stream);
-    case MX_DTYPE_FLOAT16:
-      return CastFrom<__half>(dst, n, x, y, stream);
-    case MX_DTYPE_INT32:
-      return CastFrom<int32_t>(dst, n, x, y, stream);
-    case MX_DTYPE_INT64:
-      return CastFrom<int64_t>(dst, n, x, y, stream);
-    case MX_DTYPE_UINT8:
-      return CastFrom<uint8_t>(dst, n, x, y, stream);
-    case MX_DTYPE_INT8:
-      return CastFrom<int8_t>(dst, n, x, y, stream);
-    case MX_DTYPE_BOOL:
-      return CastFrom<bool>(dst, n, x, y, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
-}
-
 cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
                           const void* bias, void* y, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
   return Dispatch(dtype, MX_REQ_WRITE,
                   AddBiasLauncher{rows, cols, bias, y, stream});
-}
-
-cudaError_t LaunchMultiSgdMom(int dtype, const MultiSgdTable& table,
-                              const SgdParams& p, cudaStream_t stream) {
-  if (table.count == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_WRITE, MultiSgdLauncher{table, p, stream});
-}
-
-cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
-                       void* mean, void* var, void* out, int req,
-                       const AdamParams& p, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, AdamLauncher{n, w, g, mean, var, out, p, stream});
-}
-
-cudaError_t LaunchFill(int dtype, int64_t n, double value, void* y,
-                       cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  return Dispatch<true>(dtype, MX_REQ_WRITE,
-                        FillLauncher{n, value, y, stream});
-}
-
-cudaError_t LaunchRandom(bool normal, int dtype, int64_t n, double a, double b,
-                         uint64_t seed, void* y, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_WRITE,
-                  RandomLauncher{normal, n, a, b, seed, y, stream});
-}
-
-cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
-                         const void* idx, double on, double off, void* y,
-                         cudaStream_t stream) {
-  if (n * depth == 0) return cudaSuccess;
-  switch (index_dtype) {
-    case MX_DTYPE_FLOAT32:
-      return Dispatch(dtype, MX_REQ_WRITE,
-                      OneHotLauncher<float>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_FLOAT64:
-      return Dispatch(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<double>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_INT32:
-      return Dispatch(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<int32_t>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_INT64:
-      return Dispatch(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<int64_t>{n, depth, idx, on, off, y, stream});
-    default:
-      return cudaErrorInvalidValue;
-  }
 }
 
 }  // namespace mx_cuda

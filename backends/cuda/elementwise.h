@@ -1,5 +1,6 @@
-// Launchers of the CUDA plugin's own kernels (elementwise.cu, compiled by
-// nvcc), callable from the plugin's C++ code compiled by the host
+// Launchers of the CUDA plugin's own kernels (elementwise.cu,
+// optimizer_kernels.cu, fill_kernels.cu and reduce_kernels.cu,
+// compiled by nvcc), callable from the plugin's C++ code compiled by the host
 // compiler. Every launcher handles float32, float64 and float16 (computed
 // in float), takes the output's write request (MX_REQ_WRITE, _INPLACE or
 // _ADD) and returns the launch status; it never throws.

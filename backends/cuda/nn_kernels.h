@@ -1,7 +1,7 @@
 // Launchers of the CUDA plugin's pooling, BatchNorm and Dropout kernels
-// (nn_kernels.cu). float32, float64 and float16 (computed in float; the
-// per-channel BatchNorm arrays are float32 for float16 data, as on the
-// CPU). Each returns the launch status and never throws.
+// (nn_kernels.cu, batch_norm_kernels.cu). float32, float64 and float16
+// (computed in float; the per-channel BatchNorm arrays are float32 for float16
+// data, as on the CPU). Each returns the launch status and never throws.
 #ifndef MXCORE_BACKENDS_CUDA_NN_KERNELS_H_
 #define MXCORE_BACKENDS_CUDA_NN_KERNELS_H_
 

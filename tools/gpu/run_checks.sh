@@ -18,6 +18,9 @@ if [[ $what == all || $what == tests ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
+echo "=== cuda_graph_test (fusion, executor, training)"
+timeout 120 ./cuda_graph_test --gtest_color=no
+echo "cuda_graph_test exit: $?"
 echo "=== cudnn_paths_test (kernels calling cuDNN vs the CPU)"
 timeout 120 ./cudnn_paths_test --gtest_color=no
 echo "cudnn_paths_test exit: $?"
