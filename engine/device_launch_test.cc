@@ -393,6 +393,51 @@ TEST_F(DeviceLaunchTest, ErrorOfALaunchOnThePusherReachesTheWait) {
   EXPECT_NO_THROW(engine->WaitForAll());  // Reported at the waits already.
 }
 
+// An operation that queued device work and then failed: its work still
+// runs, so what comes after it waits for that work as after a success: a
+// host writer of a var it read, and the deletion (the freeing of the
+// memory) of the var it wrote, wherever the operation ran.
+TEST_F(DeviceLaunchTest, WorkQueuedBeforeAFailureIsWaitedFor) {
+  using Clock = TimedDevice::Clock;
+  for (bool on_pusher : {true, false}) {
+    SCOPED_TRACE(on_pusher ? "launch on pusher" : "workers launch");
+    std::unique_ptr<Engine> engine = MakeEngine(on_pusher);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      VarHandle read = engine->NewVariable(), written = engine->NewVariable();
+      std::this_thread::sleep_for(IdleTime(attempt));
+      std::atomic<int64_t> work_end{0};
+      engine->PushSync(
+          [&](RunContext rctx) {
+            const TimedDevice::Span span =
+                TimedDevice::Launch(rctx.stream, milliseconds(20));
+            work_end = span.end.time_since_epoch().count();
+            throw InvalidArgument("timed device: failed after launching");
+          },
+          device_->context(), {read}, {written}, FnProperty::kNormal, 0,
+          "fails_after_launch");
+      std::atomic<int64_t> host_write_at{0}, deleted_at{0};
+      engine->PushSync(
+          [&](RunContext) {
+            host_write_at = Clock::now().time_since_epoch().count();
+          },
+          kCPU, {}, {read});
+      engine->DeleteVariable(
+          [&](RunContext) {
+            deleted_at = Clock::now().time_since_epoch().count();
+          },
+          kCPU, written);
+      engine->WaitForVar(read);
+      EXPECT_THROW(engine->WaitForAll(), InvalidArgument);
+      EXPECT_GE(host_write_at.load(), work_end.load())
+          << "a host op wrote what the failed op's device work still read";
+      EXPECT_GE(deleted_at.load(), work_end.load())
+          << "a var was deleted while the failed op's device work wrote it";
+      engine->DeleteVariable(nullptr, kCPU, read);
+    }
+    engine->WaitForAll();
+  }
+}
+
 // Random ops over a few vars from three pushing threads, with and without
 // pauses (so some launch on their pusher, some on the workers, on
 // different streams). Each op's device work must start after the device

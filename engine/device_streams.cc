@@ -370,8 +370,10 @@ bool LaunchesOnAnyThread(Context ctx) {
 }
 
 FenceRef RecordFence(Context ctx, void* stream, std::string_view op) {
-  if (stream == nullptr || !HasDeviceEvents(ctx)) return nullptr;
-  std::shared_ptr<const DeviceStreamOps> ops = Find(ctx.dev_type);
+  if (stream == nullptr) return nullptr;
+  // One lookup: the device may be unregistered between two.
+  std::shared_ptr<const DeviceStreamOps> ops = EventOps(ctx);
+  if (ops == nullptr) return nullptr;
   void* event = Events().Take(ctx, *ops);
   auto fence = std::make_shared<const DeviceFence>(ctx, stream, event,
                                                    std::string(op), ops);

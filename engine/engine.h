@@ -248,8 +248,8 @@ class Engine {
 // RunContext::stream, created on first use and destroyed when the thread ends.
 // The engine synchronizes the stream when a synchronous operation returns, so
 // the operation's writes are complete when its vars are released; asynchronous
-// operations synchronize (or record events) before calling their completion
-// callback.
+// operations synchronize their stream before calling their completion
+// callback (the engine attaches no fence for them).
 //
 // With events (all five event functions set), the per-device engine instead
 // completes a device operation as soon as its work is queued: it records an

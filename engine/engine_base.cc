@@ -325,32 +325,55 @@ void EngineBase::Execute(OprBlock* block, void* stream) {
       Complete(block, nullptr);  // A deletion deferred until its fences.
     } else if (opr->sync_fn) {
       opr->sync_fn(block->rctx);
-      FenceRef fence;
-      if (device_fences_ && block->rctx.stream != nullptr) {
-        fence = RecordFence(block->rctx.ctx, block->rctx.stream, opr->name);
-      }
-      if (fence != nullptr) {
-        AttachFence(*opr, fence);
-      } else {
-        SynchronizeDeviceWork(*opr, block->rctx);
-        if (fences) ClearFences(*opr);
-      }
+      OrderAfterDeviceWork(*block, /*clear_fences=*/fences);
       Complete(block, nullptr);
     } else {
       opr->fn(block->rctx, CallbackOnComplete(this, block));
     }
   } catch (...) {
+    std::exception_ptr error = std::current_exception();
     if (block->state.load(std::memory_order_acquire) & OprBlock::kCompleted) {
       // Threw after signalling completion: its outputs are already released,
       // so the error can only be reported by WaitForAll.
-      RecordFailure(std::make_shared<ErrorState>(std::current_exception()));
+      RecordFailure(std::make_shared<ErrorState>(std::move(error)));
     } else {
-      Complete(block, std::current_exception());
+      if (block->rctx.stream != nullptr) OrderAfterFailedDeviceWork(*block);
+      Complete(block, std::move(error));
     }
   }
   if (block->state.fetch_or(OprBlock::kFnReturned, std::memory_order_acq_rel) &
       OprBlock::kCompleted) {
     Finish(block);
+  }
+}
+
+void EngineBase::OrderAfterDeviceWork(const OprBlock& block,
+                                      bool clear_fences) {
+  const Opr& opr = *block.opr;
+  FenceRef fence;
+  if (device_fences_ && block.rctx.stream != nullptr) {
+    fence = RecordFence(block.rctx.ctx, block.rctx.stream, opr.name);
+  }
+  if (fence != nullptr) {
+    AttachFence(opr, fence);
+  } else {
+    SynchronizeDeviceWork(opr, block.rctx);
+    if (clear_fences) ClearFences(opr);
+  }
+}
+
+void EngineBase::OrderAfterFailedDeviceWork(const OprBlock& block) noexcept {
+  // The operation's own error is the one reported; a device error here
+  // (the device already failing) would only repeat it.
+  try {
+    // Its earlier fences stay: it may have failed before waiting for them.
+    OrderAfterDeviceWork(block, /*clear_fences=*/false);
+    return;
+  } catch (...) {
+  }
+  try {
+    SynchronizeDeviceWork(*block.opr, block.rctx);
+  } catch (...) {
   }
 }
 

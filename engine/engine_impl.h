@@ -249,6 +249,15 @@ class EngineBase : public Engine {
   // wait for the fences on its vars from other streams; false when it is a
   // deletion that must wait for device work and was deferred instead.
   bool AwaitFences(OprBlock* block);
+  // After an operation's work is queued: later users of its vars wait for
+  // it (a fence on them, or the stream synchronized where the device has
+  // no events; then `clear_fences` drops the fences the operation waited
+  // for, all done).
+  void OrderAfterDeviceWork(const OprBlock& block, bool clear_fences);
+  // The same for an operation that failed: the device work it queued
+  // before failing still runs and may read or write its vars (or the
+  // memory of a var deleted next). Errors here are dropped.
+  void OrderAfterFailedDeviceWork(const OprBlock& block) noexcept;
   // After a device operation's work is queued: its fence on its vars.
   static void AttachFence(const Opr& opr, const FenceRef& fence);
   // After an operation that finished its work synchronously: every earlier
