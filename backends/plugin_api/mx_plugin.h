@@ -219,7 +219,10 @@ typedef struct MxAttrSpec {
  * host's built-in kernel for that device; between plugins, the one loaded
  * last wins (MX_PLUGINS order); plugins are never unloaded. A call the
  * kernel declines by returning MX_STATUS_NOT_IMPLEMENTED (a dtype it does
- * not handle) runs on the kernel it replaced, if there was one. */
+ * not handle) runs on the kernel it replaced, if there was one. A kernel for
+ * a device whose MxDeviceDef sets launch_on_any_thread may be called on any
+ * thread, one at a time per stream: it must work on the stream it is given
+ * and keep no state tied to its thread (a handle bound to one stream). */
 typedef struct MxKernelDef {
   size_t struct_size;
   const char* op_name;
