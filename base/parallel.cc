@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/float_mode.h"
 
 namespace mx {
 namespace {
@@ -21,6 +22,9 @@ struct Batch {
   explicit Batch(absl::FunctionRef<void(int64_t, int64_t)> f) : fn(f) {}
   absl::FunctionRef<void(int64_t, int64_t)> fn;
   int64_t n, step, chunks;
+  // The caller's float mode (denormal handling), which helper threads
+  // take on: a chunk computes as the caller would.
+  uint32_t float_mode = ThreadFloatMode();
   std::atomic<int64_t> next{0};
   int users = 0;  // Pool workers inside RunChunks; guarded by the pool mutex.
   // The first exception a chunk threw (say, std::bad_alloc inside a GEMM),
@@ -86,6 +90,7 @@ class KernelPool {
       Batch* b = queue_.front();
       ++b->users;
       lock.unlock();
+      SetThreadFloatMode(b->float_mode);
       RunChunks(b);
       lock.lock();
       Remove(b);  // All of its chunks are claimed.
@@ -105,8 +110,11 @@ struct Runner {
 std::atomic<const Runner*> chunk_runner{nullptr};
 
 // Chunks [begin, end) of `b` on a chunk runner's thread.
+// The runner's threads are its own (or the caller), so they keep the mode.
 void RunChunkRange(void* arg, int64_t begin, int64_t end) {
-  for (int64_t c = begin; c < end; ++c) RunChunk(static_cast<Batch*>(arg), c);
+  Batch* b = static_cast<Batch*>(arg);
+  SetThreadFloatMode(b->float_mode);
+  for (int64_t c = begin; c < end; ++c) RunChunk(b, c);
 }
 
 KernelPool& Pool() {

@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "base/error.h"
+#include "base/float_mode.h"
 #include "engine/engine_impl.h"
 
 namespace mx {
@@ -46,6 +47,7 @@ EngineOptions EngineOptions::FromEnv() {
       env::GetInt("MX_ENGINE_EXIT_WAIT_S", options.exit_wait_seconds, 0, 86400);
   options.launch_device_ops_on_pusher = env::GetBool(
       "MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER", options.launch_device_ops_on_pusher);
+  FlushDenormals();  // Reads (and checks) MX_CPU_FLUSH_DENORMALS.
   return options;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
+#include "base/float_mode.h"
 #include "base/object_pool.h"
 #include "engine/engine_impl.h"
 
@@ -313,6 +314,9 @@ void EngineBase::Execute(OprBlock* block, void* stream) {
   }
   if (has_deferred_.load(std::memory_order_acquire)) RunDeferredDeletes(false);
   try {
+    // CPU kernels (and the host side of device ones) compute in the
+    // process's float mode (denormals flushed by default, as in MXNet).
+    const CpuFloatModeScope float_mode;
     if (!block->rctx.ctx.is_host()) {
       block->rctx.stream =
           stream != nullptr ? stream : ThreadStream(block->rctx.ctx);

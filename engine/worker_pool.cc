@@ -1,5 +1,6 @@
 #include "engine/worker_pool.h"
 
+#include "base/float_mode.h"
 #include "engine/spin_lock.h"
 
 namespace mx {
@@ -77,6 +78,7 @@ bool WorkerPool::SpinForWork() const {
 
 void WorkerPool::Loop() {
   tls_pool = this;
+  CpuFloatModeScope::MarkRuntimeThread();  // Runs nothing but operations.
   while (true) {
     OprBlock* block;
     SpinForWork();

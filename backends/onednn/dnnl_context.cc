@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "backends/common/attr_parse.h"
+#include "backends/onednn/openmp_runtime.h"
 
 namespace mx_onednn {
 namespace {
@@ -22,6 +23,7 @@ thread_local bool tls_team_set = false;
 void SetTeamSize(int n) {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
   tls_team_set = true;
+  MatchTeamFloatMode();
 }
 
 }  // namespace
@@ -76,7 +78,11 @@ int KernelThreads() {
 }
 
 void PrepareThread() {
-  if (!tls_team_set) SetTeamSize(KernelThreads());
+  if (!tls_team_set) {
+    SetTeamSize(KernelThreads());
+  } else {
+    MatchTeamFloatMode();
+  }
 }
 
 int UseCallThreads(const mxplugin::KernelContext& ctx) {

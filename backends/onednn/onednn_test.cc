@@ -5,6 +5,7 @@
 // built-in kernels first; then the plugin is loaded (plugins never unload).
 #include <dlfcn.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "base/float_mode.h"
 #include "engine/engine.h"
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
@@ -351,6 +353,31 @@ TEST(OnednnPlugin, BuiltInLoopsRunOnThePluginsOpenMpThreads) {
   for (size_t i = 0; i < xs.size(); ++i) {
     ASSERT_EQ(y[i], static_cast<double>(static_cast<float>(xs[i] * xs[i])))
         << i;
+  }
+}
+
+// oneDNN's kernels run on OpenMP threads the host never sees (a team of
+// two, BUILD): they compute in the host's float mode all the same, and
+// follow when it changes. A product over denormal inputs: 0 where they
+// read as 0 (the default, as in MXNet), 512 * 1e-39 (a normal float) where
+// denormals are kept.
+TEST(OnednnPlugin, KernelsOnTheTeamComputeInTheHostsFloatMode) {
+  Refs();
+  const int64_t n = 512;
+  const NDArray x = NDArray::FromVector<float>(
+      {n, n}, std::vector<float>(n * n, 1e-39f));  // Copied, not computed.
+  const NDArray ones = nd::ones({n, n});
+  for (const bool flush : {true, false, true}) {
+    const bool was = SetFlushDenormals(flush);
+    const int64_t calls = PluginStats().calls;
+    const std::vector<double> y = ToDouble(nd::dot(x, ones));
+    EXPECT_GT(PluginStats().calls, calls) << "oneDNN did not run the product";
+    size_t wrong = 0;
+    for (double v : y) {
+      wrong += flush ? v != 0 : std::abs(v - 512e-39) > 1e-40;
+    }
+    EXPECT_EQ(wrong, 0u) << "flush " << flush << ", first " << y[0];
+    SetFlushDenormals(was);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <xmmintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -56,7 +58,33 @@ void RunChunks(void*, int64_t chunks, MxParallelBody body, void* arg) {
   GOMP_parallel(RunShare, &loop, static_cast<unsigned>(threads), 0);
 }
 
+constexpr uint32_t kFloatModeBits = 0x8040;  // MXCSR: FTZ | DAZ.
+
+void SetFloatMode(void* data) {
+  const uint32_t mode = *static_cast<const uint32_t*>(data);
+  const uint32_t csr = _mm_getcsr();
+  if ((csr & kFloatModeBits) != mode) {
+    _mm_setcsr((csr & ~kFloatModeBits) | mode);
+  }
+}
+
+// The mode this thread's team was given, and for how many threads.
+thread_local uint32_t tls_team_mode = ~0u;
+thread_local int tls_team_threads = 0;
+
 }  // namespace
+
+void MatchTeamFloatMode() {
+  uint32_t mode = _mm_getcsr() & kFloatModeBits;
+  const int team = omp_get_max_threads();
+  if (mode == tls_team_mode && team <= tls_team_threads) return;
+  // Inside a region, nested ones run on this thread alone.
+  if (team > 1 && !omp_in_parallel()) {
+    GOMP_parallel(SetFloatMode, &mode, static_cast<unsigned>(team), 0);
+  }
+  tls_team_mode = mode;
+  tls_team_threads = std::max(team, tls_team_threads);
+}
 
 void OfferOpenMpRuntime(mxplugin::Plugin& plugin, int max_threads) {
   if (max_threads <= 1) return;

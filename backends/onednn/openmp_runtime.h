@@ -20,6 +20,14 @@ void OfferOpenMpRuntime(mxplugin::Plugin& plugin, int max_threads);
 // Loops run through the runtime so far (for mx_onednn_runtime_loops).
 int64_t OpenMpRuntimeLoops();
 
+// Gives the calling thread's OpenMP team (the threads oneDNN's kernels run
+// on when called from here) the thread's float mode: how denormals are
+// handled (MXCSR's FTZ and DAZ; the host flushes them by default and sets
+// the mode on the threads that run kernels). One register read when the
+// team has it already; a parallel region when the mode changed or the team
+// grew since.
+void MatchTeamFloatMode();
+
 }  // namespace mx_onednn
 
 #endif  // MXCORE_BACKENDS_ONEDNN_OPENMP_RUNTIME_H_

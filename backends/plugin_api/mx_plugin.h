@@ -167,7 +167,11 @@ typedef struct MxKernelContext {
    * a library's own thread runtime alike (set OpenMP's team size from it):
    * MX_CPU_KERNEL_NTHREADS on the engine's workers, 1 for a small op the
    * engine runs on the thread that pushed it (a team started there would
-   * compete with the workers for the cores). */
+   * compete with the workers for the cores). A CPU kernel is called in the
+   * host's float mode (x86: MXCSR's FTZ and DAZ set, denormals flushed,
+   * unless MX_CPU_FLUSH_DENORMALS=0), and so are parallel_for's chunks; a
+   * library's own threads should take the calling thread's mode (the
+   * oneDNN plugin hands it to its OpenMP team). */
   int32_t num_threads;
 } MxKernelContext;
 
