@@ -1,7 +1,7 @@
 // How CPU kernels treat denormal (subnormal) floats. As in MXNet
-// (mx.util.set_flush_denorms, on by default since 1.9), they are flushed to
-// zero: results below the smallest normal float become 0 (FTZ) and such
-// inputs read as 0 (DAZ). Arithmetic on denormals costs tens of times more
+// (mx.util.set_flush_denorms, on by default), they are flushed to zero:
+// results below the smallest normal float become 0 (FTZ) and such inputs
+// read as 0 (DAZ). Arithmetic on denormals costs tens of times more
 // than on normal numbers on x86 (a momentum buffer decaying towards zero
 // under dead ReLUs doubled the SGD update's time), and values under 1e-38
 // change no model's result. MX_CPU_FLUSH_DENORMALS=0 (or
