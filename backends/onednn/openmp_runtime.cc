@@ -68,7 +68,7 @@ void SetFloatMode(void* data) {
   }
 }
 
-// The mode this thread's team was given, and for how many threads.
+// The mode this thread's team was given, and to how many threads.
 thread_local uint32_t tls_team_mode = ~0u;
 thread_local int tls_team_threads = 0;
 
@@ -82,8 +82,11 @@ void MatchTeamFloatMode() {
   if (team > 1 && !omp_in_parallel()) {
     GOMP_parallel(SetFloatMode, &mode, static_cast<unsigned>(team), 0);
   }
+  // Threads beyond `team` (from a larger team before) did not get a new
+  // mode: a later, larger team hands it over again.
+  tls_team_threads =
+      mode == tls_team_mode ? std::max(team, tls_team_threads) : team;
   tls_team_mode = mode;
-  tls_team_threads = std::max(team, tls_team_threads);
 }
 
 void OfferOpenMpRuntime(mxplugin::Plugin& plugin, int max_threads) {
