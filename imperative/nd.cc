@@ -369,6 +369,12 @@ NDArray one_hot(const NDArray& indices, int64_t depth, double on_value,
                {"off_value", Attr(off_value)},
                {"dtype", Attr(dtype)}});
 }
+NDArray pick(const NDArray& data, const NDArray& index, int axis, bool keepdims,
+             const std::string& mode) {
+  return Call(
+      "pick", {data, index},
+      {{"axis", Attr(axis)}, {"keepdims", Attr(keepdims)}, {"mode", mode}});
+}
 NDArray where(const NDArray& condition, const NDArray& x, const NDArray& y) {
   return Call("where", {condition, x, y});
 }

@@ -203,6 +203,11 @@ NDArray take(const NDArray& a, const NDArray& indices, int axis = 0,
              const std::string& mode = "clip");
 NDArray one_hot(const NDArray& indices, int64_t depth, double on_value = 1,
                 double off_value = 0, DType dtype = DType::kFloat32);
+// data's elements along `axis` at `index` (shaped like the result: data
+// without the axis, or with length 1 under keepdims), as MXNet's pick;
+// mode "clip" or "wrap" for indices out of range.
+NDArray pick(const NDArray& data, const NDArray& index, int axis = -1,
+             bool keepdims = false, const std::string& mode = "clip");
 NDArray where(const NDArray& condition, const NDArray& x, const NDArray& y);
 // The lower (tril) or upper (triu) triangle of the last two axes: element
 // (i, j) is kept where j - i <= k (tril) or j - i >= k (triu), else 0. A

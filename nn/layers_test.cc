@@ -164,6 +164,29 @@ TEST(SoftmaxCrossEntropyLoss, SparseAndDenseLabels) {
   EXPECT_TRUE(AllClose(ToDouble(dense_loss({pred, one_hot})[0]), got));
 }
 
+TEST(SoftmaxCrossEntropyLoss, SparseLabelsAlongAnyClassAxis) {
+  // Classes on axis 1 of (2, 3, 4): one label per (n, position).
+  const NDArray pred = RandomArray({2, 3, 4}, DType::kFloat32, -2, 2);
+  const std::vector<float> labels = {0, 2, 1, 1, 2, 0, 0, 1};
+  SoftmaxCrossEntropyLoss::Options options;
+  options.axis = 1;
+  SoftmaxCrossEntropyLoss loss(options);
+  const NDArray l =
+      loss({pred, NDArray::FromVector<float>({2, 4}, labels)})[0];
+  EXPECT_EQ(l.shape(), (TShape{2, 4}));
+  const std::vector<double> logp = ToDouble(nd::log_softmax(pred, 1));
+  const std::vector<double> got = ToDouble(l);
+  for (int n = 0; n < 2; ++n) {
+    for (int t = 0; t < 4; ++t) {
+      const int c = static_cast<int>(labels[n * 4 + t]);
+      EXPECT_NEAR(got[n * 4 + t], -logp[(n * 3 + c) * 4 + t], 1e-5);
+    }
+  }
+  // A label count that does not match is a ShapeError.
+  EXPECT_THROW(loss({pred, NDArray::FromVector<float>({2}, {0, 1})}),
+               ShapeError);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace nn

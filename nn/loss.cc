@@ -24,25 +24,23 @@ std::vector<NDArray> SoftmaxCrossEntropyLoss::Forward(
   const int axis = shape.CheckAxis(options_.axis, "SoftmaxCrossEntropyLoss");
   const NDArray logp =
       options_.from_logits ? pred : nd::log_softmax(pred, axis);
-  NDArray target = inputs[1];
+  const NDArray& target = inputs[1];
   if (options_.sparse_label) {
-    if (axis != shape.ndim() - 1) {
-      throw NotImplemented(absl::StrCat(
-          "SoftmaxCrossEntropyLoss: sparse labels need the class axis last; "
-          "axis ",
-          options_.axis, " of pred shape ", shape.ToString(), " is not"));
-    }
-    // Labels (N,) or (N,1) become one-hot rows over the class axis.
-    TShape batch_shape(shape.begin(), shape.end() - 1);
-    if (target.size() != batch_shape.Size()) {
+    // As Gluon: the label's log-probability picked along the class axis;
+    // labels (N,) or (N, 1) (any shape of one index per row).
+    std::vector<int64_t> picked(shape.begin(), shape.end());
+    picked.erase(picked.begin() + axis);
+    const TShape picked_shape(picked);
+    if (target.size() != picked_shape.Size()) {
       throw ShapeError(absl::StrCat(
           "SoftmaxCrossEntropyLoss: label has shape ",
           target.shape().ToString(), " but pred ", shape.ToString(),
-          " needs one class index per row (", batch_shape.ToString(), ")"));
+          " needs one class index per row (", picked_shape.ToString(), ")"));
     }
-    target = nd::one_hot(nd::reshape(target, batch_shape), shape[axis], 1, 0,
-                         pred.dtype());
-  } else if (target.shape() != shape) {
+    return {
+        nd::negative(nd::pick(logp, nd::reshape(target, picked_shape), axis))};
+  }
+  if (target.shape() != shape) {
     throw ShapeError(absl::StrCat(
         "SoftmaxCrossEntropyLoss: dense label has shape ",
         target.shape().ToString(), " but pred has ", shape.ToString()));

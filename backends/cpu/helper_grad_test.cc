@@ -36,6 +36,9 @@ std::vector<Case> Cases() {
        {{"axis", "2"}, {"begin", "1"}, {"end", "3"}},
        {RandomArray({2, 3, 2}), x}},
       {"_backward_take", {{"axis", "1"}}, {RandomArray({2, 3, 4}), ints, x}},
+      {"_backward_pick",
+       {{"axis", "1"}},
+       {RandomArray({2, 4}), ArrayOf({2, 4}, {0, 2, 1, 1, 2, 0, 5, -1}), x}},
   };
 }
 

@@ -1,6 +1,6 @@
 // Numerical checks of the gradients of the join/split ops (Concat, stack,
 // SliceChannel, add_n, _split_like) and the indexing ops (take,
-// _backward_take, one_hot, zeros_like, ones_like).
+// _backward_take, pick, _backward_pick, one_hot, zeros_like, ones_like).
 #include <string>
 #include <vector>
 
@@ -81,6 +81,30 @@ TEST(IndexingGradient, Take) {
   GradCheckOptions o;
   o.skip = {1};
   EXPECT_TRUE(CheckGradient("take", {}, {a, ArrayOf({2}, {1, 3})}, o));
+}
+
+TEST(IndexingGradient, Pick) {
+  const NDArray a = RandomArray({3, 4, 2});
+  // Clipped, wrapped and negative out-of-range indices; the index gets no
+  // gradient.
+  GradCheckOptions o;
+  o.skip = {1};
+  for (const char* mode : {"clip", "wrap"}) {
+    EXPECT_TRUE(CheckGradient(
+        "pick", {{"axis", "1"}, {"mode", mode}},
+        {a, ArrayOf({3, 2}, {0, 3, -1, 5, 2, 1}, DType::kInt32)}, o))
+        << mode;
+    EXPECT_TRUE(CheckGradient(
+        "pick", {{"axis", "-1"}, {"mode", mode}, {"keepdims", "True"}},
+        {a, ArrayOf({3, 4, 1}, {0, 1, 1, 0, 2, -1, 0, 1, 1, 1, 0, 0})}, o))
+        << mode;
+  }
+  o.skip = {1, 2};  // _backward_pick: data lends its shape only.
+  EXPECT_TRUE(CheckGradient(
+      "_backward_pick", {{"axis", "0"}},
+      {RandomArray({4, 2}), ArrayOf({4, 2}, {0, 2, 1, 1, 2, 0, 5, -1}),
+       RandomArray({3, 4, 2})},
+      o));
 }
 
 TEST(IndexingGradient, BackwardTake) {

@@ -284,6 +284,66 @@ struct SequenceMaskLauncher {
   }
 };
 
+// ---- pick and _backward_pick. ----
+
+template <typename I>
+__device__ __forceinline__ int64_t PickPosition(I raw, const PickShape& s) {
+  int64_t i = ToIndex(raw);
+  if (s.wrap) {
+    i %= s.n;
+    return i < 0 ? i + s.n : i;
+  }
+  return i < 0 ? 0 : (i >= s.n ? s.n - 1 : i);
+}
+
+template <int kReq, typename T, typename I>
+__global__ void PickKernel(PickShape s, const T* data, const I* index, T* y) {
+  MX_GRID_LOOP(k, s.outer * s.inner) {
+    const int64_t o = k / s.inner, t = k % s.inner;
+    const int64_t j = PickPosition(index[k], s);
+    Put<kReq>(
+        y, k,
+        static_cast<typename Acc<T>::type>(data[(o * s.n + j) * s.inner + t]));
+  }
+}
+
+template <int kReq, typename T, typename I>
+__global__ void PickBackwardKernel(PickShape s, const T* g, const I* index,
+                                   T* dx) {
+  using A = typename Acc<T>::type;
+  MX_GRID_LOOP(i, s.outer * s.n * s.inner) {
+    const int64_t t = i % s.inner, oj = i / s.inner;
+    const int64_t j = oj % s.n, o = oj / s.n;
+    const int64_t k = o * s.inner + t;
+    Put<kReq>(dx, i,
+              PickPosition(index[k], s) == j ? static_cast<A>(g[k]) : A(0));
+  }
+}
+
+struct PickLauncher {
+  int index_dtype;
+  PickShape s;
+  const void *data, *index;
+  void* y;
+  bool backward;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    WithIndexType(index_dtype, [&](auto tag) {
+      using I = decltype(tag);
+      const I* idx = static_cast<const I*>(index);
+      if (backward) {
+        PickBackwardKernel<R, T, I>
+            <<<Blocks(s.outer * s.n * s.inner), kThreads, 0, st>>>(
+                s, static_cast<const T*>(data), idx, static_cast<T*>(y));
+      } else {
+        PickKernel<R, T, I><<<Blocks(s.outer * s.inner), kThreads, 0, st>>>(
+            s, static_cast<const T*>(data), idx, static_cast<T*>(y));
+      }
+    });
+  }
+};
+
 }  // namespace
 
 size_t IndexScratchBytes(int dtype, int64_t n) {
@@ -367,6 +427,31 @@ cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
   return Dispatch(
       dtype, req,
       SequenceMaskLauncher{length_dtype, s, x, lengths, value, y, stream});
+}
+
+cudaError_t LaunchPick(int dtype, int index_dtype, const PickShape& s,
+                       const void* data, const void* index, void* y, int req,
+                       cudaStream_t stream) {
+  if (!IsIndexType(index_dtype) || index_dtype == MX_DTYPE_BOOL) {
+    return cudaErrorInvalidValue;
+  }
+  if (s.outer * s.inner == 0) return cudaSuccess;
+  if (s.n <= 0) return cudaErrorInvalidValue;
+  return DispatchNumeric(
+      dtype, req,
+      PickLauncher{index_dtype, s, data, index, y, /*backward=*/false, stream});
+}
+
+cudaError_t LaunchPickBackward(int dtype, int index_dtype, const PickShape& s,
+                               const void* g, const void* index, void* dx,
+                               int req, cudaStream_t stream) {
+  if (!IsIndexType(index_dtype) || index_dtype == MX_DTYPE_BOOL) {
+    return cudaErrorInvalidValue;
+  }
+  if (s.outer * s.n * s.inner == 0) return cudaSuccess;
+  return DispatchNumeric(
+      dtype, req,
+      PickLauncher{index_dtype, s, g, index, dx, /*backward=*/true, stream});
 }
 
 }  // namespace mx_cuda

@@ -1,6 +1,7 @@
 // Launchers of the CUDA plugin's indexing kernels (index_kernels.cu and,
 // for argmax, argsort, _arange, tril and triu, order_kernels.cu): take
-// and its gradient, gather_nd and its gradient, where, SequenceMask,
+// and its gradient, pick and its gradient, gather_nd and its gradient,
+// where, SequenceMask,
 // argmax, argsort, _arange, tril and triu, with the CPU kernels'
 // semantics (backends/cpu/indexing_ops.cc and friends).
 //
@@ -86,6 +87,22 @@ struct SequenceMaskShape {
 cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
                                const SequenceMaskShape& s, const void* x,
                                const void* lengths, double value, void* y,
+                               int req, cudaStream_t stream);
+
+// pick: data (outer, n, inner), index and y (outer, inner); each index is
+// clipped into [0, n) or wrapped modulo n (n > 0). Data of any numeric
+// dtype.
+struct PickShape {
+  int64_t outer = 0, n = 0, inner = 0;
+  bool wrap = false;
+};
+cudaError_t LaunchPick(int dtype, int index_dtype, const PickShape& s,
+                       const void* data, const void* index, void* y, int req,
+                       cudaStream_t stream);
+// Its gradient: dx (outer, n, inner) gets g[o, t] at the picked position
+// and 0 elsewhere (one thread per element of dx; positions never collide).
+cudaError_t LaunchPickBackward(int dtype, int index_dtype, const PickShape& s,
+                               const void* g, const void* index, void* dx,
                                int req, cudaStream_t stream);
 
 // argmax over the middle axis of (outer, n, inner) into int64 y (outer,

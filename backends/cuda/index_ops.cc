@@ -1,5 +1,6 @@
 // GPU kernels for the indexing ops (index_kernels.cu): take, Embedding and
-// their gradient _backward_take, gather_nd and _backward_gather_nd, where,
+// their gradient _backward_take, pick and _backward_pick, gather_nd and
+// _backward_gather_nd, where,
 // SequenceMask, argmax, argsort, _arange, tril and triu. Attributes are
 // read as the CPU ops read them; shapes were checked by the host's shape
 // inference. Out-of-range indices that are errors on the CPU (take's
@@ -155,6 +156,48 @@ void TakeBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                                  StreamOf(ctx)),
               in[1].dtype());
   if (mode == TakeMode::kRaise) CheckFlag(ctx, op, bad, RangeWhy(s));
+}
+
+// ---- pick, _backward_pick. ----
+
+// data (or the gradient's output, of data's shape) viewed around the axis.
+PickShape PickShapeOf(const std::string& op, const Attrs& attrs,
+                      const Tensor& data) {
+  const int axis = AxisAttr(op, attrs, "axis", -1, data.ndim());
+  const std::string mode = attrs.Get("mode", "clip");
+  if (mode != "clip" && mode != "wrap") {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": mode=" + mode + " is not one of clip, wrap");
+  }
+  PickShape s;
+  s.outer = Prod(data, 0, axis);
+  s.n = data.dim(axis);
+  s.inner = Prod(data, axis + 1, data.ndim());
+  s.wrap = mode == "wrap";
+  return s;
+}
+
+void Pick(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+          const int32_t* req, Tensors out) {
+  const std::string op = "pick";
+  CheckLaunch(
+      op,
+      LaunchPick(in[0].dtype(), in[1].dtype(), PickShapeOf(op, attrs, in[0]),
+                 in[0].data<void>(), in[1].data<void>(), out[0].data<void>(),
+                 req[0], StreamOf(ctx)),
+      in[0].dtype());
+}
+
+// (out_grad, index, data) -> data's shape.
+void PickBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "_backward_pick";
+  CheckLaunch(op,
+              LaunchPickBackward(out[0].dtype(), in[1].dtype(),
+                                 PickShapeOf(op, attrs, out[0]),
+                                 in[0].data<void>(), in[1].data<void>(),
+                                 out[0].data<void>(), req[0], StreamOf(ctx)),
+              out[0].dtype());
 }
 
 // ---- gather_nd, _backward_gather_nd. ----
@@ -448,6 +491,8 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "take", Take);
   RegisterGpuKernel(plugin, "Embedding", Embedding);
   RegisterGpuKernel(plugin, "_backward_take", TakeBackward);
+  RegisterGpuKernel(plugin, "pick", Pick);
+  RegisterGpuKernel(plugin, "_backward_pick", PickBackward);
   RegisterGpuKernel(plugin, "gather_nd", GatherNd);
   RegisterGpuKernel(plugin, "_backward_gather_nd", GatherNdBackward);
   RegisterGpuKernel(plugin, "where", Where);

@@ -9,8 +9,8 @@ namespace mx {
 namespace conformance {
 namespace cases {
 
-// The indexing ops (take, gather_nd, where, SequenceMask, argmax, argsort,
-// _arange, tril, triu) and the gradients the CUDA plugin claims. Index
+// The indexing ops (take, pick, gather_nd, where, SequenceMask, argmax,
+// argsort, _arange, tril, triu) and the gradients the CUDA plugin claims. Index
 // inputs are int32 and reach past the axis for clip/wrap; raise and
 // gather_nd get indices in range (the reference raises otherwise).
 void AddIndexCases(std::vector<OpCase>* t) {
@@ -42,6 +42,30 @@ void AddIndexCases(std::vector<OpCase>* t) {
   back_take_axis.ranges = {{-1, 1}, {-3, 3}, {-1, 1}};
   back_take_axis.int32_inputs = {1};
   t->push_back(back_take_axis);
+  // pick: the index has the output's shape; clip and wrap reach past the
+  // axis. Its gradient: (out_grad, index, data).
+  OpCase pick = Shaped("pick", {{{5, 4}, {5}}, {{6, 3, 2}, {6, 3}}},
+                       {{}, {{"mode", "wrap"}}});
+  pick.ranges = {{-1, 1}, {-3, 8}};
+  pick.int32_inputs = {1};
+  t->push_back(pick);
+  OpCase pick_axis =
+      Shaped("pick", {{{6, 3, 2}, {6, 2}}, {{4, 5}, {5}}},
+             {{{"axis", "-2"}}, {{"axis", "-2"}, {"mode", "wrap"}}});
+  pick_axis.ranges = {{-1, 1}, {-4, 6}};
+  pick_axis.int32_inputs = {1};
+  t->push_back(pick_axis);
+  OpCase pick_keep = Shaped("pick", {{{5, 4}, {5, 1}}, {{2, 3, 4}, {2, 1, 4}}},
+                            {{{"axis", "1"}, {"keepdims", "True"}}});
+  pick_keep.ranges = {{-1, 1}, {-3, 8}};
+  pick_keep.int32_inputs = {1};
+  t->push_back(pick_keep);
+  OpCase back_pick = Shaped(
+      "_backward_pick", {{{5}, {5}, {5, 4}}, {{6, 2}, {6, 2}, {6, 3, 2}}},
+      {{{"axis", "1"}}, {{"axis", "1"}, {"mode", "wrap"}}});
+  back_pick.ranges = {{-1, 1}, {-3, 8}, {-1, 1}};
+  back_pick.int32_inputs = {1};
+  t->push_back(back_pick);
   OpCase embedding = Shaped("Embedding", {{{4}, {10, 3}}, {{2, 3}, {10, 3}}},
                             {{{"input_dim", "10"}, {"output_dim", "3"}}});
   embedding.ranges = {{-2, 13}, {-1, 1}};
