@@ -21,27 +21,13 @@ constexpr int64_t kGrain = 1 << 14;
 
 // ---- Helpers. ----
 
-template <typename T>
-inline int64_t ToIndex(T v) {
-  using A = AccType<T>;
-  const A a = static_cast<A>(v);
-  if constexpr (std::is_floating_point_v<A>) {
-    if (std::isnan(a)) return 0;
-    const double d = static_cast<double>(a);
-    if (d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
-    if (d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
-    return static_cast<int64_t>(d);
-  } else {
-    return static_cast<int64_t>(a);
-  }
-}
-
 // The indices of `b` as int64, in order.
 std::vector<int64_t> ReadIndices(const TBlob& b) {
   std::vector<int64_t> out(static_cast<size_t>(b.Size()));
   MX_DTYPE_SWITCH(b.dtype, T, {
     const T* p = b.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = ToIndex(p[i]);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = ConvertElement<int64_t>(p[i]);
   });
   return out;
 }

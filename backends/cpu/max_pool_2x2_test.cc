@@ -70,49 +70,63 @@ bool SameFloat(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;
 }
 
-TEST(MaxPool2x2, MatchesTheReferenceForEveryWidthAndTail) {
-  if (!HasMaxPool2x2Kernel()) {
-    GTEST_SKIP() << "this CPU has no AVX2; the general kernel runs instead";
+// The kernel's own tests; skipped (saying why) where the CPU lacks AVX2.
+class MaxPool2x2Kernel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HasMaxPool2x2Kernel()) {
+      GTEST_SKIP() << "this CPU has no AVX2; the general kernel runs instead";
+    }
   }
-  const int64_t planes = 3;
+};
+
+// Calls fn(h, w) for 3 planes of every h in 2..5 and w in 2..40: every
+// tail length of the 8-wide vectors, odd rows and columns.
+template <typename F>
+void ForEachPlaneSize(F fn) {
   for (int64_t h : {2, 3, 4, 5}) {
     for (int64_t w = 2; w <= 40; ++w) {
       SCOPED_TRACE(::testing::Message() << "h " << h << " w " << w);
-      const std::vector<float> x =
-          TieRichValues(planes * h * w, static_cast<uint32_t>(h * 100 + w));
-      std::vector<float> want_y;
-      std::vector<int32_t> want_at;
-      ReferencePool(x, planes, h, w, &want_y, &want_at);
-      // Guard elements after the outputs catch writes past the end.
-      const float guard = 12345.f;
-      std::vector<float> y(want_y.size() + 9, guard);
-      std::vector<int32_t> at(want_at.size() + 9, -7);
-      ASSERT_TRUE(
-          MaxPool2x2Stride2(x.data(), planes, h, w, y.data(), at.data()));
-      for (size_t o = 0; o < want_y.size(); ++o) {
-        ASSERT_TRUE(SameFloat(y[o], want_y[o]))
-            << "output " << o << ": " << y[o] << " vs " << want_y[o];
-        ASSERT_EQ(at[o], want_at[o]) << "output " << o;
-      }
-      for (size_t o = want_y.size(); o < y.size(); ++o) {
-        ASSERT_EQ(y[o], guard) << "wrote past the outputs at " << o;
-        ASSERT_EQ(at[o], -7) << "wrote past the argmax at " << o;
-      }
-      // Without argmax, the same values.
-      std::vector<float> y_only(want_y.size());
-      ASSERT_TRUE(
-          MaxPool2x2Stride2(x.data(), planes, h, w, y_only.data(), nullptr));
-      for (size_t o = 0; o < want_y.size(); ++o) {
-        ASSERT_TRUE(SameFloat(y_only[o], want_y[o])) << "output " << o;
-      }
+      fn(h, w);
     }
   }
 }
 
-TEST(MaxPool2x2, ReadsOnlyTheRowsAndColumnsOfItsWindows) {
-  if (!HasMaxPool2x2Kernel()) {
-    GTEST_SKIP() << "this CPU has no AVX2; the general kernel runs instead";
-  }
+constexpr int64_t kPlanes = 3;
+
+TEST_F(MaxPool2x2Kernel, MatchesTheReferenceForEveryWidthAndTail) {
+  ForEachPlaneSize([](int64_t h, int64_t w) {
+    const std::vector<float> x =
+        TieRichValues(kPlanes * h * w, static_cast<uint32_t>(h * 100 + w));
+    std::vector<float> want_y;
+    std::vector<int32_t> want_at;
+    ReferencePool(x, kPlanes, h, w, &want_y, &want_at);
+    // Guard elements after the outputs catch writes past the end.
+    const float guard = 12345.f;
+    std::vector<float> y(want_y.size() + 9, guard);
+    std::vector<int32_t> at(want_at.size() + 9, -7);
+    ASSERT_TRUE(
+        MaxPool2x2Stride2(x.data(), kPlanes, h, w, y.data(), at.data()));
+    for (size_t o = 0; o < want_y.size(); ++o) {
+      ASSERT_TRUE(SameFloat(y[o], want_y[o]))
+          << "output " << o << ": " << y[o] << " vs " << want_y[o];
+      ASSERT_EQ(at[o], want_at[o]) << "output " << o;
+    }
+    for (size_t o = want_y.size(); o < y.size(); ++o) {
+      ASSERT_EQ(y[o], guard) << "wrote past the outputs at " << o;
+      ASSERT_EQ(at[o], -7) << "wrote past the argmax at " << o;
+    }
+    // Without argmax, the same values.
+    std::vector<float> y_only(want_y.size());
+    ASSERT_TRUE(
+        MaxPool2x2Stride2(x.data(), kPlanes, h, w, y_only.data(), nullptr));
+    for (size_t o = 0; o < want_y.size(); ++o) {
+      ASSERT_TRUE(SameFloat(y_only[o], want_y[o])) << "output " << o;
+    }
+  });
+}
+
+TEST_F(MaxPool2x2Kernel, ReadsOnlyTheRowsAndColumnsOfItsWindows) {
   // One 3x5 plane at the very end of its allocation (ASan sees any read
   // past it); the last row and column are in no window.
   for (int64_t w : {5, 17}) {
@@ -144,46 +158,37 @@ void ReferenceUnpool(const std::vector<float>& og,
   }
 }
 
-TEST(MaxPool2x2, GradientMatchesTheReferenceWrittenAndAdded) {
-  if (!HasMaxPool2x2Kernel()) {
-    GTEST_SKIP() << "this CPU has no AVX2; the general kernel runs instead";
-  }
-  const int64_t planes = 3;
-  for (int64_t h : {2, 3, 4, 5}) {
-    for (int64_t w = 2; w <= 40; ++w) {
-      SCOPED_TRACE(::testing::Message() << "h " << h << " w " << w);
-      const int64_t n_in = planes * h * w, n_out = planes * (h / 2) * (w / 2);
-      const std::vector<float> x =
-          TieRichValues(n_in, static_cast<uint32_t>(h * 100 + w));
-      std::vector<float> y(n_out);
-      std::vector<int32_t> at(n_out);
-      ASSERT_TRUE(
-          MaxPool2x2Stride2(x.data(), planes, h, w, y.data(), at.data()));
-      // Gradients with NaN, infinities and -0; the added-to gradient
-      // starts from such values too.
-      const std::vector<float> og = TieRichValues(n_out, 11);
-      const std::vector<float> start = TieRichValues(n_in + 9, 12);
-      for (bool add_to : {false, true}) {
-        SCOPED_TRACE(add_to ? "added" : "written");
-        std::vector<float> want = start;
-        ReferenceUnpool(og, at, planes, h, w, add_to, &want);
-        std::vector<float> got = start;
-        ASSERT_EQ(MaxPool2x2Stride2Backward(og.data(), at.data(), planes, h, w,
-                                            got.data(), add_to),
-                  planes);
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_TRUE(SameFloat(got[i], want[i]))
-              << "element " << i << ": " << got[i] << " vs " << want[i];
-        }
+TEST_F(MaxPool2x2Kernel, GradientMatchesTheReferenceWrittenAndAdded) {
+  ForEachPlaneSize([](int64_t h, int64_t w) {
+    const int64_t n_in = kPlanes * h * w, n_out = kPlanes * (h / 2) * (w / 2);
+    const std::vector<float> x =
+        TieRichValues(n_in, static_cast<uint32_t>(h * 100 + w));
+    std::vector<float> y(n_out);
+    std::vector<int32_t> at(n_out);
+    ASSERT_TRUE(
+        MaxPool2x2Stride2(x.data(), kPlanes, h, w, y.data(), at.data()));
+    // Gradients with NaN, infinities and -0; the added-to gradient
+    // starts from such values too.
+    const std::vector<float> og = TieRichValues(n_out, 11);
+    const std::vector<float> start = TieRichValues(n_in + 9, 12);
+    for (bool add_to : {false, true}) {
+      SCOPED_TRACE(add_to ? "added" : "written");
+      std::vector<float> want = start;
+      ReferenceUnpool(og, at, kPlanes, h, w, add_to, &want);
+      std::vector<float> got = start;
+      ASSERT_EQ(MaxPool2x2Stride2Backward(og.data(), at.data(), kPlanes, h, w,
+                                          got.data(), add_to),
+                kPlanes);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(SameFloat(got[i], want[i]))
+            << "element " << i << ": " << got[i] << " vs " << want[i];
       }
     }
-  }
+  });
 }
 
-TEST(MaxPool2x2, GradientLeavesPlanesWithForeignPositionsToTheGeneralKernel) {
-  if (!HasMaxPool2x2Kernel()) {
-    GTEST_SKIP() << "this CPU has no AVX2; the general kernel runs instead";
-  }
+TEST_F(MaxPool2x2Kernel,
+       GradientLeavesPlanesWithForeignPositionsToTheGeneralKernel) {
   // Three 4x4 planes; plane 2's last window names a position of another
   // window (valid in the plane, but not from this forward).
   std::vector<int32_t> at = {0, 2, 8, 10, 0, 2, 8, 10, 0, 2, 8, 0};

@@ -8,11 +8,8 @@
 // 0); out-of-range ones are clipped to [0, n-1] (mode "clip", MXNet's
 // default) or wrapped modulo n ("wrap").
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -120,16 +117,7 @@ PickGeometry GeometryOf(const NodeAttrs& attrs, const TShape& data) {
 // An index as a position in [0, n) (n > 0).
 template <typename I>
 inline int64_t Position(I raw, const PickGeometry& g) {
-  int64_t i;
-  if constexpr (std::is_floating_point_v<AccType<I>>) {
-    const double d = static_cast<double>(raw);
-    i = std::isnan(d)                 ? 0
-        : d <= -9.2233720368547758e18 ? std::numeric_limits<int64_t>::min()
-        : d >= 9.2233720368547758e18  ? std::numeric_limits<int64_t>::max()
-                                      : static_cast<int64_t>(d);
-  } else {
-    i = static_cast<int64_t>(raw);
-  }
+  int64_t i = ConvertElement<int64_t>(raw);  // As the other index ops.
   if (g.wrap) {
     i %= g.n;
     return i < 0 ? i + g.n : i;
