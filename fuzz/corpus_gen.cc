@@ -284,6 +284,12 @@ void OpAttrCorpus() {
   Write(d, "take_wrap", OpCase(0, "take", {{f32, {4, 2}}, {i32, {3}}}, {{"mode", Word("wrap")}}, fill));
   Write(d, "pooling", OpCase(0, "Pooling", {{f32, {1, 2, 4, 4}}},
                              {{"kernel", Tuple({2, 2})}, {"pool_type", Word("avg")}, {"stride", Tuple({2, 2})}}, fill));
+  // Max pooling's vectorized 2x2 / stride-2 kernel and its gradient (odd
+  // sizes: a last row and column in no window), recorded and differentiated.
+  Write(d, "pooling_max_2x2_grad", OpCase(4, "Pooling", {{f32, {1, 2, 5, 5}}},
+                                          {{"kernel", Tuple({2, 2})}, {"stride", Tuple({2, 2})}}, fill));
+  Write(d, "pick_wrap_grad", OpCase(4, "pick", {{f32, {3, 4}}, {i32, {3, 1}}},
+                                    {{"axis", Int(1)}, {"keepdims", Word("True")}, {"mode", Word("wrap")}}, fill));
   Write(d, "reshape", OpCase(0, "Reshape", {{f32, {2, 3, 4}}}, {{"shape", Tuple({-1, 0})}}, fill));
   Write(d, "slice_channel", OpCase(4, "SliceChannel", {{f32, {4, 2}}},
                                    {{"num_outputs", Int(2)}, {"axis", Int(0)}}, fill));
