@@ -171,8 +171,7 @@ TEST(SoftmaxCrossEntropyLoss, SparseLabelsAlongAnyClassAxis) {
   SoftmaxCrossEntropyLoss::Options options;
   options.axis = 1;
   SoftmaxCrossEntropyLoss loss(options);
-  const NDArray l =
-      loss({pred, NDArray::FromVector<float>({2, 4}, labels)})[0];
+  const NDArray l = loss({pred, NDArray::FromVector<float>({2, 4}, labels)})[0];
   EXPECT_EQ(l.shape(), (TShape{2, 4}));
   const std::vector<double> logp = ToDouble(nd::log_softmax(pred, 1));
   const std::vector<double> got = ToDouble(l);
@@ -182,6 +181,15 @@ TEST(SoftmaxCrossEntropyLoss, SparseLabelsAlongAnyClassAxis) {
       EXPECT_NEAR(got[n * 4 + t], -logp[(n * 3 + c) * 4 + t], 1e-5);
     }
   }
+  // Out-of-range labels are clipped to the first or last class, as Gluon's
+  // pick (mode "clip") does.
+  SoftmaxCrossEntropyLoss last_axis;
+  const NDArray logits = RandomArray({2, 5}, DType::kFloat32, -2, 2);
+  const std::vector<double> clipped = ToDouble(
+      last_axis({logits, NDArray::FromVector<float>({2}, {7, -1})})[0]);
+  const std::vector<double> lp = ToDouble(nd::log_softmax(logits));
+  EXPECT_NEAR(clipped[0], -lp[4], 1e-5);
+  EXPECT_NEAR(clipped[1], -lp[5], 1e-5);
   // A label count that does not match is a ShapeError.
   EXPECT_THROW(loss({pred, NDArray::FromVector<float>({2}, {0, 1})}),
                ShapeError);

@@ -19,7 +19,8 @@ namespace nn {
 // -sum_c label_c * log_softmax(pred)_c along `axis`. With `sparse_label`
 // the label holds class indices (one per position of pred without the
 // class axis, e.g. (N,) or (N, 1); any numeric dtype), picked as Gluon
-// does (`pick`); otherwise it is a distribution shaped like pred. With
+// does (`pick`, out-of-range labels clipped to the first or last class);
+// otherwise it is a distribution shaped like pred. With
 // `from_logits` pred already holds log probabilities.
 class SoftmaxCrossEntropyLoss : public HybridBlock {
  public:

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -127,18 +128,25 @@ TEST_F(MaxPool2x2Kernel, MatchesTheReferenceForEveryWidthAndTail) {
 }
 
 TEST_F(MaxPool2x2Kernel, ReadsOnlyTheRowsAndColumnsOfItsWindows) {
-  // One 3x5 plane at the very end of its allocation (ASan sees any read
-  // past it); the last row and column are in no window.
-  for (int64_t w : {5, 17}) {
-    std::vector<float> x(3 * w);
+  // One plane that ends its allocation (ASan reports a read past it): with
+  // h = 2 and an even w the last window ends the allocation; an odd last
+  // row or column is in no window.
+  for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{
+           {2, 6}, {2, 16}, {2, 5}, {3, 5}, {3, 17}}) {
+    SCOPED_TRACE(::testing::Message() << "h " << h << " w " << w);
+    std::vector<float> x(h * w);
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
     std::vector<float> y(w / 2);
     std::vector<int32_t> at(w / 2);
-    ASSERT_TRUE(MaxPool2x2Stride2(x.data(), 1, 3, w, y.data(), at.data()));
+    ASSERT_TRUE(MaxPool2x2Stride2(x.data(), 1, h, w, y.data(), at.data()));
     for (int64_t j = 0; j < w / 2; ++j) {
       EXPECT_EQ(y[j], static_cast<float>(w + 2 * j + 1));
       EXPECT_EQ(at[j], w + 2 * j + 1);
     }
+    std::vector<float> dx(h * w, 5.f);
+    ASSERT_EQ(MaxPool2x2Stride2Backward(y.data(), at.data(), 1, h, w, dx.data(),
+                                        /*add_to=*/true),
+              1);
   }
 }
 
@@ -244,6 +252,20 @@ TEST(MaxPool2x2, PoolingOpAgreesWithTheGeneralKernel) {
   }
 }
 
+TEST(MaxPool2x2, PaddedDepthWindowsStayWithTheGeneralKernel) {
+  // 3-D pooling over a depth of 1 whose only depth window is all padding
+  // (kernel 1, pad 1, stride 3): every window gives 0 and argmax -1, not
+  // the plane's 2x2 maxima.
+  const AttrDict attrs = {
+      {"kernel", "(1,2,2)"}, {"stride", "(3,2,2)"}, {"pad", "(1,0,0)"}};
+  const NDArray x =
+      testing::RandomArray({1, 2, 1, 4, 4}, DType::kFloat32, 1, 2);
+  const std::vector<NDArray> y = Pool(x, attrs);
+  ASSERT_EQ(y[0].shape(), TShape({1, 2, 1, 2, 2}));
+  EXPECT_EQ(testing::ToDouble(y[0]), std::vector<double>(8, 0.0));
+  EXPECT_EQ(testing::ToDouble(y[1]), std::vector<double>(8, -1.0));
+}
+
 TEST(MaxPool2x2, PoolingGradientAgreesWithTheGeneralKernel) {
   const AttrDict attrs = {{"kernel", "(2,2)"}, {"stride", "(2,2)"}};
   const TShape shape{2, 3, 7, 10};
@@ -256,7 +278,7 @@ TEST(MaxPool2x2, PoolingGradientAgreesWithTheGeneralKernel) {
       const NDArray x = testing::ArrayOf(shape, as_double, dtype);
       const std::vector<NDArray> y = Pool(x, attrs);
       std::vector<double> at = testing::ToDouble(y[1]);
-      if (foreign) at[20] = 0;  // Plane 1's window (2, 0) takes position 0.
+      if (foreign) at[20] = 0;  // Plane 1's window (1, 0) takes position 0.
       const NDArray og =
           testing::RandomArray(y[0].shape(), dtype, -1, 1, /*seed=*/9);
       grads.push_back(imperative::Invoke(

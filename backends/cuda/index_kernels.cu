@@ -315,8 +315,13 @@ __global__ void PickBackwardKernel(PickShape s, const T* g, const I* index,
     const int64_t t = i % s.inner, oj = i / s.inner;
     const int64_t j = oj % s.n, o = oj / s.n;
     const int64_t k = o * s.inner + t;
-    Put<kReq>(dx, i,
-              PickPosition(index[k], s) == j ? static_cast<A>(g[k]) : A(0));
+    // As the CPU: 0 + g written (so -0 becomes +0), x + g added at the
+    // picked position only; other positions 0, or untouched when added.
+    if (PickPosition(index[k], s) == j) {
+      Put<kReq>(dx, i, static_cast<A>(static_cast<A>(g[k]) + A(0)));
+    } else if (kReq != MX_REQ_ADD) {
+      Put<kReq>(dx, i, A(0));
+    }
   }
 }
 
