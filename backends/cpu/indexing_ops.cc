@@ -50,15 +50,6 @@ inline T FromDouble(double v) {
   }
 }
 
-void RequireIndexType(const NodeAttrs& attrs, DType t, int input,
-                      const char* name) {
-  if (t == DType::kBool) {
-    throw DTypeError(absl::StrCat(OpLabel(attrs), ": input ", input, " (", name,
-                                  ") has dtype bool but a numeric "
-                                  "dtype is required for indices"));
-  }
-}
-
 // ---- take. ----
 
 struct TakeParam {
@@ -113,10 +104,8 @@ std::vector<int64_t> TakeIndices(const NodeAttrs& attrs, const TShape& as,
   const int64_t m = static_cast<int64_t>(idx.size());
   for (int64_t j = 0; j < m; ++j) {
     int64_t& i = idx[j];
-    if (p.mode == "clip") {
-      i = std::clamp<int64_t>(i, 0, n - 1);
-    } else if (p.mode == "wrap") {
-      i = ((i % n) + n) % n;
+    if (p.mode == "clip" || p.mode == "wrap") {
+      i = ClipOrWrapIndex(i, n, p.mode == "wrap");
     } else if (i < -n || i >= n) {
       throw InvalidArgument(
           absl::StrCat(OpLabel(attrs), ": index ", i, " at position ", j,

@@ -81,5 +81,14 @@ void RequireNumeric(const NodeAttrs& attrs, DType t) {
   }
 }
 
+void RequireIndexType(const NodeAttrs& attrs, DType t, int input,
+                      const char* name) {
+  if (t == DType::kBool) {
+    throw DTypeError(absl::StrCat(OpLabel(attrs), ": input ", input, " (", name,
+                                  ") has dtype bool but a numeric "
+                                  "dtype is required for indices"));
+  }
+}
+
 }  // namespace cpu
 }  // namespace mx

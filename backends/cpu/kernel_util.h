@@ -4,6 +4,7 @@
 #ifndef MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
 #define MXCORE_BACKENDS_CPU_KERNEL_UTIL_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -165,6 +166,18 @@ void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
 // Throws DTypeError unless `t` is one of the listed kinds.
 void RequireFloat(const NodeAttrs& attrs, DType t);
 void RequireNumeric(const NodeAttrs& attrs, DType t);  // Not bool.
+// Index inputs may have any numeric dtype: DTypeError for bool, naming
+// input `input` (`name`).
+void RequireIndexType(const NodeAttrs& attrs, DType t, int input,
+                      const char* name);
+
+// An index brought into [0, n) (n > 0): clamped, or wrapped modulo n (the
+// "clip" and "wrap" modes of take and pick).
+inline int64_t ClipOrWrapIndex(int64_t i, int64_t n, bool wrap) {
+  if (!wrap) return std::clamp<int64_t>(i, 0, n - 1);
+  i %= n;
+  return i < 0 ? i + n : i;
+}
 
 // All inputs and outputs share one floating-point dtype (input 0's kind is
 // checked first, so an integer input is named as such).

@@ -24,6 +24,52 @@ MX_AVX2 inline __m256i LaneMask(int64_t n) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+// The first n (<= 8) elements at p; only those are read or written.
+MX_AVX2 inline __m256 LoadFloats(const float* p, int64_t n) {
+  return n == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, LaneMask(n));
+}
+
+MX_AVX2 inline __m256i LoadInts(const int32_t* p, int64_t n) {
+  return n == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                : _mm256_maskload_epi32(p, LaneMask(n));
+}
+
+MX_AVX2 inline void StoreFloats(float* p, int64_t n, __m256 v) {
+  if (n == 8) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    _mm256_maskstore_ps(p, LaneMask(n), v);
+  }
+}
+
+MX_AVX2 inline void StoreInts(int32_t* p, int64_t n, __m256i v) {
+  if (n == 8) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  } else {
+    _mm256_maskstore_epi32(p, LaneMask(n), v);
+  }
+}
+
+// The plane positions of the top-left elements of the windows of output
+// row i from output column j (8 lanes).
+MX_AVX2 inline __m256i TopLeft(int64_t i, int64_t j, int64_t w) {
+  return _mm256_add_epi32(
+      _mm256_set1_epi32(static_cast<int32_t>(2 * i * w + 2 * j)),
+      _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14));
+}
+
+// The other elements of a window, as offsets from its top-left one in a
+// plane w wide.
+struct WindowOffsets {
+  __m256i right, below, below_right;
+};
+
+MX_AVX2 inline WindowOffsets OffsetsIn(int64_t w) {
+  const int32_t w32 = static_cast<int32_t>(w);
+  return {_mm256_set1_epi32(1), _mm256_set1_epi32(w32),
+          _mm256_set1_epi32(w32 + 1)};
+}
+
 // The even and odd elements of the first n (<= 16, even) floats at p: the
 // left and right columns of up to 8 windows. Only those n are read.
 struct Columns {
@@ -69,11 +115,10 @@ MX_AVX2 inline void Consider(__m256 value, __m256 value_offset, __m256* best,
 MX_AVX2 void PoolPlanes(const float* x, int64_t planes, int64_t h, int64_t w,
                         float* y, int32_t* argmax) {
   const int64_t oh = h / 2, ow = w / 2;
-  const int32_t w32 = static_cast<int32_t>(w);
-  const __m256 right = _mm256_castsi256_ps(_mm256_set1_epi32(1));
-  const __m256 below = _mm256_castsi256_ps(_mm256_set1_epi32(w32));
-  const __m256 below_right = _mm256_castsi256_ps(_mm256_set1_epi32(w32 + 1));
-  const __m256i even_columns = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+  const WindowOffsets offsets = OffsetsIn(w);
+  const __m256 right = _mm256_castsi256_ps(offsets.right);
+  const __m256 below = _mm256_castsi256_ps(offsets.below);
+  const __m256 below_right = _mm256_castsi256_ps(offsets.below_right);
   for (int64_t p = 0; p < planes; ++p) {
     const float* src = x + p * h * w;
     for (int64_t i = 0; i < oh; ++i) {
@@ -89,43 +134,14 @@ MX_AVX2 void PoolPlanes(const float* x, int64_t planes, int64_t h, int64_t w,
         Consider(t.right, right, &best, &offset);
         Consider(b.left, below, &best, &offset);
         Consider(b.right, below_right, &best, &offset);
-        const __m256i mask = LaneMask(n);
-        if (n == 8) {
-          _mm256_storeu_ps(y + o + j, best);
-        } else {
-          _mm256_maskstore_ps(y + o + j, mask, best);
-        }
-        if (argmax == nullptr) continue;
-        const __m256i at = _mm256_add_epi32(
-            _mm256_add_epi32(
-                _mm256_set1_epi32(static_cast<int32_t>(2 * i * w + 2 * j)),
-                even_columns),
-            _mm256_castps_si256(offset));
-        if (n == 8) {
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(argmax + o + j), at);
-        } else {
-          _mm256_maskstore_epi32(argmax + o + j, mask, at);
+        StoreFloats(y + o + j, n, best);
+        if (argmax != nullptr) {
+          StoreInts(
+              argmax + o + j, n,
+              _mm256_add_epi32(TopLeft(i, j, w), _mm256_castps_si256(offset)));
         }
       }
     }
-  }
-}
-
-// The first n (<= 8) elements at p; only those are read or written.
-MX_AVX2 inline __m256 LoadFloats(const float* p, int64_t n) {
-  return n == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, LaneMask(n));
-}
-
-MX_AVX2 inline __m256i LoadInts(const int32_t* p, int64_t n) {
-  return n == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
-                : _mm256_maskload_epi32(p, LaneMask(n));
-}
-
-MX_AVX2 inline void StoreFloats(float* p, int64_t n, __m256 v) {
-  if (n == 8) {
-    _mm256_storeu_ps(p, v);
-  } else {
-    _mm256_maskstore_ps(p, LaneMask(n), v);
   }
 }
 
@@ -171,10 +187,7 @@ MX_AVX2 inline void PutColumns(float* p, int64_t n_floats,
 // windows of output row i from column j.
 MX_AVX2 inline __m256i RelativeArgmax(const int32_t* at, int64_t n, int64_t i,
                                       int64_t j, int64_t w) {
-  const __m256i even_columns = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m256i top_left = _mm256_add_epi32(
-      _mm256_set1_epi32(static_cast<int32_t>(2 * i * w + 2 * j)), even_columns);
-  return _mm256_sub_epi32(LoadInts(at, n), top_left);
+  return _mm256_sub_epi32(LoadInts(at, n), TopLeft(i, j, w));
 }
 
 // Lanes where a == b, as a float mask.
@@ -185,9 +198,7 @@ MX_AVX2 inline __m256 Equal(__m256i a, __m256i b) {
 // Whether every argmax of one plane is in its own window.
 MX_AVX2 bool InOwnWindows(const int32_t* at, int64_t oh, int64_t ow,
                           int64_t w) {
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i below = _mm256_set1_epi32(static_cast<int32_t>(w));
-  const __m256i below_right = _mm256_set1_epi32(static_cast<int32_t>(w + 1));
+  const WindowOffsets offsets = OffsetsIn(w);
   __m256i bad = _mm256_setzero_si256();
   for (int64_t i = 0; i < oh; ++i) {
     for (int64_t j = 0; j < ow; j += 8) {
@@ -195,9 +206,9 @@ MX_AVX2 bool InOwnWindows(const int32_t* at, int64_t oh, int64_t ow,
       const __m256i rel = RelativeArgmax(at + i * ow + j, n, i, j, w);
       const __m256i ok = _mm256_or_si256(
           _mm256_or_si256(_mm256_cmpeq_epi32(rel, _mm256_setzero_si256()),
-                          _mm256_cmpeq_epi32(rel, one)),
-          _mm256_or_si256(_mm256_cmpeq_epi32(rel, below),
-                          _mm256_cmpeq_epi32(rel, below_right)));
+                          _mm256_cmpeq_epi32(rel, offsets.right)),
+          _mm256_or_si256(_mm256_cmpeq_epi32(rel, offsets.below),
+                          _mm256_cmpeq_epi32(rel, offsets.below_right)));
       bad = _mm256_or_si256(bad, _mm256_andnot_si256(ok, LaneMask(n)));
     }
   }
@@ -208,11 +219,11 @@ MX_AVX2 int64_t UnpoolPlanes(const float* og, const int32_t* argmax,
                              int64_t planes, int64_t h, int64_t w, float* dx,
                              bool add_to) {
   const int64_t oh = h / 2, ow = w / 2;
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i below = _mm256_set1_epi32(static_cast<int32_t>(w));
-  const __m256i below_right = _mm256_set1_epi32(static_cast<int32_t>(w + 1));
+  const WindowOffsets offsets = OffsetsIn(w);
   for (int64_t p = 0; p < planes; ++p) {
     const int32_t* at = argmax + p * oh * ow;
+    // Checked before writing, so a plane left to the general kernel is
+    // untouched (it may be added to).
     if (!InOwnWindows(at, oh, ow, w)) return p;
     const float* g = og + p * oh * ow;
     float* d = dx + p * h * w;
@@ -225,12 +236,13 @@ MX_AVX2 int64_t UnpoolPlanes(const float* og, const int32_t* argmax,
         const __m256 grad = LoadFloats(g + o, n);
         const __m256i rel = RelativeArgmax(at + o, n, i, j, w);
         const Interleaved pairs = Interleave(grad, grad);
-        PutColumns(
-            top + 2 * j, 2 * n, pairs,
-            Interleave(Equal(rel, _mm256_setzero_si256()), Equal(rel, one)),
-            add_to);
+        PutColumns(top + 2 * j, 2 * n, pairs,
+                   Interleave(Equal(rel, _mm256_setzero_si256()),
+                              Equal(rel, offsets.right)),
+                   add_to);
         PutColumns(bottom + 2 * j, 2 * n, pairs,
-                   Interleave(Equal(rel, below), Equal(rel, below_right)),
+                   Interleave(Equal(rel, offsets.below),
+                              Equal(rel, offsets.below_right)),
                    add_to);
       }
       // A last odd column is in no window.

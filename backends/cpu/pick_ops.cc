@@ -48,8 +48,14 @@ int PickAxis(const NodeAttrs& attrs, const TShape& data) {
   return data.CheckAxis(*p.axis, OpLabel(attrs).c_str());
 }
 
-// data's shape without the picked axis (length 1 with keepdims).
+// data's shape without the picked axis (length 1 with keepdims), which
+// the output and the index have; ShapeError where nothing can be picked.
 TShape PickedShape(const NodeAttrs& attrs, const TShape& data) {
+  if (data.ndim() < 1) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs), ": data has shape ",
+                                  data.ToString(),
+                                  " but at least 1 axis is required"));
+  }
   const int axis = PickAxis(attrs, data);
   std::vector<int64_t> dims(data.begin(), data.end());
   if (attrs.get<PickParam>().keepdims) {
@@ -57,19 +63,7 @@ TShape PickedShape(const NodeAttrs& attrs, const TShape& data) {
   } else {
     dims.erase(dims.begin() + axis);
   }
-  return TShape(dims);
-}
-
-// data's shape without the picked axis, which the output and the index
-// have; ShapeError where nothing can be picked.
-TShape CheckedPickedShape(const NodeAttrs& attrs, const TShape& data) {
-  if (data.ndim() < 1) {
-    throw ShapeError(absl::StrCat(OpLabel(attrs), ": data has shape ",
-                                  data.ToString(),
-                                  " but at least 1 axis is required"));
-  }
-  const TShape picked = PickedShape(attrs, data);
-  const int axis = PickAxis(attrs, data);
+  const TShape picked(dims);
   if (data[axis] == 0 && picked.Size() > 0) {
     throw ShapeError(absl::StrCat(OpLabel(attrs), ": cannot pick from axis ",
                                   axis, " of length 0 (data has shape ",
@@ -82,18 +76,14 @@ void PickShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                std::vector<TShape>* out) {
   const TShape& data = (*in)[0];
   if (!data.ndim_known()) return;
-  const TShape picked = CheckedPickedShape(attrs, data);
+  const TShape picked = PickedShape(attrs, data);
   AssignShape(attrs, out, 0, picked, true);
   AssignShape(attrs, in, 1, picked, false);
 }
 
 void PickType(const NodeAttrs& attrs, std::vector<DType>* in,
               std::vector<DType>* out) {
-  if ((*in)[1] == DType::kBool) {
-    throw DTypeError(absl::StrCat(OpLabel(attrs),
-                                  ": input 1 (index) has dtype bool but a "
-                                  "numeric dtype is required for indices"));
-  }
+  RequireIndexType(attrs, (*in)[1], 1, "index");
   AssignType(attrs, out, 0, (*in)[0], true);
   AssignType(attrs, in, 0, (*out)[0], false);
 }
@@ -117,12 +107,7 @@ PickGeometry GeometryOf(const NodeAttrs& attrs, const TShape& data) {
 // An index as a position in [0, n) (n > 0).
 template <typename I>
 inline int64_t Position(I raw, const PickGeometry& g) {
-  int64_t i = ConvertElement<int64_t>(raw);  // As the other index ops.
-  if (g.wrap) {
-    i %= g.n;
-    return i < 0 ? i + g.n : i;
-  }
-  return std::clamp<int64_t>(i, 0, g.n - 1);
+  return ClipOrWrapIndex(ConvertElement<int64_t>(raw), g.n, g.wrap);
 }
 
 constexpr int64_t kGrain = 1 << 14;
@@ -208,7 +193,7 @@ MX_REGISTER_OP(_backward_pick)
       AssignShape(attrs, in, 2, (*out)[0], false);
       const TShape& data = (*in)[2];
       if (!data.ndim_known()) return;
-      const TShape picked = CheckedPickedShape(attrs, data);
+      const TShape picked = PickedShape(attrs, data);
       AssignShape(attrs, in, 0, picked, false);
       AssignShape(attrs, in, 1, picked, false);
     })

@@ -347,15 +347,20 @@ void MaxPoolRows(const PoolGeometry& g, const T* x, T* y, OpReqType req,
   });
 }
 
-// Whether the windows are 2x2 with stride 2, unpadded and all inside the
-// data (2-D, or a depth of 1 with an unpadded window of 1: "valid"
-// rounding), in planes whose positions fit the kernels' int32 arithmetic.
+// Whether the pooling is over (h, w) planes: 2-D, or a depth of 1 with an
+// unpadded depth window of 1 (one output depth).
+bool IsPlanar(const PoolGeometry& g) {
+  return g.in[0] == 1 && g.w.k[0] == 1 && g.w.p[0] == 0;
+}
+
+// Whether planar windows are 2x2 with stride 2, unpadded and all inside
+// the data ("valid" rounding), in planes whose positions fit the kernels'
+// int32 arithmetic.
 bool IsPlain2x2Stride2(const PoolGeometry& g) {
-  return g.in[0] == 1 && g.out[0] == 1 && g.w.k[0] == 1 && g.w.p[0] == 0 &&
-         g.w.k[1] == 2 && g.w.k[2] == 2 && g.w.s[1] == 2 && g.w.s[2] == 2 &&
-         g.w.p[1] == 0 && g.w.p[2] == 0 && g.out[1] == g.in[1] / 2 &&
-         g.out[2] == g.in[2] / 2 && g.in[1] >= 2 && g.in[2] >= 2 &&
-         Volume(g.in) <= std::numeric_limits<int32_t>::max();
+  return IsPlanar(g) && g.w.k[1] == 2 && g.w.k[2] == 2 && g.w.s[1] == 2 &&
+         g.w.s[2] == 2 && g.w.p[1] == 0 && g.w.p[2] == 0 &&
+         g.out[1] == g.in[1] / 2 && g.out[2] == g.in[2] / 2 && g.in[1] >= 2 &&
+         g.in[2] >= 2 && Volume(g.in) <= std::numeric_limits<int32_t>::max();
 }
 
 template <typename T>
@@ -374,7 +379,7 @@ void MaxPool(const PoolGeometry& g, const T* x, T* y, OpReqType req,
       return;
     }
   }
-  if (g.in[0] == 1 && g.w.k[0] == 1 && g.w.p[0] == 0) {
+  if (IsPlanar(g)) {
     MaxPoolRows(g, x, y, req, argmax);
     return;
   }
