@@ -442,7 +442,7 @@ cudaError_t LaunchPick(int dtype, int index_dtype, const PickShape& s,
   }
   if (s.outer * s.inner == 0) return cudaSuccess;
   if (s.n <= 0) return cudaErrorInvalidValue;
-  return DispatchNumeric(
+  return DispatchAnyType(
       dtype, req,
       PickLauncher{index_dtype, s, data, index, y, /*backward=*/false, stream});
 }
@@ -454,7 +454,7 @@ cudaError_t LaunchPickBackward(int dtype, int index_dtype, const PickShape& s,
     return cudaErrorInvalidValue;
   }
   if (s.outer * s.n * s.inner == 0) return cudaSuccess;
-  return DispatchNumeric(
+  return DispatchAnyType(
       dtype, req,
       PickLauncher{index_dtype, s, g, index, dx, /*backward=*/true, stream});
 }

@@ -107,13 +107,13 @@ __device__ __forceinline__ typename Acc<T>::type FromDouble(double v) {
   }
 }
 
-// Stores v (in T's compute type) to p[i], adding for MX_REQ_ADD; works for
-// the integer dtypes too (Store of kernel_util.cuh does the same for
-// floats).
+// Stores v (in T's compute type) to p[i], adding for MX_REQ_ADD; integers
+// add modulo 2^bits as on the CPU (WrapAdd: a plain signed + that overflows
+// is undefined on the device too).
 template <int kReq, typename T>
 __device__ __forceinline__ void Put(T* p, int64_t i, typename Acc<T>::type v) {
   using A = typename Acc<T>::type;
-  if (kReq == MX_REQ_ADD) v = static_cast<A>(static_cast<A>(p[i]) + v);
+  if (kReq == MX_REQ_ADD) v = WrapAdd(static_cast<A>(p[i]), v);
   if constexpr (std::is_same_v<T, __half>) {
     p[i] = __float2half(v);
   } else {
@@ -121,12 +121,11 @@ __device__ __forceinline__ void Put(T* p, int64_t i, typename Acc<T>::type v) {
   }
 }
 
-// Calls launch.template operator()<kReq, T>() for any numeric dtype but
-// bool (outputs of _arange and argsort).
+// Calls launch.template operator()<kReq, T>() for any dtype, bool included
+// (ops that only move elements: pick).
 template <typename Launch>
-cudaError_t DispatchNumeric(int dtype, int req, Launch launch) {
+cudaError_t DispatchAnyType(int dtype, int req, Launch launch) {
   if (!Writes(req)) return cudaSuccess;
-  if (dtype == MX_DTYPE_BOOL) return cudaErrorInvalidValue;
   const bool add = req == MX_REQ_ADD;
   const bool known = WithIndexType(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -134,6 +133,14 @@ cudaError_t DispatchNumeric(int dtype, int req, Launch launch) {
         : launch.template operator()<MX_REQ_WRITE, T>();
   });
   return known ? cudaGetLastError() : cudaErrorInvalidValue;
+}
+
+// DispatchAnyType for any numeric dtype but bool (outputs of _arange and
+// argsort).
+template <typename Launch>
+cudaError_t DispatchNumeric(int dtype, int req, Launch launch) {
+  if (Writes(req) && dtype == MX_DTYPE_BOOL) return cudaErrorInvalidValue;
+  return DispatchAnyType(dtype, req, launch);
 }
 
 inline bool IsFloat(int dtype) {
