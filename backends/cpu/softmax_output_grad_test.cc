@@ -126,14 +126,66 @@ TEST(SoftmaxOutput, SmoothAlphaSpreadsTheTarget) {
   EXPECT_TRUE(AllClose(g[0], {p[0] - 0.1, p[1] - 0.1, p[2] - 0.8}));
 }
 
-TEST(SoftmaxOutput, MultiOutputGradientPerPosition) {
-  const NDArray x = RandomArray({1, 2, 3}, DType::kFloat64, -2, 2, 10);
+// (softmax - onehot) at each position of (n, classes, positions) data,
+// times scale.
+std::vector<double> MultiOutputGrad(const std::vector<double>& p,
+                                    const std::vector<double>& label,
+                                    int64_t classes, int64_t positions,
+                                    double scale) {
+  std::vector<double> g(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    const int64_t pos = static_cast<int64_t>(i) % positions;
+    const int64_t c = (static_cast<int64_t>(i) / positions) % classes;
+    const int64_t n = static_cast<int64_t>(i) / (positions * classes);
+    const double t = label[n * positions + pos] == c ? 1 : 0;
+    g[i] = (p[i] - t) * scale;
+  }
+  return g;
+}
+
+// MXNet's multi_output gradient: null divides by the positions per image,
+// batch by all labels (images x positions), valid by the labels that are
+// not ignore_label; smooth_alpha does not apply there.
+TEST(SoftmaxOutput, MultiOutputGradientPerPositionAsMxnetScalesIt) {
+  const NDArray x = RandomArray({2, 2, 3}, DType::kFloat64, -2, 2, 10);
   const std::vector<double> p = SoftmaxRef(ToDouble(x), 2, 3);
-  const auto g = Gradients("SoftmaxOutput", {{"multi_output", "True"}},
-                           {x, ArrayOf({1, 3}, {0, 1, 1}, DType::kFloat64)},
-                           {RandomArray({1, 2, 3}, DType::kFloat64)});
-  // Layout (class, position): class 0 is the target at position 0 only.
-  EXPECT_TRUE(AllClose(g[0], {p[0] - 1, p[1], p[2], p[3], p[4] - 1, p[5] - 1}));
+  const std::vector<double> label{0, 1, 1, 1, 0, 1};
+  const NDArray lab = ArrayOf({2, 3}, label, DType::kFloat64);
+  const NDArray head = RandomArray({2, 2, 3}, DType::kFloat64);
+  auto grad = [&](AttrDict attrs) {
+    attrs["multi_output"] = "True";
+    return Gradients("SoftmaxOutput", attrs, {x, lab}, {head})[0];
+  };
+  EXPECT_TRUE(AllClose(grad({}), MultiOutputGrad(p, label, 2, 3, 1.0 / 3)));
+  EXPECT_TRUE(AllClose(grad({{"normalization", "batch"}}),
+                       MultiOutputGrad(p, label, 2, 3, 1.0 / 6)));
+  // Two labels equal ignore_label 0: valid divides by 4 (and without
+  // use_ignore their positions keep their gradient).
+  EXPECT_TRUE(AllClose(grad({{"normalization", "valid"}, {"ignore_label", "0"}}),
+                       MultiOutputGrad(p, label, 2, 3, 1.0 / 4)));
+  EXPECT_TRUE(AllClose(grad({{"smooth_alpha", "0.3"}, {"grad_scale", "2"}}),
+                       MultiOutputGrad(p, label, 2, 3, 2.0 / 3)));
+}
+
+// valid counts the labels equal to ignore_label even without use_ignore,
+// and labels match ignore_label as integers (2.5 is label 2), as in MXNet.
+TEST(SoftmaxOutput, ValidCountsIgnoreLabelsAsIntegers) {
+  const NDArray x = RandomArray({4, 3}, DType::kFloat64, -2, 2, 11);
+  const std::vector<double> p = SoftmaxRef(ToDouble(x), 3, 1);
+  const std::vector<double> label{0, 2.5, 1, 2};
+  const NDArray lab = ArrayOf({4}, label, DType::kFloat64);
+  const NDArray head = RandomArray({4, 3}, DType::kFloat64);
+  EXPECT_TRUE(AllClose(
+      Gradients("SoftmaxOutput",
+                {{"normalization", "valid"}, {"ignore_label", "2"}}, {x, lab},
+                {head})[0],
+      ExpectedGrad(p, {0, 2, 1, 2}, 3, 0.5)));
+  EXPECT_TRUE(AllClose(Gradients("SoftmaxOutput",
+                                 {{"normalization", "valid"},
+                                  {"use_ignore", "True"},
+                                  {"ignore_label", "2"}},
+                                 {x, lab}, {head})[0],
+                       ExpectedGrad(p, {0, 2, 1, 2}, 3, 0.5, 2)));
 }
 
 TEST(SoftmaxOutput, LabelShapeIsInferred) {

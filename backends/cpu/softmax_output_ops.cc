@@ -39,14 +39,16 @@ struct SoftmaxOutputParam {
     s->Field("normalization", &SoftmaxOutputParam::normalization)
         .Choices({"null", "batch", "valid"})
         .Describe(
-            "Gradient divided by 1, the batch size or the number of "
-            "labels not ignored.");
+            "Gradient divided by 1, the number of labels or the number of "
+            "labels not equal to ignore_label; with multi_output, null "
+            "and batch also divide by the positions per image (MXNet's "
+            "rule).");
     s->Field("out_grad", &SoftmaxOutputParam::out_grad)
         .Describe("Multiply the gradient by the head gradient.");
     s->Field("smooth_alpha", &SoftmaxOutputParam::smooth_alpha)
         .Describe(
             "Label smoothing: the target is 1 - alpha at the label and "
-            "alpha / (k - 1) elsewhere.");
+            "alpha / (k - 1) elsewhere (not with multi_output, as MXNet).");
   }
 };
 
@@ -190,19 +192,28 @@ void SoftmaxOutputBackwardImpl(const NodeAttrs& attrs,
         OpLabel(attrs), ": input 1 (label) has shape ", in[2].shape.ToString(),
         " but data ", in[1].shape.ToString(), " needs ", rows, " labels"));
   }
-  const auto ignored = [&](int64_t row) {
-    return p.use_ignore && static_cast<double>(label[row]) == p.ignore_label;
+  // As MXNet: labels match ignore_label as integers (truncated); `valid`
+  // counts the rows whose label is not ignore_label even without
+  // use_ignore; with multi_output, null and batch also divide by the
+  // positions per image (inner), and smooth_alpha is not applied.
+  const auto is_ignore_label = [&](int64_t row) {
+    return std::trunc(static_cast<double>(label[row])) ==
+           std::trunc(p.ignore_label);
   };
-  double norm = 1;
+  const auto ignored = [&](int64_t row) {
+    return p.use_ignore && is_ignore_label(row);
+  };
+  double norm = p.multi_output ? static_cast<double>(l.inner) : 1;
   if (p.normalization == "batch") {
-    norm = static_cast<double>(l.outer);
+    norm = static_cast<double>(rows);
   } else if (p.normalization == "valid") {
     int64_t valid = 0;
-    for (int64_t r = 0; r < rows; ++r) valid += !ignored(r);
+    for (int64_t r = 0; r < rows; ++r) valid += !is_ignore_label(r);
     norm = static_cast<double>(std::max<int64_t>(valid, 1));
   }
   const double scale = p.grad_scale / norm;
-  const double off = l.classes > 1 ? p.smooth_alpha / (l.classes - 1) : 0;
+  const double alpha = p.multi_output ? 0 : p.smooth_alpha;
+  const double off = l.classes > 1 ? alpha / (l.classes - 1) : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t base = (r / l.inner) * l.classes * l.inner + r % l.inner;
     const double lv = static_cast<double>(label[r]);
@@ -221,7 +232,7 @@ void SoftmaxOutputBackwardImpl(const NodeAttrs& attrs,
       const int64_t i = base + c * l.inner;
       double g = 0;
       if (!skip) {
-        const double t = c == target ? 1.0 - p.smooth_alpha : off;
+        const double t = c == target ? 1.0 - alpha : off;
         g = (static_cast<double>(static_cast<A>(y[i])) - t) * scale;
         if (p.out_grad) g *= static_cast<double>(static_cast<A>(head[i]));
       }

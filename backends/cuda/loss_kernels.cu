@@ -13,11 +13,18 @@ using namespace kernel;  // NOLINT: the shared kernel helpers.
 
 // ---- SoftmaxOutput's gradient and softmax_cross_entropy. ----
 
+// As MXNet (and the CPU): labels match ignore_label as integers.
+__device__ __forceinline__ bool IsIgnoreLabel(const SoftmaxOutputArgs& a,
+                                              double lv) {
+  return trunc(lv) == trunc(a.ignore_label);
+}
 __device__ __forceinline__ bool Ignored(const SoftmaxOutputArgs& a, double lv) {
-  return a.use_ignore && lv == a.ignore_label;
+  return a.use_ignore && IsIgnoreLabel(a, lv);
 }
 
-// One block: the first bad line (atomicMin) and the count of lines kept.
+// One block: the first bad line (atomicMin) and the count of lines whose
+// label is not ignore_label (normalization=valid counts them even without
+// use_ignore, as MXNet).
 template <typename L>
 __global__ void SoftmaxOutputCheckKernel(SoftmaxOutputArgs a, const L* label,
                                          unsigned long long* bad,
@@ -27,8 +34,8 @@ __global__ void SoftmaxOutputCheckKernel(SoftmaxOutputArgs a, const L* label,
   double kept = 0;
   for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
     const double lv = LabelAt(label, r);
+    if (!IsIgnoreLabel(a, lv)) kept += 1;
     if (Ignored(a, lv)) continue;
-    kept += 1;
     if (!(lv >= 0 && lv < static_cast<double>(a.l.len))) {
       atomicMin(bad, static_cast<unsigned long long>(r));
     }

@@ -103,13 +103,16 @@ void SoftmaxOutputBackward(const KernelContext& ctx, const Attrs& attrs,
   if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[1]);
   CheckLabelDType(op, in[2]);
+  const bool multi_output = FlagAttr(op, attrs, "multi_output", "False");
   SoftmaxOutputArgs a;
-  a.l = SoftmaxLines(in[1], FlagAttr(op, attrs, "multi_output", "False"),
+  a.l = SoftmaxLines(in[1], multi_output,
                      FlagAttr(op, attrs, "preserve_shape", "False"));
   a.use_ignore = FlagAttr(op, attrs, "use_ignore", "False");
   a.out_grad = FlagAttr(op, attrs, "out_grad", "False");
   a.ignore_label = NumberAttr(op, attrs, "ignore_label", -1);
-  a.smooth_alpha = NumberAttr(op, attrs, "smooth_alpha", 0);
+  // As MXNet: no label smoothing with multi_output.
+  a.smooth_alpha =
+      multi_output ? 0 : NumberAttr(op, attrs, "smooth_alpha", 0);
   const double grad_scale = NumberAttr(op, attrs, "grad_scale", 1);
   const std::string norm_mode = attrs.Get("normalization", "null");
   if (norm_mode != "null" && norm_mode != "batch" && norm_mode != "valid") {
@@ -144,9 +147,11 @@ void SoftmaxOutputBackward(const KernelContext& ctx, const Attrs& attrs,
                     std::to_string(a.l.len) + ") at position " +
                     std::to_string(host.bad));
   }
-  double norm = 1;
+  // As the CPU (MXNet's rule): with multi_output, null and batch also
+  // divide by the positions per image.
+  double norm = multi_output ? static_cast<double>(a.l.inner) : 1;
   if (norm_mode == "batch") {
-    norm = static_cast<double>(a.l.outer);
+    norm = static_cast<double>(rows);
   } else if (norm_mode == "valid") {
     norm = host.valid < 1 ? 1 : host.valid;
   }
