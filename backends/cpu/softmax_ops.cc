@@ -159,6 +159,10 @@ void CrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in,
   AssignType(attrs, out, 0, (*in)[0], true);
 }
 
+// MXNet takes -log(max(p, 1e-8f)) per row: a row's loss is at most this
+// (18.42), however unlikely its label.
+const double kMaxCrossEntropyRowLoss = -std::log(static_cast<double>(1e-8f));
+
 template <typename T, typename L>
 double CrossEntropySum(const NodeAttrs& attrs, const T* x, const L* label,
                        int64_t n, int64_t c) {
@@ -179,8 +183,9 @@ double CrossEntropySum(const NodeAttrs& attrs, const T* x, const L* label,
       sum += std::exp(static_cast<double>(static_cast<A>(row[j]) - mx));
     }
     const int64_t target = static_cast<int64_t>(lv);
-    total -=
-        static_cast<double>(static_cast<A>(row[target]) - mx) - std::log(sum);
+    total += std::min(
+        std::log(sum) - static_cast<double>(static_cast<A>(row[target]) - mx),
+        kMaxCrossEntropyRowLoss);
   }
   return total;
 }

@@ -131,6 +131,21 @@ TEST(SoftmaxCrossEntropy, MatchesReferenceForFloatAndIntegerLabels) {
   }
 }
 
+// As MXNet's -log(max(p, 1e-8f)): a row's loss stops at 18.42 (the
+// gradient stays softmax - onehot); NaN stays NaN.
+TEST(SoftmaxCrossEntropy, RowLossStopsAtMinusLogOf1e8) {
+  const double cap = -std::log(static_cast<double>(1e-8f));
+  NDArray x = ArrayOf({3, 2}, {0, 20, 0, 5, std::nan(""), 0}, DType::kFloat64);
+  NDArray first = nd::softmax_cross_entropy(
+      nd::slice_axis(x, 0, 0, 2), ArrayOf({2}, {0, 0}, DType::kFloat64));
+  // Row 0: log(1 + e^20) > 18.42 is capped; row 1: log(1 + e^5).
+  EXPECT_TRUE(
+      AllClose(ToDouble(first), {cap + 5 + std::log1p(std::exp(-5.0))}));
+  NDArray last = nd::softmax_cross_entropy(
+      nd::slice_axis(x, 0, 2, 3), ArrayOf({1}, {1}, DType::kFloat64));
+  EXPECT_TRUE(std::isnan(ToDouble(last)[0]));
+}
+
 TEST(SoftmaxCrossEntropy, EmptyBatchGivesZero) {
   NDArray y = nd::softmax_cross_entropy(RandomArray({0, 3}),
                                         RandomArray({0}, DType::kInt32));

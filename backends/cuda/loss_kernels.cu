@@ -105,7 +105,11 @@ __global__ void CrossEntropyRowKernel(int64_t rows, int64_t classes, const T* x,
       continue;
     }
     const int64_t t = static_cast<int64_t>(lv);
-    loss[r] = -(static_cast<double>(Load(row, t) - m) - log(sum));
+    // At most -log(1e-8f), as MXNet (and the CPU) take -log(max(p, 1e-8f));
+    // NaN stays NaN (as std::min on the CPU; fmin would drop it).
+    const double row_loss = log(sum) - static_cast<double>(Load(row, t) - m);
+    const double cap = -log(static_cast<double>(1e-8f));
+    loss[r] = cap < row_loss ? cap : row_loss;
   }
 }
 
