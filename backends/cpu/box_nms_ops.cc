@@ -6,6 +6,7 @@
 // MXNet. A hidden second output records each row's source row, so the
 // gradient scatters the output gradient back to the rows it came from.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -35,7 +36,9 @@ struct BoxNMSParam {
     s->Field("valid_thresh", &BoxNMSParam::valid_thresh)
         .Describe("Boxes scoring at most this are dropped.");
     s->Field("topk", &BoxNMSParam::topk)
-        .Describe("Keep only the topk best before suppression; -1: all.");
+        .Describe(
+            "Keep only the topk best before suppression; -1: all; 0: the "
+            "boxes as they are (MXNet's rule).");
     s->Field("coord_start", &BoxNMSParam::coord_start)
         .Describe("Index of the first of the four coordinates.");
     s->Field("score_index", &BoxNMSParam::score_index);
@@ -117,6 +120,10 @@ double IoU(const Box& a, const Box& b) {
 std::vector<int64_t> KeptRows(const BoxNMSParam& p, const double* v, int64_t n,
                               int64_t k) {
   std::vector<int64_t> order;
+  if (p.topk == 0) {  // MXNet: the boxes as they are, each its own source.
+    for (int64_t i = 0; i < n; ++i) order.push_back(i);
+    return order;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double* row = v + i * k;
     if (!(row[p.score_index] > p.valid_thresh)) continue;
@@ -143,8 +150,9 @@ std::vector<int64_t> KeptRows(const BoxNMSParam& p, const double* v, int64_t n,
     for (size_t j = i + 1; j < order.size(); ++j) {
       if (dropped[j]) continue;
       const double* b = v + order[j] * k;
+      // Class ids compare as integers (truncated), as in MXNet.
       if (!p.force_suppress && p.id_index >= 0 &&
-          a[p.id_index] != b[p.id_index]) {
+          std::trunc(a[p.id_index]) != std::trunc(b[p.id_index])) {
         continue;
       }
       if (IoU(ba, CornerBox(b + p.coord_start, center)) > p.overlap_thresh) {
@@ -164,7 +172,7 @@ void BoxNMSCompute(const OpContext&, const NodeAttrs& attrs,
   const int64_t k = d[d.ndim() - 1], n = d[d.ndim() - 2];
   CheckIndices(attrs, k);
   const int64_t batches = n * k == 0 ? 0 : in[0].Size() / (n * k);
-  const bool convert = p.in_format != p.out_format;
+  const bool convert = p.in_format != p.out_format && p.topk != 0;
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     using A = AccType<T>;
     const T* x = in[0].data<T>();

@@ -56,6 +56,29 @@ TEST(BoxNMS, ForceSuppressAndTopk) {
       AllClose(ToDouble(nd::Call("_contrib_box_nms", {x}, top)), one, 1e-6));
 }
 
+// MXNet's rules: topk=0 gives the boxes as they are (unsorted, unfiltered,
+// unconverted, each row its own source); class ids compare as integers.
+TEST(BoxNMS, TopkZeroLeavesTheBoxesAndIdsCompareAsIntegers) {
+  const NDArray x = ArrayOf({5, 6}, kBoxes, DType::kFloat64);
+  const AttrDict zero{{"topk", "0"}, {"valid_thresh", "0.05"},
+                      {"out_format", "center"}};
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::Call("_contrib_box_nms", {x}, zero)), kBoxes));
+  std::vector<double> head(30);
+  for (size_t i = 0; i < head.size(); ++i) head[i] = static_cast<double>(i);
+  EXPECT_TRUE(AllClose(Gradients("_contrib_box_nms", zero, {x},
+                                 {ArrayOf({5, 6}, head, DType::kFloat64)})[0],
+                       head));
+  // Class ids 0.2 and 0.7 are both class 0: the overlapped box falls.
+  const NDArray two = ArrayOf({2, 6}, {0.2, 0.9, 0, 0, 10, 10,  //
+                                       0.7, 0.8, 0, 0, 10, 10});
+  std::vector<double> want = {0.2, 0.9, 0, 0, 10, 10};
+  want.resize(12, -1.0);
+  EXPECT_TRUE(AllClose(
+      ToDouble(nd::Call("_contrib_box_nms", {two}, {{"id_index", "0"}})), want,
+      1e-6));
+}
+
 TEST(BoxNMS, CenterFormatIsConverted) {
   const NDArray x = ArrayOf({1, 6}, {0, 0.9, 5, 5, 4, 2});
   const NDArray y =

@@ -59,58 +59,67 @@ __global__ void BoxNmsKernel(int64_t n, int64_t k, BoxNmsParams p, const T* x,
   unsigned char* dropped = dropped_all + b * n;
   __shared__ int64_t count;
   __shared__ int keep_current;
-  // Rank of each valid row: valid rows scoring higher, or as high and
-  // earlier (std::stable_sort's order).
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const T* ri = xb + i * k;
-    if (!Valid(p, ri)) continue;
-    const double si = At(ri, p.score_index);
-    int64_t rank = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      const T* rj = xb + j * k;
-      if (j == i || !Valid(p, rj)) continue;
-      const double sj = At(rj, p.score_index);
-      if (sj > si || (sj == si && j < i)) ++rank;
-    }
-    order[rank] = i;
-  }
-  if (threadIdx.x == 0) {
-    int64_t c = 0;
-    for (int64_t i = 0; i < n; ++i) c += Valid(p, xb + i * k) ? 1 : 0;
-    if (p.topk > 0 && c > p.topk) c = p.topk;
-    count = c;
-  }
-  __syncthreads();
-  const int64_t m = count;
-  for (int64_t r = threadIdx.x; r < m; r += blockDim.x) dropped[r] = 0;
-  __syncthreads();
+  // topk=0: MXNet leaves the boxes as they are (no filtering, no
+  // suppression, no format conversion), each row its own source.
+  const bool identity = p.topk == 0;
   int64_t kept = 0;
-  for (int64_t r = 0; r < m; ++r) {
-    if (threadIdx.x == 0) keep_current = dropped[r] == 0;
+  if (identity) {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) order[i] = i;
+    kept = n;
     __syncthreads();
-    if (keep_current) {
-      const T* a = xb + order[r] * k;
-      const Box ba = CornerBox(a + p.coord_start, p.center_in);
-      for (int64_t q = r + 1 + threadIdx.x; q < m; q += blockDim.x) {
-        if (dropped[q]) continue;
-        const T* c = xb + order[q] * k;
-        if (!p.force_suppress && p.id_index >= 0 &&
-            At(a, p.id_index) != At(c, p.id_index)) {
-          continue;
-        }
-        if (IoU(ba, CornerBox(c + p.coord_start, p.center_in)) >
-            p.overlap_thresh) {
-          dropped[q] = 1;
-        }
+  } else {
+    // Rank of each valid row: valid rows scoring higher, or as high and
+    // earlier (std::stable_sort's order).
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const T* ri = xb + i * k;
+      if (!Valid(p, ri)) continue;
+      const double si = At(ri, p.score_index);
+      int64_t rank = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const T* rj = xb + j * k;
+        if (j == i || !Valid(p, rj)) continue;
+        const double sj = At(rj, p.score_index);
+        if (sj > si || (sj == si && j < i)) ++rank;
       }
-      if (threadIdx.x == 0) order[kept] = order[r];  // kept <= r: in place.
-      ++kept;
+      order[rank] = i;
+    }
+    if (threadIdx.x == 0) {
+      int64_t c = 0;
+      for (int64_t i = 0; i < n; ++i) c += Valid(p, xb + i * k) ? 1 : 0;
+      if (p.topk > 0 && c > p.topk) c = p.topk;
+      count = c;
     }
     __syncthreads();
+    const int64_t m = count;
+    for (int64_t r = threadIdx.x; r < m; r += blockDim.x) dropped[r] = 0;
+    __syncthreads();
+    for (int64_t r = 0; r < m; ++r) {
+      if (threadIdx.x == 0) keep_current = dropped[r] == 0;
+      __syncthreads();
+      if (keep_current) {
+        const T* a = xb + order[r] * k;
+        const Box ba = CornerBox(a + p.coord_start, p.center_in);
+        for (int64_t q = r + 1 + threadIdx.x; q < m; q += blockDim.x) {
+          if (dropped[q]) continue;
+          const T* c = xb + order[q] * k;
+          if (!p.force_suppress && p.id_index >= 0 &&
+              trunc(At(a, p.id_index)) != trunc(At(c, p.id_index))) {
+            continue;
+          }
+          if (IoU(ba, CornerBox(c + p.coord_start, p.center_in)) >
+              p.overlap_thresh) {
+            dropped[q] = 1;
+          }
+        }
+        if (threadIdx.x == 0) order[kept] = order[r];  // kept <= r: in place.
+        ++kept;
+      }
+      __syncthreads();
+    }
   }
   // Output rows: the kept boxes (coordinates converted), then -1 rows.
   T* yb = y + b * n * k;
-  const bool convert = p.center_in != p.center_out;
+  const bool convert = !identity && p.center_in != p.center_out;
   for (int64_t e = threadIdx.x; e < n * k; e += blockDim.x) {
     const int64_t r = e / k, j = e % k;
     double v = -1;
