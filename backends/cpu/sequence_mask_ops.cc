@@ -68,8 +68,9 @@ void SequenceMaskCompute(const OpContext&, const NodeAttrs& attrs,
     if (p.use_sequence_length) {
       MX_DTYPE_SWITCH(in[1].dtype, L, {
         const L* l = in[1].data<L>();
+        // MXNet truncates lengths to integers (2.5 keeps 2 steps).
         for (size_t b = 0; b < len.size(); ++b) {
-          len[b] = static_cast<double>(l[b]);
+          len[b] = std::trunc(static_cast<double>(l[b]));
         }
       });
     }

@@ -98,6 +98,11 @@ TEST(SequenceMask, MasksStepsPastEachLength) {
       {1, 0, 0, 4, 5, 6}));
   EXPECT_TRUE(
       AllClose(ToDouble(nd::Call("SequenceMask", {x})), {1, 2, 3, 4, 5, 6}));
+  // Lengths truncate to integers as in MXNet: 1.9 keeps one step, 2.5 two.
+  EXPECT_TRUE(AllClose(
+      ToDouble(nd::Call("SequenceMask", {x, ArrayOf({2}, {1.9, 2.5})},
+                        {{"use_sequence_length", "True"}, {"value", "-1"}})),
+      {1, 2, -1, 4, -1, -1}));
 }
 
 TEST(SequenceMask, GradientAndErrors) {

@@ -259,8 +259,9 @@ __global__ void SequenceMaskKernel(SequenceMaskShape s, const T* x,
     const int64_t r = i / s.inner;
     const int64_t i1 = r % s.d1, i0 = r / s.d1;
     const int64_t t = s.axis == 0 ? i0 : i1, b = s.axis == 0 ? i1 : i0;
+    // Lengths truncated to integers, as MXNet (and the CPU).
     const bool masked =
-        len != nullptr && static_cast<double>(t) >= ToDouble(len[b]);
+        len != nullptr && static_cast<double>(t) >= trunc(ToDouble(len[b]));
     Store<kReq>(y, i, masked ? static_cast<A>(value) : Load(x, i));
   }
 }
