@@ -60,8 +60,8 @@ TEST(BoxNMS, ForceSuppressAndTopk) {
 // unconverted, each row its own source); class ids compare as integers.
 TEST(BoxNMS, TopkZeroLeavesTheBoxesAndIdsCompareAsIntegers) {
   const NDArray x = ArrayOf({5, 6}, kBoxes, DType::kFloat64);
-  const AttrDict zero{{"topk", "0"}, {"valid_thresh", "0.05"},
-                      {"out_format", "center"}};
+  const AttrDict zero{
+      {"topk", "0"}, {"valid_thresh", "0.05"}, {"out_format", "center"}};
   EXPECT_TRUE(
       AllClose(ToDouble(nd::Call("_contrib_box_nms", {x}, zero)), kBoxes));
   std::vector<double> head(30);

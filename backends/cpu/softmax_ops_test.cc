@@ -141,8 +141,8 @@ TEST(SoftmaxCrossEntropy, RowLossStopsAtMinusLogOf1e8) {
   // Row 0: log(1 + e^20) > 18.42 is capped; row 1: log(1 + e^5).
   EXPECT_TRUE(
       AllClose(ToDouble(first), {cap + 5 + std::log1p(std::exp(-5.0))}));
-  NDArray last = nd::softmax_cross_entropy(
-      nd::slice_axis(x, 0, 2, 3), ArrayOf({1}, {1}, DType::kFloat64));
+  NDArray last = nd::softmax_cross_entropy(nd::slice_axis(x, 0, 2, 3),
+                                           ArrayOf({1}, {1}, DType::kFloat64));
   EXPECT_TRUE(std::isnan(ToDouble(last)[0]));
 }
 

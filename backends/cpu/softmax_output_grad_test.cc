@@ -161,8 +161,9 @@ TEST(SoftmaxOutput, MultiOutputGradientPerPositionAsMxnetScalesIt) {
                        MultiOutputGrad(p, label, 2, 3, 1.0 / 6)));
   // Two labels equal ignore_label 0: valid divides by 4 (and without
   // use_ignore their positions keep their gradient).
-  EXPECT_TRUE(AllClose(grad({{"normalization", "valid"}, {"ignore_label", "0"}}),
-                       MultiOutputGrad(p, label, 2, 3, 1.0 / 4)));
+  EXPECT_TRUE(
+      AllClose(grad({{"normalization", "valid"}, {"ignore_label", "0"}}),
+               MultiOutputGrad(p, label, 2, 3, 1.0 / 4)));
   EXPECT_TRUE(AllClose(grad({{"smooth_alpha", "0.3"}, {"grad_scale", "2"}}),
                        MultiOutputGrad(p, label, 2, 3, 2.0 / 3)));
 }
@@ -175,11 +176,11 @@ TEST(SoftmaxOutput, ValidCountsIgnoreLabelsAsIntegers) {
   const std::vector<double> label{0, 2.5, 1, 2};
   const NDArray lab = ArrayOf({4}, label, DType::kFloat64);
   const NDArray head = RandomArray({4, 3}, DType::kFloat64);
-  EXPECT_TRUE(AllClose(
-      Gradients("SoftmaxOutput",
-                {{"normalization", "valid"}, {"ignore_label", "2"}}, {x, lab},
-                {head})[0],
-      ExpectedGrad(p, {0, 2, 1, 2}, 3, 0.5)));
+  EXPECT_TRUE(
+      AllClose(Gradients("SoftmaxOutput",
+                         {{"normalization", "valid"}, {"ignore_label", "2"}},
+                         {x, lab}, {head})[0],
+               ExpectedGrad(p, {0, 2, 1, 2}, 3, 0.5)));
   EXPECT_TRUE(AllClose(Gradients("SoftmaxOutput",
                                  {{"normalization", "valid"},
                                   {"use_ignore", "True"},

@@ -204,7 +204,8 @@ cudaError_t LaunchBoxNms(int dtype, int64_t batches, int64_t n, int64_t k,
                          void* scratch, cudaStream_t stream) {
   if (batches == 0 || n == 0) return cudaSuccess;
   int64_t* order = static_cast<int64_t*>(scratch);
-  unsigned char* dropped = reinterpret_cast<unsigned char*>(order + batches * n);
+  unsigned char* dropped =
+      reinterpret_cast<unsigned char*>(order + batches * n);
   const unsigned grid = static_cast<unsigned>(batches);
   switch (dtype) {
     case MX_DTYPE_FLOAT32:
@@ -232,9 +233,9 @@ cudaError_t LaunchBoxNmsGrad(int dtype, int64_t batches, int64_t n, int64_t k,
                              const void* out_grad, const int32_t* source_row,
                              void* dx, int req, cudaStream_t stream) {
   if (batches * n * k == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  BoxNmsGradLauncher{batches, n, k, out_grad, source_row, dx,
-                                     stream});
+  return Dispatch(
+      dtype, req,
+      BoxNmsGradLauncher{batches, n, k, out_grad, source_row, dx, stream});
 }
 
 }  // namespace mx_cuda

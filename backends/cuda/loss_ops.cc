@@ -111,8 +111,7 @@ void SoftmaxOutputBackward(const KernelContext& ctx, const Attrs& attrs,
   a.out_grad = FlagAttr(op, attrs, "out_grad", "False");
   a.ignore_label = NumberAttr(op, attrs, "ignore_label", -1);
   // As MXNet: no label smoothing with multi_output.
-  a.smooth_alpha =
-      multi_output ? 0 : NumberAttr(op, attrs, "smooth_alpha", 0);
+  a.smooth_alpha = multi_output ? 0 : NumberAttr(op, attrs, "smooth_alpha", 0);
   const double grad_scale = NumberAttr(op, attrs, "grad_scale", 1);
   const std::string norm_mode = attrs.Get("normalization", "null");
   if (norm_mode != "null" && norm_mode != "batch" && norm_mode != "valid") {
