@@ -112,6 +112,10 @@ TEST(Reverse, ReversesListedAxes) {
                        {2, 1, 0, 5, 4, 3}));
   EXPECT_TRUE(AllClose(ToDouble(nd::Call("flip", {x}, {{"axis", "(0,1)"}})),
                        {5, 4, 3, 2, 1, 0}));
+  // Each listed axis flips once more (MXNet): twice is not at all.
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::Call("reverse", {x}, {{"axis", "(1, 0, -1)"}})),
+               {3, 4, 5, 0, 1, 2}));
   EXPECT_TRUE(CheckGradient("reverse", {{"axis", "(0,)"}},
                             {RandomArray({3, 2}, DType::kFloat64)}));
   ExpectError<ShapeError>(

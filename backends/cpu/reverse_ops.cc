@@ -21,13 +21,15 @@ struct ReverseParam {
   }
 };
 
-// Which axes of `d` are reversed; throws on a bad axis.
+// Which axes of `d` are reversed; throws on a bad axis. Each listed axis
+// flips once more, so an axis listed twice is not reversed (as in MXNet).
 std::vector<bool> ReversedAxes(const NodeAttrs& attrs, const TShape& d) {
   std::vector<bool> rev(static_cast<size_t>(d.ndim()), false);
   const TShape& axis = attrs.get<ReverseParam>().axis;
   if (!axis.ndim_known()) return rev;
   for (int64_t a : axis) {
-    rev[d.CheckAxis(static_cast<int>(a), OpLabel(attrs).c_str())] = true;
+    const size_t i = d.CheckAxis(static_cast<int>(a), OpLabel(attrs).c_str());
+    rev[i] = !rev[i];
   }
   return rev;
 }

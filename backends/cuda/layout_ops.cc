@@ -170,11 +170,14 @@ GatherIndex ReverseIndex(const std::string& op, const Attrs& attrs,
     gi.shape[d] = x.dim(d);
     gi.stride[d] = xs[d];
   }
+  // Each listed axis flips once more: twice is none, as MXNet (and the CPU).
   std::vector<bool> flipped(n, false);
   for (int64_t a : *axes) {
     const int d = AxisOf(op, attrs, "axis", a, n);
-    if (flipped[d] || x.dim(d) == 0) continue;  // Twice is once, as CPU.
-    flipped[d] = true;
+    flipped[d] = !flipped[d];
+  }
+  for (int d = 0; d < n; ++d) {
+    if (!flipped[d] || x.dim(d) == 0) continue;
     gi.offset += (x.dim(d) - 1) * xs[d];
     gi.stride[d] = -xs[d];
   }

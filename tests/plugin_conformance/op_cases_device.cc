@@ -219,9 +219,11 @@ void AddLayoutCases(std::vector<OpCase>* t) {
                       {{{"axis", "0"}, {"begin", "1"}, {"end", "3"}}}));
   t->push_back(Shaped("_backward_slice_axis", {{{4, 2, 2}, {4, 3, 2}}},
                       {{{"axis", "1"}, {"begin", "-2"}, {"end", "None"}}}));
-  t->push_back(
-      Shaped("reverse", {{{3, 4}}, {{2, 3, 4}}},
-             {{{"axis", "(0,)"}}, {{"axis", "(1,)"}}, {{"axis", "(0, -1)"}}}));
+  t->push_back(Shaped("reverse", {{{3, 4}}, {{2, 3, 4}}},
+                      {{{"axis", "(0,)"}},
+                       {{"axis", "(1,)"}},
+                       {{"axis", "(0, -1)"}},
+                       {{"axis", "(1, 0, -1)"}}}));
   t->push_back(Shaped(
       "tile", {{{2, 3}}, {{3}}},
       {{{"reps", "(2,)"}}, {{"reps", "(2, 1, 3)"}}, {{"reps", "(1, 2)"}}}));
