@@ -28,6 +28,12 @@ void Optimizer::UpdateMany(const std::vector<int>& indices,
 
 namespace {
 
+// The update ops clip when clip_gradient >= 0 (MXNet's kernels); Gluon's
+// optimizers pass it only when set, so here <= 0 means no clipping.
+double OpClip(double clip_gradient) {
+  return clip_gradient > 0 ? clip_gradient : -1;
+}
+
 class SGD : public Optimizer {
  public:
   explicit SGD(const SGDOptions& o) : o_(o) {}
@@ -36,13 +42,13 @@ class SGD : public Optimizer {
     UpdateScope scope;
     if (o_.momentum == 0) {
       nd::sgd_update(weight, grad, o_.learning_rate, o_.wd, rescale_grad,
-                     o_.clip_gradient);
+                     OpClip(o_.clip_gradient));
       return;
     }
     NDArray& mom = momentum_[index];
     if (mom.is_none()) mom = nd::zeros_like(weight);
     nd::sgd_mom_update(weight, grad, mom, o_.learning_rate, o_.momentum, o_.wd,
-                       rescale_grad, o_.clip_gradient);
+                       rescale_grad, OpClip(o_.clip_gradient));
   }
   // With momentum: _multi_sgd_mom_update over runs of up to
   // kMultiUpdateMax consecutive parameters with one context and dtype.
@@ -59,7 +65,7 @@ class SGD : public Optimizer {
                       {"momentum", nd::Attr(o_.momentum)},
                       {"wd", nd::Attr(o_.wd)},
                       {"rescale_grad", nd::Attr(rescale_grad)},
-                      {"clip_gradient", nd::Attr(o_.clip_gradient)}};
+                      {"clip_gradient", nd::Attr(OpClip(o_.clip_gradient))}};
     size_t begin = 0;
     while (begin < weights.size()) {
       size_t end = begin + 1;
@@ -109,7 +115,7 @@ class Adam : public Optimizer {
                       std::sqrt(1 - std::pow(o_.beta2, s.t)) /
                       (1 - std::pow(o_.beta1, s.t));
     nd::adam_update(weight, grad, s.mean, s.var, lr, o_.beta1, o_.beta2,
-                    o_.epsilon, o_.wd, rescale_grad, o_.clip_gradient);
+                    o_.epsilon, o_.wd, rescale_grad, OpClip(o_.clip_gradient));
   }
   double learning_rate() const override { return o_.learning_rate; }
   void set_learning_rate(double lr) override { o_.learning_rate = lr; }

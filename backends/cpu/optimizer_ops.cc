@@ -5,7 +5,9 @@
 // itself as the output, which the in-place option (input 0, output 0)
 // allows without a temporary. Optimizer states (momentum, Adam's mean and
 // var) are inputs the op mutates. The gradient is first rescaled and, when
-// clip_gradient > 0, clipped to [-clip_gradient, clip_gradient]. float32,
+// clip_gradient >= 0, clipped to [-clip_gradient, clip_gradient] (MXNet's
+// kernels test >= 0, so 0 clips every gradient to 0; its docs say <= 0 is
+// off, but Gluon passes clip_gradient only when set). float32,
 // float64 and float16 (arithmetic in float) are supported; every input must
 // have the weight's shape and dtype.
 #include <algorithm>
@@ -30,7 +32,9 @@ void DeclareCommon(ParamSchema<P>* s) {
   s->Field("wd", &P::wd).Describe("weight decay");
   s->Field("rescale_grad", &P::rescale_grad).Describe("gradient scale");
   s->Field("clip_gradient", &P::clip_gradient)
-      .Describe("clip the rescaled gradient to [-c, c]; <= 0: no clipping");
+      .Describe(
+          "clip the rescaled gradient to [-c, c] when c >= 0 (MXNet's "
+          "kernels); negative: no clipping");
   s->Field("lazy_update", &P::lazy_update)
       .Describe("sparse-only; no effect on dense arrays");
 }
@@ -83,24 +87,24 @@ struct GradPrep {
   explicit GradPrep(const P& p)
       : rescale(static_cast<A>(p.rescale_grad)),
         clip(static_cast<A>(p.clip_gradient)),
-        clipping(p.clip_gradient > 0) {}
+        clipping(p.clip_gradient >= 0) {}
 };
 
-// Runs the update loop body(prep_fn, b, e) over [0, n) on the kernel
-// threads, with prep_fn(g) the rescaled (and, when asked, clipped)
-// gradient. The clipping choice and the write request are decided outside
-// the element loop so it vectorizes.
+// Runs the update loop body(bound, b, e) over [0, n) on the kernel
+// threads, with bound(x) x clipped when asked (else x itself); the body
+// rescales the gradient and passes what MXNet clips. The clipping choice
+// and the write request are decided outside the element loop so it
+// vectorizes.
 template <typename A, typename Body>
 void UpdateLoop(int64_t n, const GradPrep<A>& prep, Body body) {
-  const A rescale = prep.rescale, clip = prep.clip;
+  const A clip = prep.clip;
   if (prep.clipping) {
     ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-      body([=](A g) { return std::min(std::max(g * rescale, -clip), clip); }, b,
-           e);
+      body([=](A x) { return std::min(std::max(x, -clip), clip); }, b, e);
     });
   } else {
     ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-      body([=](A g) { return g * rescale; }, b, e);
+      body([=](A x) { return x; }, b, e);
     });
   }
 }
@@ -145,10 +149,11 @@ void SGDCompute(const OpContext&, const NodeAttrs& attrs,
     const GradPrep<A> prep(p);
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd);
     const OpReqType r = req[0];
-    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+    const A rescale = prep.rescale;
+    UpdateLoop(in[0].Size(), prep, [&](auto bound, int64_t b, int64_t e) {
       AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
-        return wi - lr * (grad(static_cast<A>(g[i])) + wd * wi);
+        return wi - lr * (bound(static_cast<A>(g[i]) * rescale) + wd * wi);
       });
     });
   });
@@ -166,11 +171,12 @@ void SGDMomOne(const SGDMomParam& p, const TBlob& weight, const TBlob& grad,
     const GradPrep<A> prep(p);
     const A lr = static_cast<A>(p.lr), wd = static_cast<A>(p.wd),
             momentum = static_cast<A>(p.momentum);
-    UpdateLoop(weight.Size(), prep, [&](auto gradient, int64_t b, int64_t e) {
+    const A rescale = prep.rescale;
+    UpdateLoop(weight.Size(), prep, [&](auto bound, int64_t b, int64_t e) {
       AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
         const A m = momentum * static_cast<A>(mom[i]) -
-                    lr * (gradient(static_cast<A>(g[i])) + wd * wi);
+                    lr * (bound(static_cast<A>(g[i]) * rescale) + wd * wi);
         mom[i] = static_cast<T>(m);
         return wi + m;
       });
@@ -275,10 +281,13 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
             b1 = static_cast<A>(p.beta1), b2 = static_cast<A>(p.beta2),
             eps = static_cast<A>(p.epsilon);
     const OpReqType r = req[0];
-    UpdateLoop(in[0].Size(), prep, [&](auto grad, int64_t b, int64_t e) {
+    // As MXNet's AdamUpdateKernel: weight decay joins the rescaled gradient
+    // before clipping (SGD adds it after).
+    const A rescale = prep.rescale;
+    UpdateLoop(in[0].Size(), prep, [&](auto bound, int64_t b, int64_t e) {
       AssignRange(y, r, b, e, [=](int64_t i) {
         const A wi = static_cast<A>(w[i]);
-        const A gi = grad(static_cast<A>(g[i])) + wd * wi;
+        const A gi = bound(static_cast<A>(g[i]) * rescale + wd * wi);
         const A m = b1 * static_cast<A>(mean[i]) + (A(1) - b1) * gi;
         const A v = b2 * static_cast<A>(var[i]) + (A(1) - b2) * gi * gi;
         mean[i] = static_cast<T>(m);
@@ -332,9 +341,9 @@ void AdamCompute(const OpContext&, const NodeAttrs& attrs,
       .SetCompute(Context::kCPU, MultiSGDMomCompute);
   RegisterUpdate<AdamParam>(
       "adam_update", {"weight", "grad", "mean", "var"}, {2, 3}, AdamCompute,
-      "Adam step without bias correction: g = clip(rescale_grad * grad) + "
-      "wd * weight; mean and var are updated in place; weight - lr * mean / "
-      "(sqrt(var) + epsilon).");
+      "Adam step without bias correction: g = clip(rescale_grad * grad + "
+      "wd * weight) (MXNet's order); mean and var are updated in place; "
+      "weight - lr * mean / (sqrt(var) + epsilon).");
   return true;
 }();
 

@@ -31,11 +31,12 @@ double Stored(double x, DType dtype) {
 
 // Plain-loop references, one step each, in double; new values are rounded
 // to `dtype` when stored, the weight being computed from unrounded states.
-double PrepRef(double g, const Hyper& h) {
-  g *= h.rescale;
-  if (h.clip > 0) g = std::max(-h.clip, std::min(h.clip, g));
-  return g;
+// MXNet clips when clip_gradient >= 0.
+double ClipRef(double x, const Hyper& h) {
+  return h.clip >= 0 ? std::max(-h.clip, std::min(h.clip, x)) : x;
 }
+
+double PrepRef(double g, const Hyper& h) { return ClipRef(g * h.rescale, h); }
 
 void SgdRef(Vec* w, const Vec& g, const Hyper& h, DType dtype) {
   for (size_t i = 0; i < w->size(); ++i) {
@@ -58,7 +59,8 @@ void AdamRef(Vec* w, const Vec& grad, Vec* mean, Vec* var, const Hyper& h,
              DType dtype) {
   for (size_t i = 0; i < w->size(); ++i) {
     const double wi = (*w)[i];
-    const double g = PrepRef(grad[i], h) + h.wd * wi;
+    // MXNet's AdamUpdateKernel clips after adding the weight decay.
+    const double g = ClipRef(grad[i] * h.rescale + h.wd * wi, h);
     const double m = h.beta1 * (*mean)[i] + (1 - h.beta1) * g;
     const double v = h.beta2 * (*var)[i] + (1 - h.beta2) * g * g;
     (*mean)[i] = Stored(m, dtype);
@@ -212,9 +214,29 @@ TEST(OptimizerUpdates, ClippingBoundsTheStep) {
   nd::sgd_update(w, g, /*lr=*/1, /*wd=*/0, /*rescale_grad=*/1,
                  /*clip_gradient=*/0.5);
   EXPECT_TRUE(AllClose(ToDouble(w), {0.5, 0.1, -0.1, -0.5}));
-  // clip_gradient <= 0 means no clipping.
+  // As MXNet's kernels: clip_gradient 0 clips every gradient to 0, a
+  // negative one turns clipping off.
   nd::sgd_update(w, g, 1, 0, 1, 0);
+  EXPECT_TRUE(AllClose(ToDouble(w), {0.5, 0.1, -0.1, -0.5}));
+  nd::sgd_update(w, g, 1, 0, 1, -1);
   EXPECT_TRUE(AllClose(ToDouble(w), {100.5, 0.2, -0.2, -100.5}));
+}
+
+// MXNet's adam_update adds wd * weight before clipping: with w = 1,
+// grad = -1.5, wd = 1 and clip 1, g = clip(-0.5) = -0.5 (not clip(-1.5) + 1
+// = 0, which would leave the weight at 1).
+TEST(AdamUpdate, WeightDecayIsClippedWithTheGradient) {
+  NDArray w = ArrayOf({1}, {1}, DType::kFloat64);
+  NDArray mean = ArrayOf({1}, {0}, DType::kFloat64);
+  NDArray var = ArrayOf({1}, {0}, DType::kFloat64);
+  nd::adam_update(w, ArrayOf({1}, {-1.5}, DType::kFloat64), mean, var,
+                  /*lr=*/0.1, 0.9, 0.999, 1e-8, /*wd=*/1, /*rescale_grad=*/1,
+                  /*clip_gradient=*/1);
+  const double m = 0.1 * -0.5, v = 0.001 * 0.25;
+  EXPECT_TRUE(AllClose(ToDouble(mean), {m}, 1e-12, 1e-12));
+  EXPECT_TRUE(AllClose(ToDouble(var), {v}, 1e-12, 1e-12));
+  EXPECT_TRUE(AllClose(ToDouble(w), {1 - 0.1 * m / (std::sqrt(v) + 1e-8)},
+                       1e-12, 1e-12));
 }
 
 TEST(OptimizerUpdates, WriteInPlaceOnWeightAndStates) {

@@ -23,7 +23,7 @@ __global__ void SgdKernel(int64_t n, const T* w, const T* g, T* mom, T* out,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    if (clip >= A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
     const A wi = Load(w, i);
     if (mom == nullptr) {
       Store<kReq>(out, i, wi - lr * (gi + wd * wi));
@@ -50,7 +50,7 @@ __global__ void MultiSgdMomKernel(MultiSgdTable t, SgdParams p) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < t.n[k];
        i += int64_t{blockDim.x} * gridDim.x) {
     A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    if (clip >= A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
     const A wi = Load(w, i);
     const A m = momentum * Load(mom, i) - lr * (gi + wd * wi);
     mom[i] = static_cast<T>(m);
@@ -70,10 +70,11 @@ __global__ void AdamKernel(int64_t n, const T* w, const T* g, T* mean, T* var,
           b1 = p.beta1, b2 = p.beta2, eps = p.epsilon;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    A gi = Load(g, i) * rescale;
-    if (clip > A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
+    // As MXNet's AdamUpdateKernel (and the CPU): weight decay joins the
+    // rescaled gradient before clipping.
     const A wi = Load(w, i);
-    gi += wd * wi;
+    A gi = Load(g, i) * rescale + wd * wi;
+    if (clip >= A(0)) gi = gi < -clip ? -clip : (gi > clip ? clip : gi);
     const A m = b1 * Load(mean, i) + (A(1) - b1) * gi;
     const A v = b2 * Load(var, i) + (A(1) - b2) * gi * gi;
     mean[i] = static_cast<T>(m);

@@ -83,8 +83,12 @@ void AddDeviceCases(std::vector<OpCase>* t) {
                          {"wd", "0.01"},
                          {"rescale_grad", "0.5"},
                          {"clip_gradient", "0.2"}};
-  t->push_back(Shaped("sgd_update", {{{3, 4}, {3, 4}}, {{7}, {7}}},
-                      {{{"lr", "0.1"}}, clip}));
+  // clip_gradient 0 clips every gradient to 0 (MXNet's kernels: >= 0).
+  t->push_back(
+      Shaped("sgd_update", {{{3, 4}, {3, 4}}, {{7}, {7}}},
+             {{{"lr", "0.1"}},
+              clip,
+              {{"lr", "0.1"}, {"wd", "0.01"}, {"clip_gradient", "0"}}}));
   AttrDict mom = clip;
   mom["momentum"] = "0.9";
   t->push_back(Shaped("sgd_mom_update",
