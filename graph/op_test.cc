@@ -1,5 +1,6 @@
 #include "graph/op.h"
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,16 @@ TEST(Params, ParsesEveryFieldTypeAndKeepsDefaults) {
   EXPECT_EQ(printed["global_pool"], "True");
   EXPECT_EQ(printed["axis"], "-1");
   EXPECT_EQ(ParseParams<TestPoolParam>("Pool", printed).kernel, p.kernel);
+}
+
+// Numbers printed as attributes parse back exactly (StrCat kept 6 digits).
+TEST(Params, AttrTextRoundTrips) {
+  for (double v : {1.0 / 3, 0.1, -2.302585092994046, 1e-300, 57.29577951308232,
+                   0.0, -0.0, 1e300}) {
+    EXPECT_EQ(std::strtod(AttrText(v).c_str(), nullptr), v) << AttrText(v);
+  }
+  EXPECT_EQ(AttrText(0.5), "0.5");
+  EXPECT_EQ(AttrText(3), "3");
 }
 
 TEST(Params, ErrorsNameOpKeyAndValue) {

@@ -1,6 +1,7 @@
 #include "graph/params.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -15,6 +16,11 @@ namespace mx {
 bool IsMetadataKey(const std::string& key) {
   return key.size() > 4 && key.compare(0, 2, "__") == 0 &&
          key.compare(key.size() - 2, 2, "__") == 0;
+}
+
+std::string AttrText(double v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
 namespace param_internal {
@@ -112,8 +118,11 @@ std::string PrintValue(const OptionalIntTuple& v) {
 
 std::string PrintValue(int v) { return std::to_string(v); }
 std::string PrintValue(int64_t v) { return std::to_string(v); }
-std::string PrintValue(float v) { return absl::StrCat(v); }
-std::string PrintValue(double v) { return absl::StrCat(v); }
+std::string PrintValue(float v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
+}
+std::string PrintValue(double v) { return AttrText(v); }
 std::string PrintValue(bool v) { return v ? "True" : "False"; }
 std::string PrintValue(const std::string& v) { return v; }
 std::string PrintValue(const TShape& v) { return v.ToString(); }

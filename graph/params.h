@@ -38,6 +38,11 @@ using AttrDict = std::map<std::string, std::string>;
 // profiler tags) carried through graphs; parameter parsing ignores them.
 bool IsMetadataKey(const std::string& key);
 
+// `v` as attribute text: the shortest decimal that parses back to exactly
+// `v` (absl::StrCat keeps only 6 digits, so 1/3 came back as 0.333333).
+//   {"scalar", AttrText(1.0 / 3)}  // "0.3333333333333333"
+std::string AttrText(double v);
+
 // A tuple whose entries may be None, e.g. slice's begin=(None, 1).
 using OptionalIntTuple = std::vector<std::optional<int64_t>>;
 

@@ -157,7 +157,7 @@ void RegisterElemwiseGradients() {
   });
   SetUnaryGrad("_power_scalar", [](B& b, const E& g) {
     const double s = ScalarOf(b.n);
-    E pow = b.Op("_power_scalar", {b.x()}, {{"scalar", absl::StrCat(s - 1)}});
+    E pow = b.Op("_power_scalar", {b.x()}, {{"scalar", AttrText(s - 1)}});
     return b.Mul(g, b.Scale(pow, s));
   });
   SetUnaryGrad("_rpower_scalar", [](B& b, const E& g) {

@@ -41,17 +41,15 @@ TEST(ElemwiseGradient, BackwardReluIsOnePassMaskAndDifferentiable) {
   const double nan = std::nan("");
   const NDArray g = ArrayOf({5}, {1, 2, 3, 4, 5});
   const NDArray y = ArrayOf({5}, {0, 2, nan, 0.5, 0});
-  const std::vector<double> got =
-      ToDouble(nd::Call("_backward_relu", {g, y}));
+  const std::vector<double> got = ToDouble(nd::Call("_backward_relu", {g, y}));
   EXPECT_EQ(got[0], 0);
   EXPECT_EQ(got[1], 2);
   EXPECT_TRUE(std::isnan(got[2]));
   EXPECT_EQ(got[3], 4);
   EXPECT_EQ(got[4], 0);
-  EXPECT_TRUE(CheckGradient(
-      "_backward_relu", {},
-      {RandomArray({3, 4}, DType::kFloat32, -1, 1, 1),
-       RandomArray({3, 4}, DType::kFloat32, 0.5, 2, 2)}));
+  EXPECT_TRUE(CheckGradient("_backward_relu", {},
+                            {RandomArray({3, 4}, DType::kFloat32, -1, 1, 1),
+                             RandomArray({3, 4}, DType::kFloat32, 0.5, 2, 2)}));
 }
 
 TEST(ElemwiseGradient, Scalar) {
@@ -62,6 +60,23 @@ TEST(ElemwiseGradient, Scalar) {
                               {RandomArray({4}, DType::kFloat32, 0.5, 2)}))
         << op;
   }
+}
+
+// Constants the gradient graphs carry as attributes keep full precision
+// (they were printed with 6 digits: _div_scalar by 3 scaled by 0.333333).
+TEST(ElemwiseGradient, ScalarConstantsKeepFullPrecision) {
+  const NDArray x = ArrayOf({2}, {1, 1000}, DType::kFloat64);
+  const NDArray head = ArrayOf({2}, {1, 1}, DType::kFloat64);
+  auto grad = [&](const char* op, const char* scalar) {
+    return Gradients(op, {{"scalar", scalar}}, {x}, {head})[0];
+  };
+  EXPECT_TRUE(AllClose(grad("_div_scalar", "3"), {1.0 / 3, 1.0 / 3}, 1e-15, 0));
+  const double third = 1.0 / 3;
+  EXPECT_TRUE(AllClose(grad("_power_scalar", "0.3333333333333333"),
+                       {third, third * std::pow(1000.0, third - 1)}, 1e-14, 0));
+  EXPECT_TRUE(AllClose(Gradients("log10", {}, {x}, {head})[0],
+                       {1 / std::log(10.0), 1 / (1000 * std::log(10.0))}, 1e-14,
+                       0));
 }
 
 }  // namespace

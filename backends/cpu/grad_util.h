@@ -29,7 +29,7 @@ struct GradBuilder {
   }
   NodeEntry Mul(NodeEntry a, NodeEntry b) { return Op("elemwise_mul", {a, b}); }
   NodeEntry Scale(NodeEntry a, double s) {
-    return Op("_mul_scalar", {a}, {{"scalar", absl::StrCat(s)}});
+    return Op("_mul_scalar", {a}, {{"scalar", AttrText(s)}});
   }
   // Input i and output i of the forward node.
   NodeEntry x(int i = 0) const { return n->inputs[i]; }

@@ -472,7 +472,7 @@ struct Ops {
     return b.Op(op, std::move(in), std::move(attrs));
   }
   E Scalar(const char* op, E x, double s) {
-    return Op(op, {x}, {{"scalar", absl::StrCat(s)}});
+    return Op(op, {x}, {{"scalar", AttrText(s)}});
   }
   E Act(const char* act, E x) {
     return Op("Activation", {x}, {{"act_type", act}});

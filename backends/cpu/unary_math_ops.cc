@@ -32,11 +32,11 @@ void Unary(const std::string& name, F f, const std::string& doc,
 E Square(B& b, const E& x) { return b.Op("square", {x}); }
 E Div(B& b, const E& a, const E& c) { return b.Op("elemwise_div", {a, c}); }
 E PlusScalar(B& b, const E& x, double s) {
-  return b.Op("_plus_scalar", {x}, {{"scalar", absl::StrCat(s)}});
+  return b.Op("_plus_scalar", {x}, {{"scalar", AttrText(s)}});
 }
 // s - x.
 E RMinusScalar(B& b, const E& x, double s) {
-  return b.Op("_rminus_scalar", {x}, {{"scalar", absl::StrCat(s)}});
+  return b.Op("_rminus_scalar", {x}, {{"scalar", AttrText(s)}});
 }
 E Rsqrt(B& b, const E& x) { return b.Op("rsqrt", {x}); }
 
