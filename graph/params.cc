@@ -18,10 +18,16 @@ bool IsMetadataKey(const std::string& key) {
          key.compare(key.size() - 2, 2, "__") == 0;
 }
 
-std::string AttrText(double v) {
+namespace {
+// The shortest decimal text that parses back to exactly `v` (as a T).
+template <typename T>
+std::string ShortestText(T v) {
   char buf[32];
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
+}  // namespace
+
+std::string AttrText(double v) { return ShortestText(v); }
 
 namespace param_internal {
 namespace {
@@ -118,10 +124,7 @@ std::string PrintValue(const OptionalIntTuple& v) {
 
 std::string PrintValue(int v) { return std::to_string(v); }
 std::string PrintValue(int64_t v) { return std::to_string(v); }
-std::string PrintValue(float v) {
-  char buf[32];
-  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
-}
+std::string PrintValue(float v) { return ShortestText(v); }
 std::string PrintValue(double v) { return AttrText(v); }
 std::string PrintValue(bool v) { return v ? "True" : "False"; }
 std::string PrintValue(const std::string& v) { return v; }

@@ -1,13 +1,13 @@
 // The front end maps each function to a registered op name and attributes.
 #include "imperative/nd.h"
 
-#include <cstdio>
 #include <functional>
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "base/thread_scratch.h"
+#include "graph/params.h"
 
 namespace mx {
 namespace nd {
@@ -34,11 +34,7 @@ void CallInto(const std::string& op, const std::vector<NDArray>& inputs,
   imperative::Invoke(parsed, inputs, &outputs);
 }
 
-std::string Attr(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
+std::string Attr(double v) { return AttrText(v); }
 std::string Attr(int64_t v) { return std::to_string(v); }
 std::string Attr(int v) { return std::to_string(v); }
 std::string Attr(bool v) { return v ? "True" : "False"; }
