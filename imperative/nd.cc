@@ -157,6 +157,13 @@ MX_ND_UNARY_(rsqrt)
 MX_ND_UNARY_(rcbrt)
 MX_ND_UNARY_(radians)
 MX_ND_UNARY_(degrees)
+MX_ND_UNARY_(round)
+MX_ND_UNARY_(rint)
+MX_ND_UNARY_(fix)
+MX_ND_UNARY_(trunc)
+MX_ND_UNARY_(floor)
+MX_ND_UNARY_(ceil)
+MX_ND_UNARY_(logical_not)
 #undef MX_ND_UNARY_
 NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});
@@ -180,6 +187,11 @@ MX_ND_BINARY_(greater, "_npi_greater")
 MX_ND_BINARY_(greater_equal, "_npi_greater_equal")
 MX_ND_BINARY_(less, "_npi_less")
 MX_ND_BINARY_(less_equal, "_npi_less_equal")
+MX_ND_BINARY_(mod, "broadcast_mod")
+MX_ND_BINARY_(hypot, "broadcast_hypot")
+MX_ND_BINARY_(logical_and, "broadcast_logical_and")
+MX_ND_BINARY_(logical_or, "broadcast_logical_or")
+MX_ND_BINARY_(logical_xor, "broadcast_logical_xor")
 #undef MX_ND_BINARY_
 
 #define MX_ND_SCALAR_(name, op) \
@@ -202,6 +214,13 @@ MX_ND_SCALAR_(greater, "_npi_greater_scalar")
 MX_ND_SCALAR_(greater_equal, "_npi_greater_equal_scalar")
 MX_ND_SCALAR_(less, "_npi_less_scalar")
 MX_ND_SCALAR_(less_equal, "_npi_less_equal_scalar")
+MX_ND_SCALAR_(mod, "_mod_scalar")
+MX_ND_RSCALAR_(mod, "_rmod_scalar")
+MX_ND_SCALAR_(hypot, "_hypot_scalar")
+MX_ND_SCALAR_(logical_and, "_logical_and_scalar")
+MX_ND_SCALAR_(logical_or, "_logical_or_scalar")
+MX_ND_SCALAR_(logical_xor, "_logical_xor_scalar")
+MX_ND_SCALAR_(smooth_l1, "smooth_l1")
 #undef MX_ND_SCALAR_
 #undef MX_ND_RSCALAR_
 

@@ -99,6 +99,18 @@ NDArray rsqrt(const NDArray& a);  // 1 / sqrt(x)
 NDArray rcbrt(const NDArray& a);  // 1 / cbrt(x)
 NDArray radians(const NDArray& a);
 NDArray degrees(const NDArray& a);
+// Rounding (integers unchanged): round halves away from zero, rint halves
+// toward -inf (MXNet's rint), fix and trunc toward zero.
+NDArray round(const NDArray& a);
+NDArray rint(const NDArray& a);
+NDArray fix(const NDArray& a);
+NDArray trunc(const NDArray& a);
+NDArray floor(const NDArray& a);
+NDArray ceil(const NDArray& a);
+NDArray logical_not(const NDArray& a);  // 1/0 in a's dtype
+// smooth_l1(x, sigma): 0.5 (sigma x)^2 where |x| < 1/sigma^2, else
+// |x| - 0.5/sigma^2.
+NDArray smooth_l1(const NDArray& a, double sigma);
 
 // ---- Binary with NumPy broadcasting (broadcast_add, ...). Comparisons
 // return bool arrays. ----
@@ -115,6 +127,13 @@ NDArray greater(const NDArray& a, const NDArray& b);
 NDArray greater_equal(const NDArray& a, const NDArray& b);
 NDArray less(const NDArray& a, const NDArray& b);
 NDArray less_equal(const NDArray& a, const NDArray& b);
+// mod: the sign of b, x mod 0 = 0 (MXNet's and Python's %). Logical ops give
+// 1/0 in the inputs' dtype.
+NDArray mod(const NDArray& a, const NDArray& b);
+NDArray hypot(const NDArray& a, const NDArray& b);
+NDArray logical_and(const NDArray& a, const NDArray& b);
+NDArray logical_or(const NDArray& a, const NDArray& b);
+NDArray logical_xor(const NDArray& a, const NDArray& b);
 // Scalar forms (_plus_scalar, _rminus_scalar, ...): array op scalar, and
 // for the non-commutative ones scalar op array.
 NDArray add(const NDArray& a, double s);
@@ -133,6 +152,12 @@ NDArray greater(const NDArray& a, double s);
 NDArray greater_equal(const NDArray& a, double s);
 NDArray less(const NDArray& a, double s);
 NDArray less_equal(const NDArray& a, double s);
+NDArray mod(const NDArray& a, double s);
+NDArray mod(double s, const NDArray& a);
+NDArray hypot(const NDArray& a, double s);
+NDArray logical_and(const NDArray& a, double s);
+NDArray logical_or(const NDArray& a, double s);
+NDArray logical_xor(const NDArray& a, double s);
 
 // ---- Linear algebra and neural-network layers. ----
 NDArray dot(const NDArray& a, const NDArray& b, bool transpose_a = false,

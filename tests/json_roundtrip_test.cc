@@ -60,6 +60,7 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"tile", {{"reps", "(2,1)"}}},
       {"_backward_tile", {{"reps", "(2,1)"}}},
       {"reverse", {{"axis", "(0,)"}}},
+      {"smooth_l1", {{"scalar", "1.5"}}},
   };
   return *table;
 }

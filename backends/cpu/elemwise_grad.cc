@@ -65,16 +65,6 @@ NodeEntry CompareScalar(GradBuilder& b, const char* op) {
   return b.Op(op, {b.x()}, {{"scalar", b.n->attrs.dict.at("scalar")}});
 }
 
-void SetZeroGrad(const std::string& op) {
-  SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>&) {
-    std::vector<NodeEntry> zeros;
-    for (size_t i = 0; i < b.n->inputs.size(); ++i) {
-      zeros.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
-    }
-    return zeros;
-  });
-}
-
 }  // namespace
 
 void RegisterElemwiseGradients() {

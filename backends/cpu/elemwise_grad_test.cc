@@ -79,6 +79,27 @@ TEST(ElemwiseGradient, ScalarConstantsKeepFullPrecision) {
                        0));
 }
 
+TEST(ElemwiseGradient, RoundingIsZero) {
+  // Away from the jumps (integers, and halves for round and rint).
+  for (const char* op : {"round", "rint", "fix", "trunc", "floor", "ceil"}) {
+    EXPECT_TRUE(CheckGradient(
+        op, {}, {ArrayOf({4}, {-1.7, -0.2, 0.3, 2.8}, DType::kFloat32)}))
+        << op;
+  }
+}
+
+TEST(ElemwiseGradient, LogicalIsZero) {
+  const NDArray a = RandomArray({2, 3}),
+                b = RandomArray({2, 3}, DType::kFloat32, -1, 1, 9);
+  for (const char* op : {"broadcast_logical_and", "broadcast_logical_or",
+                         "broadcast_logical_xor", "_logical_and", "_logical_or",
+                         "_logical_xor"}) {
+    EXPECT_TRUE(CheckGradient(op, {}, {a, b})) << op;
+  }
+  EXPECT_TRUE(CheckGradient("logical_not", {}, {a}));
+  EXPECT_TRUE(CheckGradient("_logical_or_scalar", {{"scalar", "0"}}, {a}));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

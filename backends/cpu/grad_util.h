@@ -67,6 +67,18 @@ inline void SetUnaryGrad(
   });
 }
 
+// Registers a zero gradient (zeros_like of each input) for an op that is
+// constant almost everywhere: comparisons, rounding, logical ops.
+inline void SetZeroGrad(const std::string& op) {
+  SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>&) {
+    std::vector<NodeEntry> zeros;
+    for (size_t i = 0; i < b.n->inputs.size(); ++i) {
+      zeros.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
+    }
+    return zeros;
+  });
+}
+
 }  // namespace cpu
 }  // namespace mx
 

@@ -58,7 +58,9 @@ __device__ A ApplyIntegerUnary(Unary op, A x) {
       return WrapMul(x, x);
     case Unary::kRelu:  // A NaN stays, as on the CPU.
       return x > A(0) || IsNan(x) ? x : A(0);
-    default:
+    case Unary::kLogicalNot:
+      return x != A(0) ? A(0) : A(1);
+    default:  // _copy, and rounding leaves integers as they are.
       return x;
   }
 }
@@ -140,6 +142,21 @@ __device__ A ApplyFloatUnary(Unary op, A x) {
       return x * static_cast<A>(180 / 3.14159265358979323846);
     case Unary::kRadians:
       return x * static_cast<A>(3.14159265358979323846 / 180);
+    case Unary::kRound:
+      return round(x);
+    case Unary::kRint: {  // MXNet's rint: the floor unless the ceiling is
+                          // nearer.
+      const A lo = floor(x), hi = ceil(x);
+      return x - lo <= hi - x ? lo : hi;
+    }
+    case Unary::kTrunc:
+      return trunc(x);
+    case Unary::kFloor:
+      return floor(x);
+    case Unary::kCeil:
+      return ceil(x);
+    case Unary::kLogicalNot:
+      return x != A(0) ? A(0) : A(1);
   }
   return x;
 }
@@ -186,6 +203,58 @@ __device__ __forceinline__ A Power(A a, A b) {
   }
 }
 
+// MXNet's mod (the sign of b, a mod 0 = 0), as the CPU's ModF: integers
+// exactly, floats in double through MXNet's branches (signed zeros match).
+template <typename A>
+__device__ __forceinline__ A Mod(A a, A b) {
+  if constexpr (std::is_integral<A>::value) {
+    if (b == A(0)) return A(0);
+    if constexpr (std::is_signed<A>::value) {
+      if (b == A(-1)) return A(0);  // Also avoids INT_MIN % -1.
+      const A r = a % b;
+      return r != A(0) && ((r < A(0)) != (b < A(0))) ? static_cast<A>(r + b)
+                                                     : r;
+    } else {
+      return a % b;
+    }
+  } else {
+    const double x = a, y = b;
+    if (y == 0) return A(0);
+    if (y < 0) {
+      if (x < 0) return static_cast<A>(-fmod(-x, -y));
+      const double r = fmod(x, -y);
+      return static_cast<A>(r + (r != 0 ? y : 0));
+    }
+    if (x < 0) {
+      const double r = fmod(-x, y);
+      return static_cast<A>(-r + (r != 0 ? y : 0));
+    }
+    return static_cast<A>(fmod(x, y));
+  }
+}
+
+template <typename A>
+__device__ __forceinline__ A Hypot(A a, A b) {
+  if constexpr (std::is_integral<A>::value) {
+    return SaturatingCast<A>(
+        hypot(static_cast<double>(a), static_cast<double>(b)));
+  } else {
+    return hypot(a, b);
+  }
+}
+
+// smooth_l1 of x with sigma, as the CPU's SmoothL1F.
+template <typename A>
+__device__ __forceinline__ A SmoothL1(A a, A b) {
+  using C = typename std::conditional<std::is_floating_point<A>::value, A,
+                                      double>::type;
+  const C x = a, sigma2 = C(b) * C(b), limit = C(1) / sigma2;
+  const C loss = x > limit    ? x - C(0.5) * limit
+                 : x < -limit ? -x - C(0.5) * limit
+                              : C(0.5) * x * x * sigma2;
+  return SaturatingCast<A>(loss);
+}
+
 template <typename A>
 __device__ A ApplyBinary(Binary op, A a, A b) {
   switch (op) {
@@ -206,6 +275,18 @@ __device__ A ApplyBinary(Binary op, A a, A b) {
       return Power(a, b);
     case Binary::kReluGrad:
       return WrapMul(a, SignOf(b));
+    case Binary::kMod:
+      return Mod(a, b);
+    case Binary::kHypot:
+      return Hypot(a, b);
+    case Binary::kSmoothL1:
+      return SmoothL1(a, b);
+    case Binary::kLogicalAnd:
+      return a != A(0) && b != A(0) ? A(1) : A(0);
+    case Binary::kLogicalOr:
+      return a != A(0) || b != A(0) ? A(1) : A(0);
+    case Binary::kLogicalXor:
+      return (a != A(0)) != (b != A(0)) ? A(1) : A(0);
     case Binary::kEq:
       return a == b ? A(1) : A(0);
     case Binary::kNe:

@@ -54,6 +54,14 @@ enum class Unary : int {
   kRcbrt,
   kDegrees,
   kRadians,
+  // Rounding (the identity on integers; kRint's halves go toward -inf, as
+  // MXNet's rint) and logical_not (1/0 in the dtype).
+  kRound,
+  kRint,
+  kTrunc,
+  kFloor,
+  kCeil,
+  kLogicalNot,
 };
 
 enum class Binary : int {
@@ -65,6 +73,13 @@ enum class Binary : int {
   kMin,
   kPower,
   kReluGrad,  // a * sign(b): relu's gradient from (ograd, output).
+  kMod,       // MXNet's mod: the sign of b, a mod 0 = 0.
+  kHypot,
+  kSmoothL1,  // smooth_l1(a) with sigma b.
+  // Logical ops as 1 or 0 in the operands' dtype (non-zero is true).
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor,
   // Comparisons as 1 or 0 in the operands' dtype (MXNet's legacy
   // broadcast_equal, _greater_scalar, ...); LaunchCompare writes bool.
   kEq,

@@ -24,8 +24,22 @@ using mxplugin::Tensors;
 
 // The unary ops the CPU also computes on integers.
 bool IntegerUnary(Unary u) {
-  return u == Unary::kNegative || u == Unary::kAbs || u == Unary::kSign ||
-         u == Unary::kSquare || u == Unary::kRelu;
+  switch (u) {
+    case Unary::kNegative:
+    case Unary::kAbs:
+    case Unary::kSign:
+    case Unary::kSquare:
+    case Unary::kRelu:
+    case Unary::kRound:
+    case Unary::kRint:
+    case Unary::kTrunc:
+    case Unary::kFloor:
+    case Unary::kCeil:
+    case Unary::kLogicalNot:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
@@ -515,7 +529,14 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
       {"cbrt", Unary::kCbrt},
       {"rcbrt", Unary::kRcbrt},
       {"degrees", Unary::kDegrees},
-      {"radians", Unary::kRadians}};
+      {"radians", Unary::kRadians},
+      {"round", Unary::kRound},
+      {"rint", Unary::kRint},
+      {"fix", Unary::kTrunc},  // MXNet's fix is trunc.
+      {"trunc", Unary::kTrunc},
+      {"floor", Unary::kFloor},
+      {"ceil", Unary::kCeil},
+      {"logical_not", Unary::kLogicalNot}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
 
   RegisterBinary(plugin, "elemwise_add", Binary::kAdd, false);
@@ -541,6 +562,24 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterScalar(plugin, "_maximum_scalar", Binary::kMax, false);
   RegisterScalar(plugin, "_minimum_scalar", Binary::kMin, false);
   RegisterScalar(plugin, "_rpower_scalar", Binary::kPower, true);
+  RegisterBinary(plugin, "broadcast_mod", Binary::kMod, true);
+  RegisterBinary(plugin, "_mod", Binary::kMod, false);
+  RegisterScalar(plugin, "_mod_scalar", Binary::kMod, false);
+  RegisterScalar(plugin, "_rmod_scalar", Binary::kMod, true);
+  RegisterBinary(plugin, "broadcast_hypot", Binary::kHypot, true);
+  RegisterBinary(plugin, "_hypot", Binary::kHypot, false);
+  RegisterScalar(plugin, "_hypot_scalar", Binary::kHypot, false);
+  RegisterScalar(plugin, "smooth_l1", Binary::kSmoothL1, false);
+  const std::pair<const char*, Binary> logical[] = {
+      {"and", Binary::kLogicalAnd},
+      {"or", Binary::kLogicalOr},
+      {"xor", Binary::kLogicalXor}};
+  for (const auto& [name, f] : logical) {
+    const std::string n = name;
+    RegisterBinary(plugin, "broadcast_logical_" + n, f, true);
+    RegisterBinary(plugin, "_logical_" + n, f, false);
+    RegisterScalar(plugin, "_logical_" + n + "_scalar", f, false);
+  }
 
   // Comparisons: MXNet's legacy names as 1/0 in the operands' dtype, the
   // NumPy-style names as bool.

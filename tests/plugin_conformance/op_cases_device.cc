@@ -187,6 +187,26 @@ void AddLayoutCases(std::vector<OpCase>* t) {
     t->push_back(Scalar("_" + n + "_scalar"));
     t->push_back(Scalar("_npi_" + npi + "_scalar"));
   }
+  // Rounding, logical ops, mod, hypot and smooth_l1.
+  for (const char* op : {"round", "rint", "fix", "trunc", "floor", "ceil"}) {
+    t->push_back(Unary(op, -3, 3));
+  }
+  t->push_back(Unary("logical_not", -1, 1));
+  for (const char* name :
+       {"mod", "hypot", "logical_and", "logical_or", "logical_xor"}) {
+    const std::string n = name;
+    OpCase broadcast = Shaped("broadcast_" + n,
+                              {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}}, {{}});
+    OpCase elemwise = Binary("_" + n);
+    OpCase scalar = Scalar("_" + n + "_scalar");
+    for (OpCase* c : {&broadcast, &elemwise, &scalar}) {
+      c->lo = -3;
+      c->hi = 3;
+      t->push_back(*c);
+    }
+  }
+  t->push_back(Scalar("_rmod_scalar", -3, 3));
+  t->push_back(Scalar("smooth_l1", -2, 2));
   OpCase rpower = Scalar("_rpower_scalar");
   rpower.attrs = {{{"scalar", "0.5"}}, {{"scalar", "2"}}, {{"scalar", "3"}}};
   t->push_back(rpower);
