@@ -84,6 +84,15 @@ void AttachGrad(NDArray* x, OpReqType req = OpReqType::kWriteTo);
 // intermediate keeps its history. Throws StateError when x has none.
 void DropGrad(NDArray* x);
 
+// Whether Backward wrote x's gradient buffer since the flag was last
+// cleared (MXNet's NDArray._fresh_grad); false for an array without one.
+// nn::Trainer::Step refuses stale gradients and clears the flag after an
+// update.
+bool IsGradFresh(const NDArray& x);
+// Sets or clears the flag, e.g. after filling x.grad() by hand (MXNet's
+// MXNDArraySetGradState). StateError when x has no gradient attached.
+void SetGradFresh(NDArray* x, bool fresh);
+
 // ---- Inspection ----
 // The recorded graph that computes `x`, as a Symbol (MXNet's
 // autograd.get_symbol): arrays with AttachGrad become variables "var<N>",

@@ -36,6 +36,7 @@ void MarkIntermediate(const Node& node, uint32_t output, AGInfo* info,
   info->marked_output = output;
   info->grad = grad.Detach();
   info->grad_req = req;
+  info->fresh_grad = false;
 }
 
 }  // namespace
@@ -96,16 +97,46 @@ void AttachGrad(NDArray* x, OpReqType req) {
   MarkVariables({x}, {g}, {req});
 }
 
-void DropGrad(NDArray* x) {
-  if (x == nullptr || x->is_none()) {
-    throw InvalidArgument("DropGrad: the array is none");
-  }
-  const ArrayHistory h = x->autograd_entry();
+namespace {
+
+// The AGInfo holding x's attached gradient, or null.
+AGInfo* AttachedInfo(const NDArray& x) {
+  const ArrayHistory& h = x.autograd_entry();
   AGInfo* info = h.empty() ? nullptr : InfoOf(*h.node);
   if (info == nullptr || !info->marked || info->marked_output != h.index) {
-    throw StateError(
-        "DropGrad: the array has no gradient attached (AttachGrad)");
+    return nullptr;
   }
+  return info;
+}
+
+// AttachedInfo of *x; InvalidArgument for a none array, StateError when
+// it has no gradient attached.
+AGInfo* RequireAttached(const NDArray* x, const char* who) {
+  if (x == nullptr || x->is_none()) {
+    throw InvalidArgument(absl::StrCat(who, ": the array is none"));
+  }
+  AGInfo* info = AttachedInfo(*x);
+  if (info == nullptr) {
+    throw StateError(
+        absl::StrCat(who, ": the array has no gradient attached (AttachGrad)"));
+  }
+  return info;
+}
+
+}  // namespace
+
+bool IsGradFresh(const NDArray& x) {
+  const AGInfo* info = x.is_none() ? nullptr : AttachedInfo(x);
+  return info != nullptr && info->fresh_grad;
+}
+
+void SetGradFresh(NDArray* x, bool fresh) {
+  RequireAttached(x, "SetGradFresh")->fresh_grad = fresh;
+}
+
+void DropGrad(NDArray* x) {
+  AGInfo* info = RequireAttached(x, "DropGrad");
+  const ArrayHistory h = x->autograd_entry();
   info->marked = false;
   info->grad = NDArray();
   info->grad_req = OpReqType::kNullOp;
@@ -377,6 +408,7 @@ void Backward(const std::vector<NDArray>& heads,
   }
   imperative::RecordingScope pause(false);
   imperative::DeliverOutputs(computed, reqs, &buffers);
+  for (AGInfo* t : targets) t->fresh_grad = true;
   if (!options.retain_graph) Release(plan);
 }
 

@@ -30,6 +30,9 @@ struct AGInfo {
   uint32_t marked_output = 0;
   NDArray grad;
   OpReqType grad_req = OpReqType::kNullOp;
+  // Set by Backward when it writes `grad`; cleared by SetGradFresh (the
+  // Trainer, after an update used the gradient). MXNet's _fresh_grad.
+  bool fresh_grad = false;
   // Set when a backward without retain_graph released the values.
   bool freed = false;
 };

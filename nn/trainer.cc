@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "autograd/autograd.h"
 #include "base/error.h"
 
 namespace mx {
@@ -51,13 +52,15 @@ void Trainer::BroadcastNew() {
   for (int k : keys) broadcast_[k] = true;
 }
 
-void Trainer::Step(int batch_size) {
+void Trainer::Step(int batch_size, bool ignore_stale_grad) {
   if (batch_size <= 0) {
     throw InvalidArgument(absl::StrCat(
         "Trainer::Step: batch_size must be positive, got ", batch_size));
   }
+  // Every checked before anything moves, so a refused Step changes nothing.
   std::vector<int> indices;
   std::vector<NDArray> weights, grads;
+  std::vector<bool> fresh;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& [name, param] = params_[i];
     if (param->grad_req() == GradReq::kNull) continue;
@@ -66,11 +69,40 @@ void Trainer::Step(int batch_size) {
           "Trainer::Step: parameter \"", name,
           "\" is not initialized (run a forward pass or Initialize first)"));
     }
+    const NDArray data = param->data();
+    fresh.push_back(autograd::IsGradFresh(data));
+    if (!fresh.back() && !ignore_stale_grad) {
+      throw StateError(absl::StrCat(
+          "Trainer::Step: the gradient of parameter \"", name, "\" on ",
+          data.ctx().ToString(),
+          " has not been written by a backward since the last Step: the "
+          "model may have used only some of its parameters in this "
+          "iteration. If that is intended, call Step(batch_size, "
+          "/*ignore_stale_grad=*/true) to skip the parameters with stale "
+          "gradients"));
+    }
     indices.push_back(static_cast<int>(i));
-    weights.push_back(param->data());
+    weights.push_back(data);
     grads.push_back(param->grad());
   }
+  // The gradients used now are stale for the next Step.
+  for (NDArray& w : weights) {
+    if (autograd::IsGradFresh(w)) autograd::SetGradFresh(&w, false);
+  }
+  // Without a store, stale parameters are skipped (ignore_stale_grad). With
+  // one every rank reduces every parameter (ranks may differ in which are
+  // stale, and the keys must match), and only fresh ones are updated.
+  auto fresh_only = [&fresh](auto* v) {
+    size_t k = 0;
+    for (size_t j = 0; j < v->size(); ++j) {
+      if (fresh[j]) (*v)[k++] = (*v)[j];
+    }
+    v->resize(k);
+  };
   if (kvstore_ == nullptr) {
+    fresh_only(&indices);
+    fresh_only(&weights);
+    fresh_only(&grads);
     optimizer_->UpdateMany(indices, weights, grads, 1.0 / batch_size);
     return;
   }
@@ -87,6 +119,9 @@ void Trainer::Step(int batch_size) {
     return;
   }
   kvstore_->PushPull(keys, reversed, reversed);
+  fresh_only(&indices);
+  fresh_only(&weights);
+  fresh_only(&grads);
   optimizer_->UpdateMany(indices, weights, grads, *rescale_);
 }
 

@@ -52,7 +52,16 @@ class Trainer {
   // One update of every trainable parameter. Throws StateError naming a
   // parameter that is not initialized yet; InvalidArgument for
   // batch_size <= 0. With a KVStore, batch_size is this rank's.
-  void Step(int batch_size);
+  //
+  // As MXNet's Gluon Trainer, each gradient must be fresh: written by an
+  // autograd::Backward since the last Step (autograd::IsGradFresh), else
+  // StateError names the parameter and nothing is updated (a model that
+  // used only some parameters would otherwise apply old gradients to the
+  // rest). With ignore_stale_grad, parameters with stale gradients are
+  // skipped instead (with a KVStore their gradients are still reduced, so
+  // the ranks' keys match; update_on_kvstore updates them all, as MXNet).
+  // A gradient filled by hand is marked with autograd::SetGradFresh.
+  void Step(int batch_size, bool ignore_stale_grad = false);
 
   double learning_rate() const { return optimizer_->learning_rate(); }
   void set_learning_rate(double lr) { optimizer_->set_learning_rate(lr); }

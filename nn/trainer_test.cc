@@ -90,6 +90,8 @@ TEST(Trainer, SGDMomentumOverManyParametersEqualsOneUpdateEach) {
       const auto& p = params[k].second;
       CopyFromTo(RandomArray({k + 1}, p->data().dtype(), -1, 1, 100 * step + k),
                  p->grad());
+      NDArray w = p->data();
+      autograd::SetGradFresh(&w, true);  // Filled by hand, not by Backward.
       nd::sgd_mom_update(ref_w[k], p->grad(), ref_m[k], 0.1, 0.9, 0.01, 0.25);
     }
     trainer.Step(4);
@@ -119,6 +121,100 @@ TEST(Trainer, AdamAppliesBiasCorrection) {
     }
     EXPECT_TRUE(AllClose(f.w(), w, 1e-5, 1e-6)) << "step " << t;
   }
+}
+
+// Two parameters; the loss sum(a * c) + sum(b * c) uses b only when asked.
+struct TwoParameters {
+  TwoParameters() {
+    for (const char* name : {"a", "b"}) {
+      auto p = std::make_shared<Parameter>(name, TShape{2});
+      p->SetData(NDArray::FromVector<float>({2}, {1, 2}));
+      params.push_back({name, p});
+    }
+  }
+  void Backward(bool use_b) {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = nd::sum(params[0].second->data() * c);
+      if (use_b) loss = loss + nd::sum(params[1].second->data() * c);
+    }
+    autograd::Backward({loss});
+  }
+  std::vector<double> w(int i) const {
+    return ToDouble(params[i].second->data());
+  }
+  ParameterList params;
+  NDArray c = NDArray::FromVector<float>({2}, {1, -1});
+};
+
+TEST(Trainer, StaleGradientIsRefusedAndNothingMoves) {
+  TwoParameters t;
+  SGDOptions o;
+  o.learning_rate = 0.5;
+  Trainer trainer(t.params, MakeSGD(o));
+  t.Backward(/*use_b=*/true);
+  trainer.Step(1);
+  EXPECT_EQ(t.w(0), (std::vector<double>{0.5, 2.5}));
+  EXPECT_EQ(t.w(1), (std::vector<double>{0.5, 2.5}));
+  // b's gradient buffer still holds the last one; MXNet refuses to apply it
+  // again.
+  t.Backward(/*use_b=*/false);
+  try {
+    trainer.Step(1);
+    FAIL() << "no error";
+  } catch (const StateError& e) {
+    EXPECT_TRUE(testing::Contains(e.what(), "\"b\"")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "ignore_stale_grad")) << e.what();
+  }
+  EXPECT_EQ(t.w(0), (std::vector<double>{0.5, 2.5}));  // Nothing moved.
+  EXPECT_EQ(t.w(1), (std::vector<double>{0.5, 2.5}));
+  // A second Step without a backward is refused too.
+  t.Backward(/*use_b=*/true);
+  trainer.Step(1);
+  EXPECT_THROW(trainer.Step(1), StateError);
+}
+
+TEST(Trainer, IgnoreStaleGradSkipsThoseParameters) {
+  TwoParameters t;
+  SGDOptions o;
+  o.learning_rate = 0.5;
+  o.momentum = 0.9;
+  o.wd = 0.1;
+  Trainer trainer(t.params, MakeSGD(o));
+  t.Backward(/*use_b=*/true);
+  trainer.Step(1);
+  const std::vector<double> a = t.w(0), b = t.w(1);
+  t.Backward(/*use_b=*/false);
+  trainer.Step(1, /*ignore_stale_grad=*/true);
+  EXPECT_NE(t.w(0), a);
+  // Neither its old gradient, nor weight decay, nor momentum moved b.
+  EXPECT_EQ(t.w(1), b);
+  // b resumes with its momentum where it stopped: the same result as one
+  // step of b alone after the first.
+  t.Backward(/*use_b=*/true);
+  trainer.Step(1);
+  TwoParameters ref;
+  Trainer ref_trainer(ref.params, MakeSGD(o));
+  for (int step = 0; step < 2; ++step) {
+    ref.Backward(/*use_b=*/true);
+    ref_trainer.Step(1);
+  }
+  EXPECT_TRUE(AllClose(t.w(1), ref.w(1)));
+}
+
+TEST(Trainer, GradientFreshness) {
+  TwoParameters t;
+  NDArray a = t.params[0].second->data(), b = t.params[1].second->data();
+  EXPECT_FALSE(autograd::IsGradFresh(a));
+  t.Backward(/*use_b=*/false);
+  EXPECT_TRUE(autograd::IsGradFresh(a));
+  EXPECT_FALSE(autograd::IsGradFresh(b));
+  autograd::SetGradFresh(&a, false);
+  EXPECT_FALSE(autograd::IsGradFresh(a));
+  NDArray plain = NDArray::FromVector<float>({1}, {1});
+  EXPECT_FALSE(autograd::IsGradFresh(plain));
+  EXPECT_THROW(autograd::SetGradFresh(&plain, true), StateError);
 }
 
 TEST(Trainer, SkipsParametersWithoutGradient) {
