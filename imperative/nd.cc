@@ -164,6 +164,10 @@ MX_ND_UNARY_(trunc)
 MX_ND_UNARY_(floor)
 MX_ND_UNARY_(ceil)
 MX_ND_UNARY_(logical_not)
+MX_ND_UNARY_(gamma)
+MX_ND_UNARY_(gammaln)
+MX_ND_UNARY_(digamma)
+MX_ND_UNARY_(erfinv)
 #undef MX_ND_UNARY_
 NDArray clip(const NDArray& a, double a_min, double a_max) {
   return Call("clip", {a}, {{"a_min", Attr(a_min)}, {"a_max", Attr(a_max)}});

@@ -108,6 +108,10 @@ NDArray trunc(const NDArray& a);
 NDArray floor(const NDArray& a);
 NDArray ceil(const NDArray& a);
 NDArray logical_not(const NDArray& a);  // 1/0 in a's dtype
+NDArray gamma(const NDArray& a);
+NDArray gammaln(const NDArray& a);  // log |gamma(x)|
+NDArray digamma(const NDArray& a);  // d/dx gammaln(x)
+NDArray erfinv(const NDArray& a);   // NaN outside [-1, 1]
 // smooth_l1(x, sigma): 0.5 (sigma x)^2 where |x| < 1/sigma^2, else
 // |x| - 0.5/sigma^2.
 NDArray smooth_l1(const NDArray& a, double sigma);

@@ -10,6 +10,7 @@
 #define MXCORE_BACKENDS_CPU_ELEMWISE_H_
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -53,6 +54,21 @@ FCompute UnaryKernel(F f) {
         });
       });
     });
+  };
+}
+
+// f on floating-point values, the identity on integers: rounding leaves
+// integers as they are, and float-only functions (Eigen's special
+// functions reject integer types at compile time) are never called on
+// them (type inference refuses integer inputs to kFloat ops).
+template <typename F>
+auto OnFloats(F f) {
+  return [f](auto x) {
+    if constexpr (std::is_integral_v<decltype(x)>) {
+      return x;
+    } else {
+      return f(x);
+    }
   };
 }
 

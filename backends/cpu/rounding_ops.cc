@@ -5,7 +5,6 @@
 // returned unchanged (MXNet rounds them through float, which changes int64
 // values above 2^24). The gradient is zero, as MXNet's.
 #include <cmath>
-#include <type_traits>
 
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/grad_util.h"
@@ -13,18 +12,6 @@
 namespace mx {
 namespace cpu {
 namespace {
-
-// f on floating-point values, the identity on integers.
-template <typename F>
-auto OnFloats(F f) {
-  return [f](auto x) {
-    if constexpr (std::is_integral_v<decltype(x)>) {
-      return x;
-    } else {
-      return f(x);
-    }
-  };
-}
 
 // MXNet's rint: the floor unless the ceiling is strictly nearer.
 template <typename A>

@@ -50,6 +50,22 @@ TEST(UnaryMathGradient, SecondOrder) {
   }
 }
 
+// gamma and gammaln differentiate through digamma, which has no gradient
+// (MXNet's stop at the first order too); erfinv's is differentiable again.
+TEST(UnaryMathGradient, SpecialFunctions) {
+  EXPECT_TRUE(CheckGradient(
+      "gamma", {}, {RandomArray({3, 4}, DType::kFloat32, 0.5, 4, 21)}));
+  EXPECT_TRUE(CheckGradient(
+      "gamma", {}, {RandomArray({4}, DType::kFloat32, -0.9, -0.1, 22)}));
+  EXPECT_TRUE(CheckGradient(
+      "gammaln", {}, {RandomArray({3, 4}, DType::kFloat32, 0.3, 6, 23)}));
+  EXPECT_TRUE(CheckGradient(
+      "erfinv", {}, {RandomArray({3, 4}, DType::kFloat32, -0.9, 0.9, 24)}));
+  CheckSecondOrder("erfinv", {},
+                   {RandomArray({2, 3}, DType::kFloat32, -0.8, 0.8, 25)},
+                   RandomArray({2, 3}, DType::kFloat32, -1, 1, 26));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

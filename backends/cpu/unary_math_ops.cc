@@ -1,15 +1,19 @@
 // The trigonometric, hyperbolic, logarithmic and root ops MXNet models use
-// (tan ... degrees), each registered once through RegisterUnary with its
-// gradient next to it. Every gradient is a graph of differentiable ops, so
-// second derivatives come from the Gradient pass (MXNet's higher-order
-// gradient tests).
+// (tan ... degrees), and the special functions gamma, gammaln, erfinv (with
+// digamma for their gradients), each registered once through RegisterUnary
+// with its gradient next to it. The gradients are graphs of differentiable
+// ops, so second derivatives come from the Gradient pass (MXNet's
+// higher-order gradient tests); digamma has no gradient (trigamma), so those
+// of gamma and gammaln stop at the first order, as MXNet's.
 #include <cmath>
 #include <functional>
 #include <string>
 
+#include "Eigen/Core"
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/grad_util.h"
+#include "unsupported/Eigen/SpecialFunctions"
 
 namespace mx {
 namespace cpu {
@@ -39,6 +43,20 @@ E RMinusScalar(B& b, const E& x, double s) {
   return b.Op("_rminus_scalar", {x}, {{"scalar", AttrText(s)}});
 }
 E Rsqrt(B& b, const E& x) { return b.Op("rsqrt", {x}); }
+
+// erf^-1(x) for |x| <= 1 (NaN outside): from Eigen's inverse normal CDF,
+// erfinv(x) = ndtri((x + 1) / 2) / sqrt(2), in double. (x + 1) / 2 keeps
+// only the absolute precision of 1, so small |x| get one Newton step on
+// erf (relative error ~1e-16 after it; 1e-8 before).
+double Erfinv(double x) {
+  if (!(std::abs(x) <= 1)) return std::nan("");
+  double y = Eigen::numext::ndtri((x + 1) / 2) * 0.70710678118654752440;
+  if (std::abs(x) < 0.5) {
+    constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+    y -= (std::erf(y) - x) / (kTwoOverSqrtPi * std::exp(-y * y));
+  }
+  return y;
+}
 
 [[maybe_unused]] const bool kRegistered = [] {
   Unary(
@@ -130,6 +148,33 @@ E Rsqrt(B& b, const E& x) { return b.Op("rsqrt", {x}); }
       "degrees", [](auto x) { return x * static_cast<decltype(x)>(180 / kPi); },
       "radians to degrees",
       [](B& b, const E& g) { return b.Scale(g, 180 / kPi); });
+  RegisterUnary(
+      "digamma", UnaryDomain::kFloat,
+      OnFloats([](auto x) { return Eigen::numext::digamma(x); }),
+      "the digamma function psi(x) = d/dx gammaln(x) (NaN at 0, -1, ...)");
+  Unary(
+      "gamma", [](auto x) { return std::tgamma(x); },
+      "the gamma function (factorial extended to the reals)",
+      // gamma(x) psi(x).
+      [](B& b, const E& g) {
+        return b.Mul(g, b.Mul(b.y(), b.Op("digamma", {b.x()})));
+      });
+  // Eigen's lgamma is lgamma_r where the C library has it: std::lgamma
+  // writes the global signgam, a data race between kernel threads.
+  Unary("gammaln", OnFloats([](auto x) { return Eigen::numext::lgamma(x); }),
+        "log |gamma(x)|",
+        [](B& b, const E& g) { return b.Mul(g, b.Op("digamma", {b.x()})); });
+  Unary(
+      "erfinv",
+      [](auto x) {
+        return static_cast<decltype(x)>(Erfinv(static_cast<double>(x)));
+      },
+      "the inverse error function on [-1, 1] (NaN outside)",
+      // sqrt(pi) / 2 * exp(erfinv(x)^2).
+      [](B& b, const E& g) {
+        return b.Mul(g, b.Scale(b.Op("exp", {Square(b, b.y())}),
+                                0.88622692545275801365));
+      });
   return true;
 }();
 

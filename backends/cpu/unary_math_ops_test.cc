@@ -119,6 +119,62 @@ TEST(UnaryMath, IntegerInputIsADTypeError) {
   }
 }
 
+TEST(SpecialFunctions, GammaGammalnDigammaKnownValues) {
+  const double sqrt_pi = std::sqrt(kPi), euler = 0.57721566490153286061;
+  const NDArray x = ArrayOf({4}, {0.5, 1, 5, -0.5}, DType::kFloat64);
+  EXPECT_TRUE(AllClose(ToDouble(nd::gamma(x)), {sqrt_pi, 1, 24, -2 * sqrt_pi},
+                       1e-14, 0));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::gammaln(x)),
+               {std::log(sqrt_pi), 0, std::log(24.0), std::log(2 * sqrt_pi)},
+               1e-14, 1e-15));
+  // psi(1) = -gamma_E, psi(1/2) = -gamma_E - 2 ln 2, psi(5) = H_4 - gamma_E,
+  // psi(-1/2) = psi(1/2) + 2.
+  const double half = -euler - 2 * std::log(2.0);
+  EXPECT_TRUE(AllClose(ToDouble(nd::digamma(x)),
+                       {half, -euler, 25.0 / 12 - euler, half + 2}, 1e-14, 0));
+  const std::vector<double> poles =
+      ToDouble(nd::digamma(ArrayOf({2}, {0, -3}, DType::kFloat64)));
+  EXPECT_TRUE(std::isnan(poles[0]) && std::isnan(poles[1]));
+  // float32 and float16 compute in float.
+  EXPECT_TRUE(AllClose(ToDouble(nd::gammaln(ArrayOf({2}, {0.5, 5}))),
+                       {std::log(sqrt_pi), std::log(24.0)}, 1e-6, 1e-6));
+  EXPECT_TRUE(
+      AllClose(ToDouble(nd::gamma(ArrayOf({2}, {0.5, 5}, DType::kFloat16))),
+               {sqrt_pi, 24}, 1e-3, 1e-3));
+}
+
+TEST(SpecialFunctions, ErfinvInvertsErf) {
+  const NDArray x = RandomArray({200}, DType::kFloat64, -0.9999, 0.9999, 8);
+  const std::vector<double> y = ToDouble(nd::erfinv(x));
+  std::vector<double> back;
+  for (double v : y) back.push_back(std::erf(v));
+  EXPECT_TRUE(AllClose(back, ToDouble(x), 1e-13, 1e-15));
+  // Small |x|: erfinv(x) = sqrt(pi)/2 (x + pi x^3 / 12 + ...), full precision.
+  EXPECT_TRUE(AllClose(
+      ToDouble(nd::erfinv(ArrayOf({2}, {1e-10, -3e-5}, DType::kFloat64))),
+      {0.5 * std::sqrt(kPi) * 1e-10,
+       0.5 * std::sqrt(kPi) * (-3e-5 - kPi * 27e-15 / 12)},
+      1e-14, 0));
+  const std::vector<double> edges =
+      ToDouble(nd::erfinv(ArrayOf({4}, {1, -1, 1.5, NAN})));
+  EXPECT_EQ(edges[0], INFINITY);
+  EXPECT_EQ(edges[1], -INFINITY);
+  EXPECT_TRUE(std::isnan(edges[2]) && std::isnan(edges[3]));
+  EXPECT_TRUE(AllClose(ToDouble(nd::erfinv(ArrayOf({1}, {0.5}))),
+                       {0.47693627620446987}, 1e-6, 0));
+}
+
+TEST(SpecialFunctions, IntegerInputIsADTypeError) {
+  for (const char* op : {"gamma", "gammaln", "digamma", "erfinv"}) {
+    ExpectError<DTypeError>(
+        [&] {
+          nd::Call(op, {ArrayOf({2}, {1, 2}, DType::kInt32)});
+        },
+        {op, "int32"});
+  }
+}
+
 TEST(UnaryMath, WritesInPlace) {
   NDArray x = ArrayOf({2}, {0, 90});
   nd::CallInto("radians", {x}, {}, x);

@@ -14,6 +14,7 @@
 
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/kernel_util.cuh"
+#include "backends/cuda/special_math.h"
 #include "backends/plugin_api/mx_plugin.h"
 
 namespace mx_cuda {
@@ -157,6 +158,15 @@ __device__ A ApplyFloatUnary(Unary op, A x) {
       return ceil(x);
     case Unary::kLogicalNot:
       return x != A(0) ? A(0) : A(1);
+    case Unary::kGamma:
+      return tgamma(x);
+    case Unary::kGammaln:
+      return lgamma(x);
+    case Unary::kDigamma:
+      return static_cast<A>(Digamma(static_cast<double>(x)));
+    case Unary::kErfinv:  // NaN outside [-1, 1], as the CPU's.
+      return fabs(x) <= A(1) ? static_cast<A>(erfinv(static_cast<double>(x)))
+                             : static_cast<A>(NAN);
   }
   return x;
 }

@@ -62,6 +62,10 @@ enum class Unary : int {
   kFloor,
   kCeil,
   kLogicalNot,
+  kGamma,
+  kGammaln,
+  kDigamma,
+  kErfinv,
 };
 
 enum class Binary : int {

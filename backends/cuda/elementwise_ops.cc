@@ -536,7 +536,11 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
       {"trunc", Unary::kTrunc},
       {"floor", Unary::kFloor},
       {"ceil", Unary::kCeil},
-      {"logical_not", Unary::kLogicalNot}};
+      {"logical_not", Unary::kLogicalNot},
+      {"gamma", Unary::kGamma},
+      {"gammaln", Unary::kGammaln},
+      {"digamma", Unary::kDigamma},
+      {"erfinv", Unary::kErfinv}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
 
   RegisterBinary(plugin, "elemwise_add", Binary::kAdd, false);

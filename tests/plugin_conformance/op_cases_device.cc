@@ -187,11 +187,15 @@ void AddLayoutCases(std::vector<OpCase>* t) {
     t->push_back(Scalar("_" + n + "_scalar"));
     t->push_back(Scalar("_npi_" + npi + "_scalar"));
   }
-  // Rounding, logical ops, mod, hypot and smooth_l1.
+  // Rounding, logical ops, special functions, mod, hypot and smooth_l1.
   for (const char* op : {"round", "rint", "fix", "trunc", "floor", "ceil"}) {
     t->push_back(Unary(op, -3, 3));
   }
   t->push_back(Unary("logical_not", -1, 1));
+  t->push_back(Unary("gamma", 0.2, 4));
+  t->push_back(Unary("gammaln", 0.2, 6));
+  t->push_back(Unary("digamma", 0.2, 6));
+  t->push_back(Unary("erfinv", -0.99, 0.99));
   for (const char* name :
        {"mod", "hypot", "logical_and", "logical_or", "logical_xor"}) {
     const std::string n = name;

@@ -1,0 +1,42 @@
+// The CUDA kernels' digamma (special_math.h), compiled for the host,
+// against Eigen's: runs without a GPU.
+#include "backends/cuda/special_math.h"
+
+#include <cmath>
+#include <random>
+
+#include "Eigen/Core"
+#include "gtest/gtest.h"
+#include "unsupported/Eigen/SpecialFunctions"
+
+namespace mx_cuda {
+namespace {
+
+TEST(Digamma, MatchesEigenOverTheRealLine) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> uniform(-60, 60);
+  for (int i = 0; i < 20000; ++i) {
+    const double x = i < 10000 ? uniform(gen) : uniform(gen) / 100;
+    const double expected = Eigen::numext::digamma(x);
+    EXPECT_NEAR(Digamma(x), expected, 1e-13 * (1 + std::abs(expected)))
+        << "x = " << x;
+  }
+  EXPECT_NEAR(Digamma(1e6), Eigen::numext::digamma(1e6), 1e-12);
+  EXPECT_NEAR(Digamma(1e-9), Eigen::numext::digamma(1e-9), 1e-5);
+}
+
+TEST(Digamma, KnownValuesAndPoles) {
+  const double euler = 0.57721566490153286061;
+  EXPECT_NEAR(Digamma(1), -euler, 1e-15);
+  EXPECT_NEAR(Digamma(0.5), -euler - 2 * std::log(2.0), 1e-15);
+  EXPECT_NEAR(Digamma(-0.5), 2 - euler - 2 * std::log(2.0), 1e-14);
+  for (double pole : {0.0, -1.0, -7.0, -1e6}) {
+    EXPECT_TRUE(std::isnan(Digamma(pole))) << pole;
+  }
+  EXPECT_TRUE(std::isnan(Digamma(NAN)));
+  EXPECT_TRUE(std::isnan(Digamma(-INFINITY)));
+  EXPECT_EQ(Digamma(INFINITY), INFINITY);
+}
+
+}  // namespace
+}  // namespace mx_cuda
