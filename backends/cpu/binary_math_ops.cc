@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/common/mxnet_math.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/elemwise_binary.h"
 #include "backends/cpu/grad_util.h"
@@ -24,30 +25,7 @@ namespace {
 struct ModF {
   template <typename A>
   static A Map(A a, A b) {
-    if constexpr (std::is_integral_v<A>) {
-      if (b == 0) return 0;
-      if constexpr (std::is_signed_v<A>) {
-        if (b == -1) return 0;  // Also avoids INT_MIN % -1, which traps.
-        const A r = a % b;
-        return r != 0 && ((r < 0) != (b < 0)) ? static_cast<A>(r + b) : r;
-      } else {
-        return a % b;
-      }
-    } else {
-      // MXNet's branches, kept as they are so signed zeros match too.
-      const double x = a, y = b;
-      if (y == 0) return A(0);
-      if (y < 0) {
-        if (x < 0) return static_cast<A>(-std::fmod(-x, -y));
-        const double r = std::fmod(x, -y);
-        return static_cast<A>(r + (r != 0 ? y : 0));
-      }
-      if (x < 0) {
-        const double r = std::fmod(-x, y);
-        return static_cast<A>(-r + (r != 0 ? y : 0));
-      }
-      return static_cast<A>(std::fmod(x, y));
-    }
+    return mx_math::ModAsMxnet(a, b);
   }
 };
 
@@ -63,16 +41,12 @@ struct HypotF {
   }
 };
 
-// a is x, b is sigma.
+// a is x, b is sigma; integers computed in double.
 struct SmoothL1F {
   template <typename A>
   static A Map(A a, A b) {
     using C = std::conditional_t<std::is_floating_point_v<A>, A, double>;
-    const C x = a, sigma2 = C(b) * C(b), limit = C(1) / sigma2;
-    const C loss = x > limit    ? x - C(0.5) * limit
-                   : x < -limit ? -x - C(0.5) * limit
-                                : C(0.5) * x * x * sigma2;
-    return SaturatingCast<A>(loss);
+    return SaturatingCast<A>(mx_math::SmoothL1Loss<C>(a, b));
   }
 };
 

@@ -6,6 +6,7 @@
 // values above 2^24). The gradient is zero, as MXNet's.
 #include <cmath>
 
+#include "backends/common/mxnet_math.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/grad_util.h"
 
@@ -13,20 +14,13 @@ namespace mx {
 namespace cpu {
 namespace {
 
-// MXNet's rint: the floor unless the ceiling is strictly nearer.
-template <typename A>
-A RintAsMxnet(A x) {
-  const A lo = std::floor(x), hi = std::ceil(x);
-  return x - lo <= hi - x ? lo : hi;
-}
-
 [[maybe_unused]] const bool kRegistered = [] {
   using D = UnaryDomain;
   RegisterUnary("round", D::kNumeric,
                 OnFloats([](auto x) { return std::round(x); }),
                 "nearest integer, halves away from zero");
   RegisterUnary("rint", D::kNumeric,
-                OnFloats([](auto x) { return RintAsMxnet(x); }),
+                OnFloats([](auto x) { return mx_math::RintAsMxnet(x); }),
                 "nearest integer, halves toward -inf (MXNet's rint)");
   // MXNet's fix picks whichever of floor and ceil is smaller in magnitude:
   // trunc, signed zeros included.

@@ -12,9 +12,9 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backends/common/mxnet_math.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/kernel_util.cuh"
-#include "backends/cuda/special_math.h"
 #include "backends/plugin_api/mx_plugin.h"
 
 namespace mx_cuda {
@@ -145,11 +145,8 @@ __device__ A ApplyFloatUnary(Unary op, A x) {
       return x * static_cast<A>(3.14159265358979323846 / 180);
     case Unary::kRound:
       return round(x);
-    case Unary::kRint: {  // MXNet's rint: the floor unless the ceiling is
-                          // nearer.
-      const A lo = floor(x), hi = ceil(x);
-      return x - lo <= hi - x ? lo : hi;
-    }
+    case Unary::kRint:
+      return mx_math::RintAsMxnet(x);
     case Unary::kTrunc:
       return trunc(x);
     case Unary::kFloor:
@@ -163,7 +160,7 @@ __device__ A ApplyFloatUnary(Unary op, A x) {
     case Unary::kGammaln:
       return lgamma(x);
     case Unary::kDigamma:
-      return static_cast<A>(Digamma(static_cast<double>(x)));
+      return static_cast<A>(mx_math::Digamma(static_cast<double>(x)));
     case Unary::kErfinv:  // NaN outside [-1, 1], as the CPU's.
       return fabs(x) <= A(1) ? static_cast<A>(erfinv(static_cast<double>(x)))
                              : static_cast<A>(NAN);
@@ -213,36 +210,6 @@ __device__ __forceinline__ A Power(A a, A b) {
   }
 }
 
-// MXNet's mod (the sign of b, a mod 0 = 0), as the CPU's ModF: integers
-// exactly, floats in double through MXNet's branches (signed zeros match).
-template <typename A>
-__device__ __forceinline__ A Mod(A a, A b) {
-  if constexpr (std::is_integral<A>::value) {
-    if (b == A(0)) return A(0);
-    if constexpr (std::is_signed<A>::value) {
-      if (b == A(-1)) return A(0);  // Also avoids INT_MIN % -1.
-      const A r = a % b;
-      return r != A(0) && ((r < A(0)) != (b < A(0))) ? static_cast<A>(r + b)
-                                                     : r;
-    } else {
-      return a % b;
-    }
-  } else {
-    const double x = a, y = b;
-    if (y == 0) return A(0);
-    if (y < 0) {
-      if (x < 0) return static_cast<A>(-fmod(-x, -y));
-      const double r = fmod(x, -y);
-      return static_cast<A>(r + (r != 0 ? y : 0));
-    }
-    if (x < 0) {
-      const double r = fmod(-x, y);
-      return static_cast<A>(-r + (r != 0 ? y : 0));
-    }
-    return static_cast<A>(fmod(x, y));
-  }
-}
-
 template <typename A>
 __device__ __forceinline__ A Hypot(A a, A b) {
   if constexpr (std::is_integral<A>::value) {
@@ -253,16 +220,12 @@ __device__ __forceinline__ A Hypot(A a, A b) {
   }
 }
 
-// smooth_l1 of x with sigma, as the CPU's SmoothL1F.
+// smooth_l1 of x with sigma, as the CPU's SmoothL1F (integers in double).
 template <typename A>
 __device__ __forceinline__ A SmoothL1(A a, A b) {
   using C = typename std::conditional<std::is_floating_point<A>::value, A,
                                       double>::type;
-  const C x = a, sigma2 = C(b) * C(b), limit = C(1) / sigma2;
-  const C loss = x > limit    ? x - C(0.5) * limit
-                 : x < -limit ? -x - C(0.5) * limit
-                              : C(0.5) * x * x * sigma2;
-  return SaturatingCast<A>(loss);
+  return SaturatingCast<A>(mx_math::SmoothL1Loss<C>(a, b));
 }
 
 template <typename A>
@@ -286,7 +249,7 @@ __device__ A ApplyBinary(Binary op, A a, A b) {
     case Binary::kReluGrad:
       return WrapMul(a, SignOf(b));
     case Binary::kMod:
-      return Mod(a, b);
+      return mx_math::ModAsMxnet(a, b);
     case Binary::kHypot:
       return Hypot(a, b);
     case Binary::kSmoothL1:

@@ -1,15 +1,17 @@
-// The CUDA kernels' digamma (special_math.h), compiled for the host,
-// against Eigen's: runs without a GPU.
-#include "backends/cuda/special_math.h"
+// The shared MXNet rules (mxnet_math.h) on the host: digamma against
+// Eigen's, the others against MXNet's examples. The CUDA kernels compile
+// the same code for the device.
+#include "backends/common/mxnet_math.h"
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "Eigen/Core"
 #include "gtest/gtest.h"
 #include "unsupported/Eigen/SpecialFunctions"
 
-namespace mx_cuda {
+namespace mx_math {
 namespace {
 
 TEST(Digamma, MatchesEigenOverTheRealLine) {
@@ -38,5 +40,26 @@ TEST(Digamma, KnownValuesAndPoles) {
   EXPECT_EQ(Digamma(INFINITY), INFINITY);
 }
 
+TEST(RintAsMxnet, HalvesGoDown) {
+  EXPECT_EQ(RintAsMxnet(2.5), 2);
+  EXPECT_EQ(RintAsMxnet(-2.5f), -3);
+  EXPECT_EQ(RintAsMxnet(2.6), 3);
+  EXPECT_EQ(RintAsMxnet(-0.5), -1);
+}
+
+TEST(ModAsMxnet, DivisorsSign) {
+  EXPECT_EQ(ModAsMxnet(7.0, -3.0), -2);
+  EXPECT_EQ(ModAsMxnet(-7.0f, 3.0f), 2);
+  EXPECT_EQ(ModAsMxnet(-7, -3), -1);
+  EXPECT_EQ(ModAsMxnet(7, 0), 0);
+  EXPECT_EQ(ModAsMxnet<int64_t>(INT64_MIN, -1), 0);
+  EXPECT_EQ(ModAsMxnet<uint8_t>(250, 7), 5);
+}
+
+TEST(SmoothL1Loss, BothPieces) {
+  EXPECT_DOUBLE_EQ(SmoothL1Loss(0.1, 2.0), 0.02);
+  EXPECT_DOUBLE_EQ(SmoothL1Loss(-3.0, 2.0), 2.875);
+}
+
 }  // namespace
-}  // namespace mx_cuda
+}  // namespace mx_math

@@ -1,0 +1,104 @@
+// MXNet's elementwise rules shared by mxcore's CPU kernels and the CUDA
+// plugin's, so both give the same answers: host code, and device code where
+// nvcc compiles it. Header-only, plain math (no mxcore or plugin types).
+// mxnet_math_test.cc checks them on the host.
+//
+//   mx_math::ModAsMxnet(-7.0f, 3.0f);  // 2: the divisor's sign
+//   mx_math::Digamma(0.5);             // -gamma_E - 2 ln 2
+#ifndef MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
+#define MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
+
+#include <math.h>
+
+#include <type_traits>
+
+#ifdef __CUDACC__
+#define MX_HOST_DEVICE __host__ __device__
+#else
+#define MX_HOST_DEVICE
+#endif
+
+namespace mx_math {
+
+// MXNet's rint: the floor unless the ceiling is strictly nearer, so halves
+// go toward -inf (rint(2.5) = 2, rint(-2.5) = -3), unlike C's rint.
+template <typename A>
+MX_HOST_DEVICE inline A RintAsMxnet(A x) {
+  const A lo = ::floor(x), hi = ::ceil(x);
+  return x - lo <= hi - x ? lo : hi;
+}
+
+// MXNet's mod (Python's %): the divisor's sign, a mod 0 = 0. Integers
+// exactly (MXNet goes through double, inexact above 2^53); floats in double
+// through MXNet's own branches, so signed zeros match too.
+template <typename A>
+MX_HOST_DEVICE inline A ModAsMxnet(A a, A b) {
+  if constexpr (std::is_integral<A>::value) {
+    if (b == A(0)) return A(0);
+    if constexpr (std::is_signed<A>::value) {
+      if (b == A(-1)) return A(0);  // Also avoids INT_MIN % -1, which traps.
+      const A r = a % b;
+      return r != A(0) && ((r < A(0)) != (b < A(0))) ? static_cast<A>(r + b)
+                                                     : r;
+    } else {
+      return a % b;
+    }
+  } else {
+    const double x = a, y = b;
+    if (y == 0) return A(0);
+    if (y < 0) {
+      if (x < 0) return static_cast<A>(-::fmod(-x, -y));
+      const double r = ::fmod(x, -y);
+      return static_cast<A>(r + (r != 0 ? y : 0));
+    }
+    if (x < 0) {
+      const double r = ::fmod(-x, y);
+      return static_cast<A>(-r + (r != 0 ? y : 0));
+    }
+    return static_cast<A>(::fmod(x, y));
+  }
+}
+
+// R-CNN's smooth L1 loss of x with sigma, in a floating-point type C:
+// 0.5 (sigma x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2.
+template <typename C>
+MX_HOST_DEVICE inline C SmoothL1Loss(C x, C sigma) {
+  const C sigma2 = sigma * sigma, limit = C(1) / sigma2;
+  return x > limit    ? x - C(0.5) * limit
+         : x < -limit ? -x - C(0.5) * limit
+                      : C(0.5) * x * x * sigma2;
+}
+
+// psi(x) in double: NaN at the poles 0, -1, -2, ... and at -inf. Negative x
+// by the reflection psi(x) = psi(1 - x) - pi cot(pi x) (cot's period taken
+// out first, so x near a pole or large keeps its precision), then the
+// recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10 and the asymptotic series
+// there (relative error near 1e-15).
+MX_HOST_DEVICE inline double Digamma(double x) {
+  constexpr double kPi = 3.14159265358979323846;
+  if (x != x || x == -INFINITY) return NAN;
+  if (x == INFINITY) return INFINITY;
+  double result = 0;
+  if (x <= 0) {
+    // cot(pi x) = cot(pi r) for r = x - round(x) in [-1/2, 1/2], which
+    // the subtraction gives exactly: x near a pole keeps its precision.
+    const double r = x - ::round(x);
+    if (r == 0) return NAN;
+    result = -kPi / ::tan(kPi * r);
+    x = 1 - x;
+  }
+  for (; x < 10; x += 1) result -= 1 / x;
+  // ln x - 1/(2x) - sum B_2k / (2k x^2k), through B_14.
+  const double f = 1 / (x * x);
+  const double series =
+      f * (1.0 / 12 -
+           f * (1.0 / 120 -
+                f * (1.0 / 252 -
+                     f * (1.0 / 240 -
+                          f * (1.0 / 132 - f * (691.0 / 32760 - f / 12))))));
+  return result + ::log(x) - 0.5 / x - series;
+}
+
+}  // namespace mx_math
+
+#endif  // MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
