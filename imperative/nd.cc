@@ -265,6 +265,15 @@ NDArray Convolution(const NDArray& data, const NDArray& weight,
   if (dilate.ndim() > 0) attrs["dilate"] = Attr(dilate);
   return Call("Convolution", inputs, attrs);
 }
+NDArray UpSampling(const std::vector<NDArray>& data, int scale,
+                   const std::string& multi_input_mode) {
+  return Call("UpSampling", data,
+              {{"scale", Attr(scale)},
+               {"sample_type", "nearest"},
+               {"num_args", Attr(static_cast<int>(data.size()))},
+               {"multi_input_mode", multi_input_mode}});
+}
+
 NDArray Pooling(const NDArray& data, const TShape& kernel,
                 const std::string& pool_type, const TShape& stride,
                 const TShape& pad, bool global_pool,

@@ -183,6 +183,10 @@ NDArray Pooling(const NDArray& data, const TShape& kernel,
                 const TShape& pad = {}, bool global_pool = false,
                 const std::string& pooling_convention = "valid",
                 bool count_include_pad = true);
+// Nearest-neighbour UpSampling: data[0] enlarged by `scale`, the others to
+// its size, joined along the channels ("concat") or added ("sum").
+NDArray UpSampling(const std::vector<NDArray>& data, int scale,
+                   const std::string& multi_input_mode = "concat");
 // act_type: "relu", "sigmoid", "tanh", "softrelu".
 NDArray Activation(const NDArray& data, const std::string& act_type);
 // act_type: "leaky", "elu", "selu", "gelu".

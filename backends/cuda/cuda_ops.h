@@ -12,8 +12,8 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin);
 // Reshapes, broadcast_to/like/axis, transpose, slices, Concat, Cast,
 // fills, random numbers, one_hot, optimizer updates.
 void RegisterArrayOps(mxplugin::Plugin& plugin);
-// slice, slice_axis, slice_like, reverse, tile, repeat, Pad and their
-// gradients (strided gathers and scatters).
+// slice, slice_axis, slice_like, reverse, tile, repeat, Pad, UpSampling
+// and their gradients (strided gathers and scatters).
 void RegisterLayoutOps(mxplugin::Plugin& plugin);
 // flatnonzero, boolean_mask and its gradient (dynamic-shape: outputs
 // allocated through the ABI's alloc_output once counted).

@@ -2,7 +2,8 @@
 // gradients: slice, slice_axis, slice_like (strided gathers; gradients are
 // scatters into zeros), reverse (negative strides), tile and repeat
 // (gathers with stride-0 axes; gradients sum over the copies), Pad (all
-// three modes) and stack / SliceChannel (2-D block copies).
+// three modes), stack / SliceChannel (2-D block copies) and UpSampling
+// (nearest: a gather per input; its gradient sums each block).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -398,6 +399,86 @@ GatherIndex LeadingBlock(const std::string& op, const Attrs&,
   return LeadingBlockIndex(op, whole, part);
 }
 
+// ---- UpSampling (nearest), as the CPU's upsampling_ops.cc. ----
+
+// Input i enlarges by (output height / its height) and lands at channel
+// `channel` (concat) or adds to channel 0 on (sum); the host checked the
+// shapes.
+void UpSampling(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  const std::string op = "UpSampling";
+  if (attrs.Get("sample_type", "") != "nearest") {
+    Unsupported(op, "sample_type other than nearest");
+  }
+  const Tensor& y = out[0];
+  if (req[0] == MX_REQ_NULL || y.size() == 0) return;
+  const bool sum = attrs.Get("multi_input_mode", "concat") == "sum";
+  const int64_t oc = y.dim(1), oh = y.dim(2), ow = y.dim(3);
+  const size_t bytes = DTypeSize(y.dtype());
+  int64_t channel = 0;
+  for (int i = 0; i < in.size(); ++i) {
+    const Tensor& x = in[i];
+    RequireFloat(op, x);
+    const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    const int64_t f = oh / h;
+    // Output (c, h, f, w, f) reads x (c, h, w): stride 0 along the copies.
+    GatherIndex gi;
+    gi.ndim = 5;
+    const int64_t shape[] = {c, h, f, w, f}, stride[] = {h * w, w, 0, 1, 0};
+    std::copy(shape, shape + 5, gi.shape);
+    std::copy(stride, stride + 5, gi.stride);
+    const int r = sum && i > 0 ? MX_REQ_ADD : req[0];
+    // One batch item's channels are contiguous in y; all of them are when x
+    // fills every channel.
+    const int64_t items = c == oc ? 1 : n;
+    if (c == oc) gi.shape[0] = n * c;
+    for (int64_t b = 0; b < items; ++b) {
+      const char* src =
+          static_cast<const char*>(x.data<void>()) + b * c * h * w * bytes;
+      char* dst = static_cast<char*>(y.data<void>()) +
+                  (b * oc + channel) * oh * ow * bytes;
+      CheckCuda(LaunchGatherSum(x.dtype(), gi.shape[0] * oh * ow, gi, src, dst,
+                                r, StreamOf(ctx)),
+                op);
+    }
+    if (!sum) channel += c;
+  }
+}
+
+// Inputs (ograd, arg0, ...): each argument's gradient sums its blocks of
+// ograd.
+void UpSamplingBackward(const KernelContext& ctx, const Attrs& attrs,
+                        Tensors in, const int32_t* req, Tensors out) {
+  const std::string op = "_backward_UpSampling";
+  const Tensor& g = in[0];
+  RequireFloat(op, g);
+  const bool sum = attrs.Get("multi_input_mode", "concat") == "sum";
+  const int64_t oc = g.dim(1), oh = g.dim(2), ow = g.dim(3);
+  int64_t channel = 0;
+  for (int i = 0; i < out.size(); ++i) {
+    const Tensor& gx = out[i];
+    const int64_t n = gx.dim(0), c = gx.dim(1), h = gx.dim(2), w = gx.dim(3);
+    const int64_t f = oh / h;
+    if (req[i] != MX_REQ_NULL && gx.size() > 0) {
+      GatherIndex gi;
+      gi.ndim = 4;
+      gi.rdim = 2;
+      const int64_t shape[] = {n, c, h, w},
+                    stride[] = {oc * oh * ow, oh * ow, f * ow, f};
+      std::copy(shape, shape + 4, gi.shape);
+      std::copy(stride, stride + 4, gi.stride);
+      gi.rshape[0] = gi.rshape[1] = f;
+      gi.rstride[0] = ow;
+      gi.rstride[1] = 1;
+      gi.offset = channel * oh * ow;
+      CheckCuda(LaunchGatherSum(g.dtype(), gx.size(), gi, g.data<void>(),
+                                gx.data<void>(), req[i], StreamOf(ctx)),
+                op);
+    }
+    if (!sum) channel += c;
+  }
+}
+
 }  // namespace
 
 void RegisterLayoutOps(mxplugin::Plugin& plugin) {
@@ -419,6 +500,8 @@ void RegisterLayoutOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_repeat", CopyOp<false, true>);
   RegisterGpuKernel(plugin, "Pad", Pad);
   RegisterGpuKernel(plugin, "_backward_Pad", PadBackward);
+  RegisterGpuKernel(plugin, "UpSampling", UpSampling);
+  RegisterGpuKernel(plugin, "_backward_UpSampling", UpSamplingBackward);
 }
 
 }  // namespace mx_cuda

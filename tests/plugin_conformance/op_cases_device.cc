@@ -277,6 +277,21 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("Pad", {{{2, 3, 4, 5}}, {{1, 1, 3, 3}}}, pads));
   // (out_grad, data).
   t->push_back(Shaped("_backward_Pad", {{{2, 3, 7, 8}, {2, 3, 4, 5}}}, pads));
+  // UpSampling (nearest): one input, several concatenated, several added;
+  // the gradient takes (out_grad, arg0, ...).
+  const AttrDict up2 = {{"scale", "2"}, {"sample_type", "nearest"}};
+  const AttrDict up3 = {{"scale", "3"}, {"sample_type", "nearest"}};
+  t->push_back(
+      Shaped("UpSampling", {{{2, 3, 2, 3}}, {{1, 2, 4, 4}}}, {up2, up3}));
+  AttrDict concat = up2, sum = up2;
+  concat["num_args"] = sum["num_args"] = "2";
+  sum["multi_input_mode"] = "sum";
+  t->push_back(Shaped("UpSampling", {{{2, 2, 2, 2}, {2, 1, 1, 1}}}, {concat}));
+  t->push_back(Shaped("UpSampling", {{{2, 2, 2, 2}, {2, 2, 4, 4}}}, {sum}));
+  t->push_back(
+      Shaped("_backward_UpSampling", {{{2, 3, 4, 6}, {2, 3, 2, 3}}}, {up2}));
+  t->push_back(Shaped("_backward_UpSampling",
+                      {{{2, 3, 4, 4}, {2, 2, 2, 2}, {2, 1, 1, 1}}}, {concat}));
   // Dynamic-shape ops: integers in {-1, 0, 1}, so some elements are zero.
   OpCase nonzero = Shaped("flatnonzero", {{{7}}, {{3, 4}}, {{2, 3, 5}}}, {{}});
   nonzero.lo = -1;
