@@ -56,6 +56,12 @@ TEST(ShapeGradient, Transpose) {
   EXPECT_TRUE(CheckGradient("transpose", {{"axes", "(-1,0,-2)"}}, {x}));
 }
 
+TEST(ShapeGradient, SwapAxis) {
+  const NDArray x = RandomArray({2, 3, 4});
+  EXPECT_TRUE(CheckGradient("SwapAxis", {{"dim1", "0"}, {"dim2", "2"}}, {x}));
+  EXPECT_TRUE(CheckGradient("SwapAxis", {{"dim1", "-1"}, {"dim2", "1"}}, {x}));
+}
+
 TEST(ShapeGradient, Slice) {
   const NDArray x = RandomArray({4, 5});
   for (const AttrDict& attrs : std::vector<AttrDict>{

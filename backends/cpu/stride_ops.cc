@@ -1,9 +1,12 @@
-// Ops that gather through per-dim strides: transpose, slice (NumPy rules,
-// negative steps included) and slice_axis; and the scatters that are their
-// gradients, _backward_slice and _backward_slice_axis (the gradient into
+// Ops that gather through per-dim strides: transpose, SwapAxis, slice (NumPy
+// rules, negative steps included) and slice_axis; and the scatters that are
+// their gradients, _backward_slice and _backward_slice_axis (the gradient into
 // zeros of the input's shape).
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
@@ -75,6 +78,15 @@ void ShapeFromKnownInput(const NodeAttrs& attrs, std::vector<TShape>* in,
   if ((*in)[0].is_known()) AssignShape(attrs, out, 0, fn((*in)[0]), true);
 }
 
+// out's axis d is in's axis perm[d].
+void PermuteCompute(const std::vector<int>& perm, const TBlob& in,
+                    OpReqType req, const TBlob& out) {
+  const std::vector<int64_t> is = Strides(in.shape);
+  std::vector<int64_t> strides(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) strides[d] = is[perm[d]];
+  GatherCompute(in, 0, strides, req, out);
+}
+
 // ---- transpose. ----
 
 struct TransposeParam {
@@ -136,14 +148,57 @@ MX_REGISTER_OP(transpose)
                                   const std::vector<TBlob>& in,
                                   const std::vector<OpReqType>& req,
                                   const std::vector<TBlob>& out) {
-      const std::vector<int> perm = Permutation(attrs, in[0].shape);
-      const std::vector<int64_t> is = Strides(in[0].shape);
-      std::vector<int64_t> strides(perm.size());
-      for (size_t d = 0; d < perm.size(); ++d) {
-        strides[d] = is[perm[d]];
-      }
-      GatherCompute(in[0], 0, strides, req[0], out[0]);
+      PermuteCompute(Permutation(attrs, in[0].shape), in[0], req[0], out[0]);
     });
+
+// ---- SwapAxis: the transpose exchanging two axes. ----
+
+struct SwapAxisParam {
+  int dim1 = 0;
+  int dim2 = 0;
+  static void Declare(ParamSchema<SwapAxisParam>* s) {
+    s->Field("dim1", &SwapAxisParam::dim1);
+    s->Field("dim2", &SwapAxisParam::dim2);
+  }
+};
+
+std::vector<int> SwapPermutation(const NodeAttrs& attrs, const TShape& shape) {
+  const SwapAxisParam& p = attrs.get<SwapAxisParam>();
+  const std::string label = OpLabel(attrs);
+  std::vector<int> perm(shape.ndim());
+  for (int d = 0; d < shape.ndim(); ++d) perm[d] = d;
+  std::swap(perm[shape.CheckAxis(p.dim1, label.c_str())],
+            perm[shape.CheckAxis(p.dim2, label.c_str())]);
+  return perm;
+}
+
+MX_REGISTER_OP(SwapAxis)
+    .Describe("Exchanges axes dim1 and dim2 (MXNet's SwapAxis).")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SwapAxisParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      // An involution: each shape is the other's with two extents swapped.
+      for (auto [from, to] : {std::pair{in, out}, std::pair{out, in}}) {
+        const TShape& s = (*from)[0];
+        if (!s.ndim_known()) continue;
+        const std::vector<int> perm = SwapPermutation(attrs, s);
+        TShape t = s;
+        for (int d = 0; d < s.ndim(); ++d) t[d] = s[perm[d]];
+        AssignShape(attrs, to, 0, t, from == in);
+      }
+    })
+    .SetInferType(SameType)
+    .SetCompute(Context::kCPU,
+                [](const OpContext&, const NodeAttrs& attrs,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+                  PermuteCompute(SwapPermutation(attrs, in[0].shape), in[0],
+                                 req[0], out[0]);
+                })
+    .AddAlias("swapaxes");
 
 // ---- slice, slice_axis. ----
 
@@ -394,6 +449,9 @@ MX_REGISTER_OP(_backward_slice_axis)
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   using B = GradBuilder;
   using E = std::vector<NodeEntry>;
+  SetGradient("SwapAxis", [](B& b, const E& g) {
+    return E{b.Op("SwapAxis", {g[0]}, b.n->attrs.dict)};
+  });
   SetGradient("transpose", [](B& b, const E& g) {
     const std::optional<TShape>& axes = b.n->attrs.get<TransposeParam>().axes;
     if (!axes || axes->ndim() <= 0) {  // Reversal is its own inverse.

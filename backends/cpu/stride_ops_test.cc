@@ -263,6 +263,19 @@ TEST(StrideOps, LargeInputsMatchReference) {
   EXPECT_EQ(y.shape(), sshape);
   EXPECT_EQ(ToDouble(y), sexp);
 }
+
+TEST(StrideOps, SwapAxisIsATransposeOfTwoAxes) {
+  const NDArray x = RandomArray({2, 3, 4}, DType::kFloat32, -1, 1, 13);
+  const NDArray y = nd::Call("SwapAxis", {x}, {{"dim1", "0"}, {"dim2", "2"}});
+  EXPECT_EQ(y.shape(), TShape({4, 3, 2}));
+  EXPECT_EQ(ToDouble(y), ToDouble(nd::transpose(x, {2, 1, 0})));
+  const NDArray z = nd::Call("swapaxes", {x}, {{"dim1", "-1"}, {"dim2", "1"}});
+  EXPECT_EQ(ToDouble(z), ToDouble(nd::transpose(x, {0, 2, 1})));
+  // The defaults swap axis 0 with itself.
+  EXPECT_EQ(ToDouble(nd::Call("SwapAxis", {x})), ToDouble(x));
+  ExpectError<InvalidArgument>(
+      [&] { nd::Call("SwapAxis", {x}, {{"dim1", "3"}}); }, {"SwapAxis", "3"});
+}
 }  // namespace
 }  // namespace testing
 }  // namespace mx

@@ -307,30 +307,61 @@ void BroadcastTo(const std::string& op, const KernelContext& ctx, Tensors in,
   RunGather(op, ctx, gi, x, y, req[0]);
 }
 
+// out's axis d is in's axis perm[d].
+void Permute(const std::string& op, const KernelContext& ctx,
+             const std::vector<int>& perm, const Tensor& in, const Tensor& out,
+             int32_t req) {
+  const int n = in.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  const std::vector<int64_t> xs = StridesOf(in);
+  GatherIndex gi;
+  gi.ndim = n;
+  for (int d = 0; d < n; ++d) {
+    gi.shape[d] = out.dim(d);
+    gi.stride[d] = xs[perm[d]];
+  }
+  RunGather(op, ctx, gi, in, out, req);
+}
+
+// in's axis `value` (negative from the end); InvalidArgument outside.
+int AxisIn(const std::string& op, int64_t value, int n) {
+  if (value < -n || value >= n) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axis out of range");
+  }
+  return static_cast<int>(value < 0 ? value + n : value);
+}
+
 void Transpose(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                const int32_t* req, Tensors out) {
   const std::string op = "transpose";
   const int n = in[0].ndim();
-  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
   const auto axes = mxplugin::ParseTuple(attrs.Get("axes", "()"));
   if (!axes || (!axes->empty() && static_cast<int>(axes->size()) != n)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axes=" + attrs.Get("axes") +
                                                 " for " + std::to_string(n) +
                                                 " dims");
   }
-  const std::vector<int64_t> xs = StridesOf(in[0]);
-  GatherIndex gi;
-  gi.ndim = n;
+  std::vector<int> perm(n);
   for (int d = 0; d < n; ++d) {
-    int64_t a = axes->empty() ? n - 1 - d : (*axes)[d];
-    if (a < 0) a += n;
-    if (a < 0 || a >= n) {
-      throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axis out of range");
-    }
-    gi.shape[d] = out[0].dim(d);
-    gi.stride[d] = xs[a];
+    perm[d] = axes->empty() ? n - 1 - d : AxisIn(op, (*axes)[d], n);
   }
-  RunGather(op, ctx, gi, in[0], out[0], req[0]);
+  Permute(op, ctx, perm, in[0], out[0], req[0]);
+}
+
+void SwapAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+              const int32_t* req, Tensors out) {
+  const std::string op = "SwapAxis";
+  const int n = in[0].ndim();
+  const auto dim1 = mxplugin::ParseInt(attrs.Get("dim1", "0"));
+  const auto dim2 = mxplugin::ParseInt(attrs.Get("dim2", "0"));
+  if (!dim1 || !dim2) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": dim1 and dim2 must be integers");
+  }
+  std::vector<int> perm(n);
+  for (int d = 0; d < n; ++d) perm[d] = d;
+  std::swap(perm[AxisIn(op, *dim1, n)], perm[AxisIn(op, *dim2, n)]);
+  Permute(op, ctx, perm, in[0], out[0], req[0]);
 }
 
 void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
@@ -349,6 +380,12 @@ void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
 void RegisterArrayOps(mxplugin::Plugin& plugin) {
   for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
                          "BlockGrad", "_copy", "squeeze"}) {
+    RegisterGpuKernel(plugin, op, SameBytes);
+  }
+  // Loss heads whose forward is the data (the label feeds only the
+  // gradient, a graph of other ops).
+  for (const char* op :
+       {"LinearRegressionOutput", "MAERegressionOutput", "MakeLoss"}) {
     RegisterGpuKernel(plugin, op, SameBytes);
   }
   RegisterGpuKernel(plugin, "zeros_like", ZerosLike);
@@ -390,6 +427,7 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
                       });
   }
   RegisterGpuKernel(plugin, "transpose", Transpose);
+  RegisterGpuKernel(plugin, "SwapAxis", SwapAxis);
   RegisterGpuKernel(plugin, "_multi_sgd_mom_update", MultiSgdMomUpdate);
   RegisterGpuKernel(plugin, "Cast", Cast);
   RegisterGpuKernel(plugin, "_cast_like", Cast);

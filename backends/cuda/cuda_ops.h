@@ -9,7 +9,7 @@ namespace mx_cuda {
 // Elementwise, broadcast, scalar, clip, Activation, add_n, reductions,
 // softmax and the autograd helpers (elementwise.cu, reduce_kernels.cu).
 void RegisterElementwiseOps(mxplugin::Plugin& plugin);
-// Reshapes, broadcast_to/like/axis, transpose, slices, Concat, Cast,
+// Reshapes, broadcast_to/like/axis, transpose, SwapAxis, slices, Concat, Cast,
 // fills, random numbers, one_hot, optimizer updates.
 void RegisterArrayOps(mxplugin::Plugin& plugin);
 // slice, slice_axis, slice_like, reverse, tile, repeat, Pad, UpSampling

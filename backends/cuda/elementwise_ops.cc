@@ -542,6 +542,8 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
       {"digamma", Unary::kDigamma},
       {"erfinv", Unary::kErfinv}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
+  // sigmoid of input 0; input 1, the label, feeds only the gradient.
+  RegisterUnary(plugin, "LogisticRegressionOutput", Unary::kSigmoid);
 
   RegisterBinary(plugin, "elemwise_add", Binary::kAdd, false);
   RegisterBinary(plugin, "elemwise_sub", Binary::kSub, false);

@@ -277,6 +277,19 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("Pad", {{{2, 3, 4, 5}}, {{1, 1, 3, 3}}}, pads));
   // (out_grad, data).
   t->push_back(Shaped("_backward_Pad", {{{2, 3, 7, 8}, {2, 3, 4, 5}}}, pads));
+  // Loss heads: (data, label); their gradients ignore the head gradient.
+  for (const char* op : {"LinearRegressionOutput", "LogisticRegressionOutput",
+                         "MAERegressionOutput"}) {
+    t->push_back(Shaped(op, {{{4, 3}, {4, 3}}, {{5, 1}, {5}}},
+                        {{}, {{"grad_scale", "0.5"}}}));
+  }
+  t->push_back(Shaped("MakeLoss", {{{4, 3}}, {{2, 3, 2}}},
+                      {{},
+                       {{"normalization", "batch"}},
+                       {{"normalization", "valid"}, {"grad_scale", "2"}}}));
+  t->push_back(Shaped(
+      "SwapAxis", {{{2, 3, 4}}, {{5, 6}}},
+      {{{"dim1", "0"}, {"dim2", "1"}}, {{"dim1", "-1"}, {"dim2", "0"}}}));
   // UpSampling (nearest): one input, several concatenated, several added;
   // the gradient takes (out_grad, arg0, ...).
   const AttrDict up2 = {{"scale", "2"}, {"sample_type", "nearest"}};
