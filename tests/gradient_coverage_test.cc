@@ -32,11 +32,6 @@ constexpr const char* kNonDifferentiable[] = {
     // NotImplemented (autograd's create_graph check).
     "_CachedOp_backward",
     "_autograd_function_backward",
-    // Not without a gradient mathematically (it is trigamma), but mxcore
-    // has no trigamma yet: digamma serves the first-order gradients of
-    // gamma and gammaln, which stop there as MXNet's do. Differentiating
-    // through it again is a NotImplemented naming digamma.
-    "digamma",
 };
 
 // Backward kernels of ops like Convolution compute first-order gradients

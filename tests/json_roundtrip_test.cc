@@ -61,6 +61,7 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"_backward_tile", {{"reps", "(2,1)"}}},
       {"reverse", {{"axis", "(0,)"}}},
       {"smooth_l1", {{"scalar", "1.5"}}},
+      {"polygamma", {{"n", "1"}}},
       {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}},
       {"_backward_UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}},
   };

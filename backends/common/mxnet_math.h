@@ -5,6 +5,7 @@
 //
 //   mx_math::ModAsMxnet(-7.0f, 3.0f);  // 2: the divisor's sign
 //   mx_math::Digamma(0.5);             // -gamma_E - 2 ln 2
+//   mx_math::Polygamma(1, 1.0);        // pi^2 / 6
 #ifndef MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
 #define MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
 
@@ -97,6 +98,37 @@ MX_HOST_DEVICE inline double Digamma(double x) {
                      f * (1.0 / 240 -
                           f * (1.0 / 132 - f * (691.0 / 32760 - f / 12))))));
   return result + ::log(x) - 0.5 / x - series;
+}
+
+// The n-th derivative of digamma (n >= 0; NaN for n < 0), in double:
+// (-1)^(n+1) n! sum over k >= 0 of (x + k)^-(n+1), summed term by term up
+// to x + k >= 16 + 2n and by the Euler-Maclaurin formula (through B_14)
+// beyond. At the poles 0, -1, ...: +inf for odd n, NaN for even n (as
+// Eigen's). Negative x take |x| terms.
+MX_HOST_DEVICE inline double Polygamma(int n, double x) {
+  if (n < 0 || x != x || x == -INFINITY) return NAN;
+  if (n == 0) return Digamma(x);
+  if (x == INFINITY) return 0;
+  if (x <= 0 && x == ::floor(x)) return n % 2 == 1 ? INFINITY : NAN;
+  const double s = n + 1;
+  double sum = 0;
+  for (; x < 16 + 2 * n; x += 1) sum += ::pow(x, -s);
+  // sum_k (x + k)^-s = x^(1-s) / (s-1) + x^-s / 2
+  //                    + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) x^(1-s-2j).
+  constexpr double kBernoulliOverFactorial[] = {
+      1.0 / 12,         -1.0 / 720,     1.0 / 30240,
+      -1.0 / 1209600,   1.0 / 47900160, -691.0 / 1307674368000,
+      1.0 / 74724249600};
+  double tail = ::pow(x, 1 - s) / (s - 1) + 0.5 * ::pow(x, -s);
+  double rising = s, power = ::pow(x, -s - 1);
+  for (int j = 1; j <= 7; ++j) {
+    tail += kBernoulliOverFactorial[j - 1] * rising * power;
+    rising *= (s + 2 * j - 1) * (s + 2 * j);
+    power /= x * x;
+  }
+  double factorial = 1;
+  for (int k = 2; k <= n; ++k) factorial *= k;
+  return (n % 2 == 1 ? factorial : -factorial) * (sum + tail);
 }
 
 }  // namespace mx_math

@@ -40,6 +40,25 @@ TEST(Digamma, KnownValuesAndPoles) {
   EXPECT_EQ(Digamma(INFINITY), INFINITY);
 }
 
+TEST(Polygamma, MatchesEigen) {
+  std::mt19937 gen(6);
+  std::uniform_real_distribution<double> uniform(-20, 40);
+  for (int n = 0; n <= 6; ++n) {
+    for (int i = 0; i < 2000; ++i) {
+      const double x = uniform(gen);
+      const double expected = Eigen::numext::polygamma(double(n), x);
+      EXPECT_NEAR(Polygamma(n, x), expected, 1e-11 * (1 + std::abs(expected)))
+          << "n = " << n << ", x = " << x;
+    }
+  }
+  EXPECT_NEAR(Polygamma(1, 1),
+              3.14159265358979323846 * 3.14159265358979323846 / 6, 1e-15);
+  EXPECT_EQ(Polygamma(1, 0), INFINITY);
+  EXPECT_TRUE(std::isnan(Polygamma(2, -3)));
+  EXPECT_TRUE(std::isnan(Polygamma(-1, 2)));
+  EXPECT_EQ(Polygamma(3, INFINITY), 0);
+}
+
 TEST(RintAsMxnet, HalvesGoDown) {
   EXPECT_EQ(RintAsMxnet(2.5), 2);
   EXPECT_EQ(RintAsMxnet(-2.5f), -3);

@@ -50,8 +50,9 @@ TEST(UnaryMathGradient, SecondOrder) {
   }
 }
 
-// gamma and gammaln differentiate through digamma, which has no gradient
-// (MXNet's stop at the first order too); erfinv's is differentiable again.
+// gamma, gammaln and digamma differentiate through digamma and polygamma,
+// whose derivatives are polygamma again: every order works (MXNet's gamma
+// and gammaln stop at the first).
 TEST(UnaryMathGradient, SpecialFunctions) {
   EXPECT_TRUE(CheckGradient(
       "gamma", {}, {RandomArray({3, 4}, DType::kFloat32, 0.5, 4, 21)}));
@@ -64,6 +65,15 @@ TEST(UnaryMathGradient, SpecialFunctions) {
   CheckSecondOrder("erfinv", {},
                    {RandomArray({2, 3}, DType::kFloat32, -0.8, 0.8, 25)},
                    RandomArray({2, 3}, DType::kFloat32, -1, 1, 26));
+  EXPECT_TRUE(CheckGradient(
+      "digamma", {}, {RandomArray({3, 4}, DType::kFloat32, 0.3, 6, 27)}));
+  EXPECT_TRUE(
+      CheckGradient("polygamma", {{"n", "2"}},
+                    {RandomArray({3, 4}, DType::kFloat32, 0.5, 6, 28)}));
+  for (const char* op : {"gamma", "gammaln"}) {
+    CheckSecondOrder(op, {}, {RandomArray({2, 3}, DType::kFloat32, 0.5, 4, 29)},
+                     RandomArray({2, 3}, DType::kFloat32, -1, 1, 30));
+  }
 }
 
 }  // namespace

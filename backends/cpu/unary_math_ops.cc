@@ -1,18 +1,20 @@
 // The trigonometric, hyperbolic, logarithmic and root ops MXNet models use
-// (tan ... degrees), and the special functions gamma, gammaln, erfinv (with
-// digamma for their gradients), each registered once through RegisterUnary
-// with its gradient next to it. The gradients are graphs of differentiable
-// ops, so second derivatives come from the Gradient pass (MXNet's
-// higher-order gradient tests); digamma has no gradient (trigamma), so those
-// of gamma and gammaln stop at the first order, as MXNet's.
+// (tan ... degrees), and the special functions gamma, gammaln, erfinv,
+// digamma and polygamma (digamma's derivatives: the gradients of the
+// others), each registered once with its gradient next to it. The
+// gradients are graphs of differentiable ops, so second derivatives come
+// from the Gradient pass (MXNet's higher-order gradient tests; MXNet's own
+// gamma and gammaln stop at the first order).
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "Eigen/Core"
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/grad_util.h"
+#include "base/error.h"
 #include "unsupported/Eigen/SpecialFunctions"
 
 namespace mx {
@@ -56,6 +58,56 @@ double Erfinv(double x) {
     y -= (std::erf(y) - x) / (kTwoOverSqrtPi * std::exp(-y * y));
   }
   return y;
+}
+
+struct PolygammaParam {
+  int n = 0;
+  static void Declare(ParamSchema<PolygammaParam>* s) {
+    s->Field("n", &PolygammaParam::n)
+        .Required()
+        .AtMost(1000)
+        .Describe("the derivative's order, 0 to 1000 (0: digamma)");
+  }
+};
+
+E Polygamma(B& b, const E& x, int n) {
+  return b.Op("polygamma", {x}, {{"n", std::to_string(n)}});
+}
+
+// psi^(n)(x), Eigen's: +inf (odd n) or NaN (even n) at 0, -1, ...
+void RegisterPolygamma() {
+  OpRegistry::Get()
+      ->Register("polygamma")
+      .Describe("the n-th derivative of digamma, psi^(n)(x)")
+      .SetParams<PolygammaParam>()
+      .SetNumInputs(1)
+      .SetInputNames({"data"})
+      .SetInferShape(SameShape)
+      .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                       std::vector<DType>* out) {
+        // Here, not in the kernel, so the error reaches the call at once.
+        const int n = attrs.get<PolygammaParam>().n;
+        if (n < 0) {
+          throw InvalidArgument(
+              absl::StrCat(OpLabel(attrs), ": n=", n, " must be in [0, 1000]"));
+        }
+        CheckUnaryType(UnaryDomain::kFloat, attrs, in, out);
+      })
+      .SetInplaceOption(InplaceFirst)
+      .SetCompute(
+          Context::kCPU,
+          [](const OpContext& ctx, const NodeAttrs& attrs,
+             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+             const std::vector<TBlob>& out) {
+            const int n = attrs.get<PolygammaParam>().n;
+            UnaryKernel(OnFloats([n](auto x) {
+              return Eigen::numext::polygamma(static_cast<decltype(x)>(n), x);
+            }))(ctx, attrs, in, req, out);
+          });
+  SetUnaryGrad("polygamma", [](B& b, const E& g) {
+    return b.Mul(g,
+                 Polygamma(b, b.x(), b.n->attrs.get<PolygammaParam>().n + 1));
+  });
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -148,10 +200,10 @@ double Erfinv(double x) {
       "degrees", [](auto x) { return x * static_cast<decltype(x)>(180 / kPi); },
       "radians to degrees",
       [](B& b, const E& g) { return b.Scale(g, 180 / kPi); });
-  RegisterUnary(
-      "digamma", UnaryDomain::kFloat,
-      OnFloats([](auto x) { return Eigen::numext::digamma(x); }),
-      "the digamma function psi(x) = d/dx gammaln(x) (NaN at 0, -1, ...)");
+  Unary("digamma", OnFloats([](auto x) { return Eigen::numext::digamma(x); }),
+        "the digamma function psi(x) = d/dx gammaln(x) (NaN at 0, -1, ...)",
+        [](B& b, const E& g) { return b.Mul(g, Polygamma(b, b.x(), 1)); });
+  RegisterPolygamma();
   Unary(
       "gamma", [](auto x) { return std::tgamma(x); },
       "the gamma function (factorial extended to the reals)",

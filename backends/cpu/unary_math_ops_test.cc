@@ -144,6 +144,27 @@ TEST(SpecialFunctions, GammaGammalnDigammaKnownValues) {
                {sqrt_pi, 24}, 1e-3, 1e-3));
 }
 
+TEST(SpecialFunctions, Polygamma) {
+  const NDArray x = ArrayOf({3}, {1, 0.5, -0.5}, DType::kFloat64);
+  auto polygamma = [&](int n) {
+    return ToDouble(nd::Call("polygamma", {x}, {{"n", std::to_string(n)}}));
+  };
+  EXPECT_EQ(polygamma(0), ToDouble(nd::digamma(x)));
+  // psi1(1) = pi^2 / 6, psi1(1/2) = pi^2 / 2, psi1(-1/2) = psi1(1/2) + 4.
+  EXPECT_TRUE(AllClose(polygamma(1),
+                       {kPi * kPi / 6, kPi * kPi / 2, kPi * kPi / 2 + 4}, 1e-14,
+                       0));
+  // psi2(1) = -2 zeta(3).
+  EXPECT_NEAR(polygamma(2)[0], -2 * 1.2020569031595942854, 1e-14);
+  for (const char* n : {"-1", "1001"}) {
+    ExpectError<InvalidArgument>(
+        [&] {
+          nd::Call("polygamma", {x}, {{"n", n}});
+        },
+        {"polygamma", n});
+  }
+}
+
 TEST(SpecialFunctions, ErfinvInvertsErf) {
   const NDArray x = RandomArray({200}, DType::kFloat64, -0.9999, 0.9999, 8);
   const std::vector<double> y = ToDouble(nd::erfinv(x));

@@ -254,6 +254,12 @@ __device__ A ApplyBinary(Binary op, A a, A b) {
       return Hypot(a, b);
     case Binary::kSmoothL1:
       return SmoothL1(a, b);
+    case Binary::kPolygamma:
+      if constexpr (std::is_floating_point<A>::value) {
+        return static_cast<A>(mx_math::Polygamma(static_cast<int>(b), a));
+      } else {
+        return a;  // Float-only: type inference refuses integers.
+      }
     case Binary::kLogicalAnd:
       return a != A(0) && b != A(0) ? A(1) : A(0);
     case Binary::kLogicalOr:

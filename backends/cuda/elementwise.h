@@ -79,7 +79,8 @@ enum class Binary : int {
   kReluGrad,  // a * sign(b): relu's gradient from (ograd, output).
   kMod,       // MXNet's mod: the sign of b, a mod 0 = 0.
   kHypot,
-  kSmoothL1,  // smooth_l1(a) with sigma b.
+  kSmoothL1,   // smooth_l1(a) with sigma b.
+  kPolygamma,  // polygamma of a with order b.
   // Logical ops as 1 or 0 in the operands' dtype (non-zero is true).
   kLogicalAnd,
   kLogicalOr,

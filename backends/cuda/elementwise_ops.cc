@@ -576,6 +576,24 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterBinary(plugin, "_hypot", Binary::kHypot, false);
   RegisterScalar(plugin, "_hypot_scalar", Binary::kHypot, false);
   RegisterScalar(plugin, "smooth_l1", Binary::kSmoothL1, false);
+  RegisterGpuKernel(
+      plugin, "polygamma",
+      [](const KernelContext& ctx, const Attrs& attrs, Tensors in,
+         const int32_t* req, Tensors out) {
+        const std::string op = "polygamma";
+        RequireFloat(op, in[0]);
+        const auto n = mxplugin::ParseInt(attrs.Get("n", ""));
+        if (!n || *n < 0 || *n > 1000) {
+          throw Error(MX_STATUS_INVALID_ARGUMENT,
+                      op + ": n=\"" + attrs.Get("n", "") +
+                          "\" must be an integer in [0, 1000]");
+        }
+        CheckCuda(
+            LaunchScalar(Binary::kPolygamma, false, in[0].dtype(), in[0].size(),
+                         in[0].data<void>(), static_cast<double>(*n),
+                         out[0].data<void>(), req[0], StreamOf(ctx)),
+            op);
+      });
   const std::pair<const char*, Binary> logical[] = {
       {"and", Binary::kLogicalAnd},
       {"or", Binary::kLogicalOr},

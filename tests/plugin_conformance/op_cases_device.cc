@@ -195,6 +195,9 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Unary("gamma", 0.2, 4));
   t->push_back(Unary("gammaln", 0.2, 6));
   t->push_back(Unary("digamma", 0.2, 6));
+  OpCase polygamma = Unary("polygamma", 0.2, 6);
+  polygamma.attrs = {{{"n", "1"}}, {{"n", "3"}}};
+  t->push_back(polygamma);
   t->push_back(Unary("erfinv", -0.99, 0.99));
   for (const char* name :
        {"mod", "hypot", "logical_and", "logical_or", "logical_xor"}) {
