@@ -274,7 +274,10 @@ TEST(StrideOps, SwapAxisIsATransposeOfTwoAxes) {
   // The defaults swap axis 0 with itself.
   EXPECT_EQ(ToDouble(nd::Call("SwapAxis", {x})), ToDouble(x));
   ExpectError<InvalidArgument>(
-      [&] { nd::Call("SwapAxis", {x}, {{"dim1", "3"}}); }, {"SwapAxis", "3"});
+      [&] {
+        nd::Call("SwapAxis", {x}, {{"dim1", "3"}});
+      },
+      {"SwapAxis", "3"});
 }
 }  // namespace
 }  // namespace testing
