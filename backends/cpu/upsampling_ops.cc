@@ -39,7 +39,7 @@ struct UpSamplingParam {
         .Describe("bilinear is not implemented");
     s->Field("multi_input_mode", &UpSamplingParam::multi_input_mode)
         .Choices({"concat", "sum"});
-    s->Field("num_args", &UpSamplingParam::num_args);
+    s->Field("num_args", &UpSamplingParam::num_args).AtMost(kMaxOpArity);
     s->Field("workspace", &UpSamplingParam::workspace).Describe("Ignored.");
   }
 };

@@ -106,6 +106,15 @@ TEST(UpSampling, BadInputsAreTypedErrors) {
         nd::Call("UpSampling", {x}, {{"scale", "2"}, {"sample_type", "cubic"}});
       },
       {"sample_type", "cubic"});
+  // An arity no graph could hold is refused before anything is sized by it.
+  ExpectError<InvalidArgument>(
+      [&] {
+        nd::Call("UpSampling", {x},
+                 {{"scale", "2"},
+                  {"sample_type", "nearest"},
+                  {"num_args", "2000000000"}});
+      },
+      {"UpSampling", "num_args"});
 }
 
 }  // namespace
