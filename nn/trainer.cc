@@ -86,23 +86,27 @@ void Trainer::Step(int batch_size, bool ignore_stale_grad) {
     grads.push_back(param->grad());
   }
   // The gradients used now are stale for the next Step.
-  for (NDArray& w : weights) {
-    if (autograd::IsGradFresh(w)) autograd::SetGradFresh(&w, false);
+  for (size_t j = 0; j < weights.size(); ++j) {
+    if (fresh[j]) autograd::SetGradFresh(&weights[j], false);
   }
   // Without a store, stale parameters are skipped (ignore_stale_grad). With
   // one every rank reduces every parameter (ranks may differ in which are
   // stale, and the keys must match), and only fresh ones are updated.
-  auto fresh_only = [&fresh](auto* v) {
+  auto keep_fresh = [&] {
     size_t k = 0;
-    for (size_t j = 0; j < v->size(); ++j) {
-      if (fresh[j]) (*v)[k++] = (*v)[j];
+    for (size_t j = 0; j < fresh.size(); ++j) {
+      if (!fresh[j]) continue;
+      indices[k] = indices[j];
+      weights[k] = weights[j];
+      grads[k] = grads[j];
+      ++k;
     }
-    v->resize(k);
+    indices.resize(k);
+    weights.resize(k);
+    grads.resize(k);
   };
   if (kvstore_ == nullptr) {
-    fresh_only(&indices);
-    fresh_only(&weights);
-    fresh_only(&grads);
+    keep_fresh();
     optimizer_->UpdateMany(indices, weights, grads, 1.0 / batch_size);
     return;
   }
@@ -119,9 +123,7 @@ void Trainer::Step(int batch_size, bool ignore_stale_grad) {
     return;
   }
   kvstore_->PushPull(keys, reversed, reversed);
-  fresh_only(&indices);
-  fresh_only(&weights);
-  fresh_only(&grads);
+  keep_fresh();
   optimizer_->UpdateMany(indices, weights, grads, *rescale_);
 }
 
