@@ -273,6 +273,12 @@ NDArray UpSampling(const std::vector<NDArray>& data, int scale,
                {"num_args", Attr(static_cast<int>(data.size()))},
                {"multi_input_mode", multi_input_mode}});
 }
+NDArray depth_to_space(const NDArray& data, int block_size) {
+  return Call("depth_to_space", {data}, {{"block_size", Attr(block_size)}});
+}
+NDArray space_to_depth(const NDArray& data, int block_size) {
+  return Call("space_to_depth", {data}, {{"block_size", Attr(block_size)}});
+}
 
 NDArray Pooling(const NDArray& data, const TShape& kernel,
                 const std::string& pool_type, const TShape& stride,
@@ -330,12 +336,24 @@ MX_ND_REDUCE_(sum)
 MX_ND_REDUCE_(mean)
 MX_ND_REDUCE_(max)
 MX_ND_REDUCE_(min)
+MX_ND_REDUCE_(prod)
+MX_ND_REDUCE_(nansum)
+MX_ND_REDUCE_(nanprod)
 #undef MX_ND_REDUCE_
-NDArray argmax(const NDArray& a, std::optional<int> axis, bool keepdims) {
-  AttrDict attrs{{"keepdims", Attr(keepdims)}};
-  if (axis) attrs["axis"] = Attr(*axis);
-  return Call("argmax", {a}, attrs);
+NDArray norm(const NDArray& a, int ord, const TShape& axis, bool keepdims) {
+  AttrDict attrs{{"ord", Attr(ord)}, {"keepdims", Attr(keepdims)}};
+  if (axis.ndim() > 0) attrs["axis"] = Attr(axis);
+  return Call("norm", {a}, attrs);
 }
+#define MX_ND_ARG_REDUCE_(name)                                            \
+  NDArray name(const NDArray& a, std::optional<int> axis, bool keepdims) { \
+    AttrDict attrs{{"keepdims", Attr(keepdims)}};                          \
+    if (axis) attrs["axis"] = Attr(*axis);                                 \
+    return Call(#name, {a}, attrs);                                        \
+  }
+MX_ND_ARG_REDUCE_(argmax)
+MX_ND_ARG_REDUCE_(argmin)
+#undef MX_ND_ARG_REDUCE_
 
 NDArray reshape(const NDArray& a, const TShape& shape, bool reverse) {
   return Call("Reshape", {a},

@@ -187,6 +187,9 @@ NDArray Pooling(const NDArray& data, const TShape& kernel,
 // its size, joined along the channels ("concat") or added ("sum").
 NDArray UpSampling(const std::vector<NDArray>& data, int scale,
                    const std::string& multi_input_mode = "concat");
+// NCHW: channel blocks to b x b spatial blocks (C/b^2, H*b, W*b), and back.
+NDArray depth_to_space(const NDArray& data, int block_size);
+NDArray space_to_depth(const NDArray& data, int block_size);
 // act_type: "relu", "sigmoid", "tanh", "softrelu".
 NDArray Activation(const NDArray& data, const std::string& act_type);
 // act_type: "leaky", "elu", "selu", "gelu".
@@ -211,8 +214,19 @@ NDArray sum(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
 NDArray mean(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
 NDArray max(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
 NDArray min(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+NDArray prod(const NDArray& a, const TShape& axis = {}, bool keepdims = false);
+// NaN counts as 0 (nansum) or 1 (nanprod).
+NDArray nansum(const NDArray& a, const TShape& axis = {},
+               bool keepdims = false);
+NDArray nanprod(const NDArray& a, const TShape& axis = {},
+                bool keepdims = false);
+// L1 (ord 1) or L2 (ord 2) norm over the axes, entrywise; float inputs.
+NDArray norm(const NDArray& a, int ord = 2, const TShape& axis = {},
+             bool keepdims = false);
 // Indices as int64; no axis means over the flattened array.
 NDArray argmax(const NDArray& a, std::optional<int> axis = std::nullopt,
+               bool keepdims = false);
+NDArray argmin(const NDArray& a, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
 
 // ---- Shape manipulation. ----

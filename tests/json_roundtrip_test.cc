@@ -43,6 +43,8 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
        {{"axis", "0"}, {"begin", "1"}, {"end", "None"}}},
       {"_split_like", {{"num_args", "2"}, {"dim", "0"}}},
       {"Embedding", {{"input_dim", "10"}, {"output_dim", "4"}}},
+      {"depth_to_space", {{"block_size", "2"}}},
+      {"space_to_depth", {{"block_size", "3"}}},
       {"Pad", {{"mode", "reflect"}, {"pad_width", "(0,0,1,1)"}}},
       {"_backward_Pad", {{"pad_width", "(0,0,1,1)"}}},
       {"Deconvolution",

@@ -6,9 +6,12 @@
 //   mx_math::ModAsMxnet(-7.0f, 3.0f);  // 2: the divisor's sign
 //   mx_math::Digamma(0.5);             // -gamma_E - 2 ln 2
 //   mx_math::Polygamma(1, 1.0);        // pi^2 / 6
+//   mx_math::ScaledSumOfSquares s; s.Add(3e200); s.Add(4e200);
+//   s.Norm();                          // 5e200, where sqrt(sum x^2) is inf
 #ifndef MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
 #define MXCORE_BACKENDS_COMMON_MXNET_MATH_H_
 
+#include <float.h>
 #include <math.h>
 
 #include <type_traits>
@@ -130,6 +133,51 @@ MX_HOST_DEVICE inline double Polygamma(int n, double x) {
   for (int k = 2; k <= n; ++k) factorial *= k;
   return (n % 2 == 1 ? factorial : -factorial) * (sum + tail);
 }
+
+// The 2-norm of values added one at a time (or of merged partial sums)
+// without overflow or underflow in the squares: LAPACK's dnrm2 scaling,
+// ssq = sum (x/scale)^2 with scale the largest |x| seen (MXNet's nrm2
+// reducer does the same). Infinity and NaN come out as from sqrt(sum x^2).
+struct ScaledSumOfSquares {
+  double scale = 0;
+  double ssq = 0;
+  bool inf = false;
+  bool nan = false;
+
+  MX_HOST_DEVICE void Add(double v) {
+    const double a = ::fabs(v);
+    if (a != a) {
+      nan = true;
+    } else if (a > DBL_MAX) {
+      inf = true;
+    } else if (a != 0) {
+      Combine(a, 1);
+    }
+  }
+  MX_HOST_DEVICE void Merge(const ScaledSumOfSquares& o) {
+    nan = nan || o.nan;
+    inf = inf || o.inf;
+    if (o.scale != 0) Combine(o.scale, o.ssq);
+  }
+  MX_HOST_DEVICE double Norm() const {
+    if (nan) return NAN;
+    if (inf) return INFINITY;
+    return scale * ::sqrt(ssq);
+  }
+
+ private:
+  // Adds other_ssq * other_scale^2 (other_scale > 0).
+  MX_HOST_DEVICE void Combine(double other_scale, double other_ssq) {
+    if (scale < other_scale) {
+      const double r = scale / other_scale;
+      ssq = other_ssq + ssq * r * r;
+      scale = other_scale;
+    } else {
+      const double r = other_scale / scale;
+      ssq += other_ssq * r * r;
+    }
+  }
+};
 
 }  // namespace mx_math
 

@@ -80,5 +80,48 @@ TEST(SmoothL1Loss, BothPieces) {
   EXPECT_DOUBLE_EQ(SmoothL1Loss(-3.0, 2.0), 2.875);
 }
 
+TEST(ScaledSumOfSquares, MatchesSqrtOfSumOfSquaresAndDoesNotOverflow) {
+  ScaledSumOfSquares s;
+  EXPECT_EQ(s.Norm(), 0);
+  for (double v : {3.0, -4.0, 0.0, 12.0}) s.Add(v);
+  EXPECT_DOUBLE_EQ(s.Norm(), 13);
+  // sqrt(sum x^2) overflows to inf above 1e154 and underflows to 0 below
+  // 1e-162; the scaled sum does neither.
+  for (double scale : {1e200, 1e-200, 1e300}) {
+    ScaledSumOfSquares big;
+    big.Add(3 * scale);
+    big.Add(-4 * scale);
+    EXPECT_NEAR(big.Norm() / scale, 5, 1e-15) << scale;
+  }
+  // Partial sums merged in any order give the sequential answer.
+  ScaledSumOfSquares all, left, right;
+  for (int i = 0; i < 100; ++i) {
+    const double v = (i % 7 - 3) * std::pow(10.0, i % 5 - 2);
+    all.Add(v);
+    (i < 37 ? left : right).Add(v);
+  }
+  ScaledSumOfSquares merged = right;
+  merged.Merge(left);
+  EXPECT_NEAR(merged.Norm(), all.Norm(), 1e-14 * all.Norm());
+  ScaledSumOfSquares empty;
+  merged.Merge(empty);
+  empty.Merge(all);
+  EXPECT_NEAR(empty.Norm(), all.Norm(), 1e-14 * all.Norm());
+}
+
+TEST(ScaledSumOfSquares, InfinityAndNan) {
+  ScaledSumOfSquares s;
+  s.Add(1);
+  s.Add(-INFINITY);
+  s.Add(INFINITY);
+  EXPECT_EQ(s.Norm(), INFINITY);
+  s.Add(NAN);
+  EXPECT_TRUE(std::isnan(s.Norm()));
+  ScaledSumOfSquares t;
+  t.Add(2);
+  t.Merge(s);
+  EXPECT_TRUE(std::isnan(t.Norm()));
+}
+
 }  // namespace
 }  // namespace mx_math

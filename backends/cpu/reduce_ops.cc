@@ -1,11 +1,10 @@
-// Reductions over axes: sum, mean, max, min, and argmax; their gradients,
-// and _broadcast_reduced_like, which broadcasts a reduced array back.
+// Reductions over axes: sum, mean, max, min, nansum, prod and nanprod;
+// their gradients, and _broadcast_reduced_like, which broadcasts a reduced
+// array back. (argmax/argmin: arg_reduce_ops.cc; norm: norm_ops.cc.)
 //
-// A reduction is planned once per call: the input's dims are split into kept
-// and reduced ones, size-1 dims are dropped and neighbouring dims of the same
-// kind are merged, so the kernel walks at most a few (extent, stride) pairs.
 // Float types accumulate in double; integers in 64 bits (wrapping, as the
-// output type does); mean of integers stays integer (truncated).
+// output type does); mean of integers stays integer (truncated). nansum and
+// nanprod skip NaN (a NaN-only or empty group gives 0 and 1).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,145 +13,19 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/reduce_util.h"
 #include "base/error.h"
 
 namespace mx {
 namespace cpu {
 namespace {
 
-constexpr int64_t kGrain = 1 << 14;
+// ---- sum / mean / max / min / nansum / prod / nanprod. ----
 
-// ---- Planning. ----
+enum class ReduceKind { kSum, kMean, kMax, kMin, kNanSum, kProd, kNanProd };
 
-// The input's dims, split into kept and reduced groups (outer to inner).
-struct ReducePlan {
-  std::vector<int64_t> keep_extent, keep_stride;
-  std::vector<int64_t> red_extent, red_stride;
-  int64_t out_size = 1;
-  int64_t red_size = 1;
-};
-
-ReducePlan MakePlan(const TShape& in, const std::vector<bool>& reduced) {
-  ReducePlan plan;
-  const std::vector<int64_t> strides = Strides(in);
-  int last_kind = -1;  // 0 kept, 1 reduced.
-  for (int d = 0; d < in.ndim(); ++d) {
-    const int kind = reduced[d] ? 1 : 0;
-    (kind ? plan.red_size : plan.out_size) *= in[d];
-    if (in[d] == 1) continue;
-    auto& ext = kind ? plan.red_extent : plan.keep_extent;
-    auto& str = kind ? plan.red_stride : plan.keep_stride;
-    if (kind == last_kind) {  // Contiguous with the previous dim: merge.
-      ext.back() *= in[d];
-      str.back() = strides[d];
-    } else {
-      ext.push_back(in[d]);
-      str.push_back(strides[d]);
-    }
-    last_kind = kind;
-  }
-  return plan;
-}
-
-// Offset in the input of the first element reduced into output `o`.
-inline int64_t KeptOffset(int64_t o, const ReducePlan& p) {
-  int64_t offset = 0;
-  for (int d = static_cast<int>(p.keep_extent.size()) - 1; d >= 0; --d) {
-    offset += (o % p.keep_extent[d]) * p.keep_stride[d];
-    o /= p.keep_extent[d];
-  }
-  return offset;
-}
-
-// Calls f(value) for every input element reduced into the output whose
-// elements start at `base`, in row-major order of the reduced dims.
-template <typename T, typename F>
-inline void ForEachReduced(const T* base, const ReducePlan& p, F&& f) {
-  const size_t nd = p.red_extent.size();
-  if (nd == 0) {
-    if (p.red_size > 0) f(base[0]);
-    return;
-  }
-  if (nd == 1) {
-    const int64_t n = p.red_extent[0], s = p.red_stride[0];
-    for (int64_t i = 0; i < n; ++i) f(base[i * s]);
-    return;
-  }
-  if (p.red_size == 0) return;
-  std::vector<int64_t> idx(nd, 0);
-  const int64_t inner = p.red_extent[nd - 1], inner_s = p.red_stride[nd - 1];
-  int64_t offset = 0;
-  while (true) {
-    for (int64_t i = 0; i < inner; ++i) f(base[offset + i * inner_s]);
-    int d = static_cast<int>(nd) - 2;
-    for (; d >= 0; --d) {
-      offset += p.red_stride[d];
-      if (++idx[d] < p.red_extent[d]) break;
-      offset -= idx[d] * p.red_stride[d];
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
-// ---- sum / mean / max / min. ----
-
-enum class ReduceKind { kSum, kMean, kMax, kMin };
-
-struct ReduceParam {
-  std::optional<TShape> axis;
-  bool keepdims = false;
-  bool exclude = false;
-  static void Declare(ParamSchema<ReduceParam>* s) {
-    s->Field("axis", &ReduceParam::axis)
-        .Describe("axes to reduce; none or () reduces all axes");
-    s->Field("keepdims", &ReduceParam::keepdims)
-        .Describe("keep reduced axes with length 1");
-    s->Field("exclude", &ReduceParam::exclude)
-        .Describe("reduce the axes NOT listed in axis");
-  }
-};
-
-// Which dims of `in` are reduced; throws on a bad or repeated axis.
-std::vector<bool> ReducedAxes(const NodeAttrs& attrs, const TShape& in,
-                              const std::optional<TShape>& axis, bool exclude) {
-  std::vector<bool> reduced(in.ndim(), false);
-  if (!axis || axis->ndim() <= 0) {
-    std::fill(reduced.begin(), reduced.end(), true);
-    return reduced;
-  }
-  const std::string label = OpLabel(attrs);
-  for (int64_t a : *axis) {
-    const int d = in.CheckAxis(static_cast<int>(a), label.c_str());
-    if (reduced[d]) {
-      throw InvalidArgument(
-          absl::StrCat(label, ": axis=", axis->ToString(), " lists axis ", d,
-                       " more than once (input shape ", in.ToString(), ")"));
-    }
-    reduced[d] = true;
-  }
-  if (exclude) reduced.flip();
-  return reduced;
-}
-
-TShape ReducedShape(const TShape& in, const std::vector<bool>& reduced,
-                    bool keepdims) {
-  std::vector<int64_t> dims;
-  for (int d = 0; d < in.ndim(); ++d) {
-    if (!reduced[d]) {
-      dims.push_back(in[d]);
-    } else if (keepdims) {
-      dims.push_back(1);
-    }
-  }
-  return TShape(dims);
-}
-
-void ThrowEmptyReduction(const NodeAttrs& attrs, const TShape& in,
-                         const std::string& axis) {
-  throw InvalidArgument(absl::StrCat(
-      OpLabel(attrs), ": cannot reduce input 0 (data) of shape ", in.ToString(),
-      " over zero-length ", axis, "; the op has no identity"));
+bool IsProduct(ReduceKind kind) {
+  return kind == ReduceKind::kProd || kind == ReduceKind::kNanProd;
 }
 
 void ReduceShape(ReduceKind kind, const NodeAttrs& attrs,
@@ -163,20 +36,19 @@ void ReduceShape(ReduceKind kind, const NodeAttrs& attrs,
   const std::vector<bool> reduced =
       ReducedAxes(attrs, ishape, p.axis, p.exclude);
   if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
-    for (int d = 0; d < ishape.ndim(); ++d) {
-      if (reduced[d] && ishape[d] == 0) {
-        ThrowEmptyReduction(attrs, ishape, absl::StrCat("axis ", d));
-      }
-    }
+    RequireNonEmptyReduction(attrs, ishape, reduced);
   }
   AssignShape(attrs, out, 0, ReducedShape(ishape, reduced, p.keepdims), true);
 }
 
-// Output dtype: the input's, except sum(bool) -> int64 (a count) and
-// mean(bool) -> float32 (a fraction).
+// Output dtype: the input's, except sum(bool) -> int64 (a count; prod
+// likewise, as NumPy's) and mean(bool) -> float32 (a fraction).
 DType ReduceOutType(ReduceKind kind, DType in) {
   if (in != DType::kBool) return in;
-  if (kind == ReduceKind::kSum) return DType::kInt64;
+  if (kind == ReduceKind::kSum || kind == ReduceKind::kNanSum ||
+      IsProduct(kind)) {
+    return DType::kInt64;
+  }
   if (kind == ReduceKind::kMean) return DType::kFloat32;
   return in;
 }
@@ -195,10 +67,17 @@ void ReduceType(ReduceKind kind, const NodeAttrs& attrs, std::vector<DType>* in,
   AssignType(attrs, out, 0, ReduceOutType(kind, (*in)[0]), true);
 }
 
-// Accumulator of sums: double for floats, wrapping 64-bit for integers.
+// Accumulator of sums and products: double for floats, wrapping 64-bit for
+// integers (bool too).
 template <typename T>
-using SumAcc =
-    std::conditional_t<std::is_integral_v<T>, uint64_t, double>;  // bool too.
+using SumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+
+// Whether element value `v` is left out: NaN, by nansum and nanprod.
+template <bool kSkipNan, typename A>
+inline bool Skipped(A v) {
+  if constexpr (kSkipNan && std::is_floating_point_v<A>) return std::isnan(v);
+  return false;
+}
 
 // A floating-point sum, or its mean over `count` elements (NaN for none).
 inline double FloatSumResult(double sum, bool mean, int64_t count) {
@@ -221,12 +100,12 @@ bool ReducesLeadingRows(const ReducePlan& p) {
 // at a time so the adds run down contiguous rows and vectorize. Each
 // output adds its column's values in row order into a double, exactly as
 // the general loop does.
-template <typename T>
+template <bool kSkipNan, typename T>
 void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
                     OpReqType req, T* y) {
   constexpr int64_t kTile = 256;
   ParallelFor(
-      cols, std::max<int64_t>(8, kGrain / (rows + 1)),
+      cols, std::max<int64_t>(8, kReduceGrain / (rows + 1)),
       [=](int64_t b, int64_t e) {
         double acc[kTile];
         for (int64_t c0 = b; c0 < e; c0 += kTile) {
@@ -235,7 +114,9 @@ void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
           for (int64_t r = 0; r < rows; ++r) {
             const T* row = x + r * cols + c0;
             for (int64_t c = 0; c < n; ++c) {
-              acc[c] += static_cast<double>(static_cast<AccType<T>>(row[c]));
+              const double v =
+                  static_cast<double>(static_cast<AccType<T>>(row[c]));
+              acc[c] += Skipped<kSkipNan>(v) ? 0.0 : v;
             }
           }
           for (int64_t c = 0; c < n; ++c) {
@@ -246,7 +127,7 @@ void SumLeadingRows(bool mean, const T* x, int64_t rows, int64_t cols,
       });
 }
 
-template <typename T, typename O>
+template <typename T, typename O, bool kSkipNan = false>
 void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
                    const ReducePlan& plan) {
   const T* x = in.data<T>();
@@ -254,18 +135,20 @@ void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
   const int64_t count = plan.red_size;
   if constexpr (std::is_floating_point_v<AccType<T>> && std::is_same_v<T, O>) {
     if (ReducesLeadingRows(plan)) {
-      SumLeadingRows(mean, x, count, plan.out_size, req, y);
+      SumLeadingRows<kSkipNan>(mean, x, count, plan.out_size, req, y);
       return;
     }
   }
-  ParallelFor(plan.out_size, std::max<int64_t>(1, kGrain / (count + 1)),
+  ParallelFor(plan.out_size, std::max<int64_t>(1, kReduceGrain / (count + 1)),
               [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
                   SumAcc<T> acc = 0;
                   // An empty reduction has no data (x may be null).
                   if (count > 0) {
-                    ForEachReduced(x + KeptOffset(o, plan), plan, [&](T v) {
-                      acc += static_cast<SumAcc<T>>(static_cast<AccType<T>>(v));
+                    ForEachReduced(x + KeptOffset(o, plan), plan, [&](T t) {
+                      const AccType<T> v = static_cast<AccType<T>>(t);
+                      if (!Skipped<kSkipNan>(v))
+                        acc += static_cast<SumAcc<T>>(v);
                     });
                   }
                   if constexpr (std::is_integral_v<O>) {
@@ -282,13 +165,41 @@ void SumMeanKernel(bool mean, const TBlob& in, OpReqType req, const TBlob& out,
               });
 }
 
+template <typename T, typename O, bool kSkipNan>
+void ProdKernel(const TBlob& in, OpReqType req, const TBlob& out,
+                const ReducePlan& plan) {
+  const T* x = in.data<T>();
+  O* y = out.data<O>();
+  const int64_t count = plan.red_size;
+  ParallelFor(plan.out_size, std::max<int64_t>(1, kReduceGrain / (count + 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o) {
+                  SumAcc<T> acc = 1;
+                  if (count > 0) {
+                    ForEachReduced(x + KeptOffset(o, plan), plan, [&](T t) {
+                      const AccType<T> v = static_cast<AccType<T>>(t);
+                      if (!Skipped<kSkipNan>(v))
+                        acc *= static_cast<SumAcc<T>>(v);
+                    });
+                  }
+                  if constexpr (std::is_integral_v<O>) {
+                    Assign(y + o, req,
+                           static_cast<O>(static_cast<int64_t>(acc)));
+                  } else {
+                    Assign(y + o, req, static_cast<AccType<O>>(acc));
+                  }
+                }
+              });
+}
+
 template <typename T>
 void MaxMinKernel(bool is_max, const TBlob& in, OpReqType req, const TBlob& out,
                   const ReducePlan& plan) {
   using A = AccType<T>;
   const T* x = in.data<T>();
   T* y = out.data<T>();
-  ParallelFor(plan.out_size, std::max<int64_t>(1, kGrain / (plan.red_size + 1)),
+  ParallelFor(plan.out_size,
+              std::max<int64_t>(1, kReduceGrain / (plan.red_size + 1)),
               [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
                   const T* base = x + KeptOffset(o, plan);
@@ -310,6 +221,23 @@ void MaxMinKernel(bool is_max, const TBlob& in, OpReqType req, const TBlob& out,
               });
 }
 
+// Runs the sum-like or product kernel of `kind` (not max/min) for input
+// type T and output type O.
+template <typename T, typename O>
+void AccumulateKernel(ReduceKind kind, const TBlob& in, OpReqType req,
+                      const TBlob& out, const ReducePlan& plan) {
+  switch (kind) {
+    case ReduceKind::kProd:
+      return ProdKernel<T, O, false>(in, req, out, plan);
+    case ReduceKind::kNanProd:
+      return ProdKernel<T, O, true>(in, req, out, plan);
+    case ReduceKind::kNanSum:
+      return SumMeanKernel<T, O, true>(false, in, req, out, plan);
+    default:
+      return SumMeanKernel<T, O>(kind == ReduceKind::kMean, in, req, out, plan);
+  }
+}
+
 void ReduceCompute(ReduceKind kind, const NodeAttrs& attrs,
                    const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req,
@@ -321,17 +249,15 @@ void ReduceCompute(ReduceKind kind, const NodeAttrs& attrs,
   MX_DTYPE_SWITCH(in[0].dtype, T, {
     if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
       MaxMinKernel<T>(kind == ReduceKind::kMax, in[0], req[0], out[0], plan);
-    } else {
-      const bool mean = kind == ReduceKind::kMean;
-      if constexpr (std::is_same_v<T, bool>) {
-        if (mean) {
-          SumMeanKernel<bool, float>(true, in[0], req[0], out[0], plan);
-        } else {
-          SumMeanKernel<bool, int64_t>(false, in[0], req[0], out[0], plan);
-        }
+    } else if constexpr (std::is_same_v<T, bool>) {
+      // Counts as int64, a fraction (mean) as float32.
+      if (kind == ReduceKind::kMean) {
+        AccumulateKernel<bool, float>(kind, in[0], req[0], out[0], plan);
       } else {
-        SumMeanKernel<T, T>(mean, in[0], req[0], out[0], plan);
+        AccumulateKernel<bool, int64_t>(kind, in[0], req[0], out[0], plan);
       }
+    } else {
+      AccumulateKernel<T, T>(kind, in[0], req[0], out[0], plan);
     }
   });
 }
@@ -374,102 +300,14 @@ void RegisterReduce(const std::string& name, ReduceKind kind,
                  "Maximum over axes; NaN propagates.");
   RegisterReduce("min", ReduceKind::kMin, {"min_axis"},
                  "Minimum over axes; NaN propagates.");
+  RegisterReduce("nansum", ReduceKind::kNanSum, {},
+                 "Sum over axes treating NaN as 0.");
+  RegisterReduce("prod", ReduceKind::kProd, {},
+                 "Product over axes (an empty product is 1).");
+  RegisterReduce("nanprod", ReduceKind::kNanProd, {},
+                 "Product over axes treating NaN as 1.");
   return true;
 }();
-
-// ---- argmax. ----
-
-struct ArgmaxParam {
-  std::optional<int> axis;
-  bool keepdims = false;
-  static void Declare(ParamSchema<ArgmaxParam>* s) {
-    s->Field("axis", &ArgmaxParam::axis)
-        .Describe("axis to search; none searches the flattened array");
-    s->Field("keepdims", &ArgmaxParam::keepdims)
-        .Describe("keep the searched axis (or all axes) with length 1");
-  }
-};
-
-std::vector<bool> ArgmaxAxes(const NodeAttrs& attrs, const TShape& in) {
-  const ArgmaxParam& p = attrs.get<ArgmaxParam>();
-  std::vector<bool> reduced(in.ndim(), !p.axis.has_value());
-  if (p.axis) reduced[in.CheckAxis(*p.axis, OpLabel(attrs).c_str())] = true;
-  return reduced;
-}
-
-void ArgmaxShape(const NodeAttrs& attrs, std::vector<TShape>* in,
-                 std::vector<TShape>* out) {
-  const TShape& ishape = (*in)[0];
-  if (!ishape.ndim_known()) return;
-  const std::vector<bool> reduced = ArgmaxAxes(attrs, ishape);
-  const ArgmaxParam& p = attrs.get<ArgmaxParam>();
-  for (int d = 0; d < ishape.ndim(); ++d) {
-    if (reduced[d] && ishape[d] == 0) {
-      ThrowEmptyReduction(
-          attrs, ishape,
-          p.axis ? absl::StrCat("axis ", d) : std::string("elements"));
-    }
-  }
-  AssignShape(attrs, out, 0, ReducedShape(ishape, reduced, p.keepdims), true);
-}
-
-void ArgmaxCompute(const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-  // Every reduced dim but one has length 1, or all are reduced: merged, the
-  // reduced part is a single (extent, stride) pair or nothing.
-  const ReducePlan plan = MakePlan(in[0].shape, ArgmaxAxes(attrs, in[0].shape));
-  const int64_t n = plan.red_extent.empty() ? 1 : plan.red_extent[0];
-  const int64_t s = plan.red_extent.empty() ? 0 : plan.red_stride[0];
-  int64_t* y = out[0].data<int64_t>();
-  const OpReqType r = req[0];
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    using A = AccType<T>;
-    const T* x = in[0].data<T>();
-    ParallelFor(plan.out_size, std::max<int64_t>(1, kGrain / (n + 1)),
-                [&](int64_t b, int64_t e) {
-                  for (int64_t o = b; o < e; ++o) {
-                    const T* base = x + KeptOffset(o, plan);
-                    int64_t best_i = 0;
-                    A best = static_cast<A>(base[0]);
-                    bool found_nan = false;
-                    if constexpr (std::is_floating_point_v<A>) {
-                      found_nan = std::isnan(best);
-                    }
-                    for (int64_t i = 1; i < n && !found_nan; ++i) {
-                      const A v = static_cast<A>(base[i * s]);
-                      if constexpr (std::is_floating_point_v<A>) {
-                        if (std::isnan(v)) {  // The first NaN is the maximum.
-                          best_i = i;
-                          found_nan = true;
-                          break;
-                        }
-                      }
-                      if (v > best) {
-                        best = v;
-                        best_i = i;
-                      }
-                    }
-                    Assign(y + o, r, best_i);
-                  }
-                });
-  });
-}
-
-MX_REGISTER_OP(argmax)
-    .Describe(
-        "Index (int64) of the maximum along an axis, or in the flattened "
-        "array; the first wins on ties and NaN counts as the maximum.")
-    .SetNumInputs(1)
-    .SetInputNames({"data"})
-    .SetParams<ArgmaxParam>()
-    .SetInferShape(ArgmaxShape)
-    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                     std::vector<DType>* out) {
-      OutputTypeIs(DType::kInt64, attrs, in, out);
-    })
-    .SetCompute(Context::kCPU, ArgmaxCompute);
 
 // ---- _broadcast_reduced_like: the adjoint of sum and mean. ----
 
@@ -516,7 +354,7 @@ void BroadcastReducedCompute(const OpContext&, const NodeAttrs& attrs,
     using A = AccType<T>;
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
-    ParallelFor(os.Size(), kGrain / 4, [&](int64_t b, int64_t e) {
+    ParallelFor(os.Size(), kReduceGrain / 4, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const double v = static_cast<double>(
             static_cast<A>(x[BroadcastOffset(i, os, strides)]));
@@ -551,17 +389,128 @@ MX_REGISTER_OP(_broadcast_reduced_like)
     })
     .SetCompute(Context::kCPU, BroadcastReducedCompute);
 
-// ---- Gradients. ----
+// ---- _backward_prod: the gradient of prod and nanprod. ----
 
-// The reduction attributes of `n` (axis, keepdims, exclude) as given.
-AttrDict ReduceAttrs(const NodePtr& n) {
-  AttrDict d;
-  for (const char* key : {"axis", "keepdims", "exclude"}) {
-    auto it = n->attrs.dict.find(key);
-    if (it != n->attrs.dict.end()) d[key] = it->second;
+struct ProdGradParam {
+  std::optional<TShape> axis;
+  bool keepdims = false;
+  bool exclude = false;
+  bool skip_nan = false;
+  static void Declare(ParamSchema<ProdGradParam>* s) {
+    s->Field("axis", &ProdGradParam::axis)
+        .Describe("the product's axes (none or (): all)");
+    s->Field("keepdims", &ProdGradParam::keepdims)
+        .Describe("the product kept the reduced axes");
+    s->Field("exclude", &ProdGradParam::exclude)
+        .Describe("the product reduced the axes NOT listed");
+    s->Field("skip_nan", &ProdGradParam::skip_nan)
+        .Describe("nanprod's: NaN elements count as 1 and get 0");
   }
-  return d;
+};
+
+// dx_i = g * (the product of the other elements of i's group), computed
+// from the group's zero count and the product of its non-zero elements, so
+// a zero input gets the product of the others instead of MXNet's g*y/x =
+// 0/0 (PyTorch's answer).
+template <typename T>
+void ProdGradKernel(bool skip_nan, const T* g, const T* x, OpReqType req, T* dx,
+                    const ReducePlan& plan) {
+  using A = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+  ParallelFor(
+      plan.out_size, std::max<int64_t>(1, kReduceGrain / (plan.red_size + 1)),
+      [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          const int64_t base = KeptOffset(o, plan);
+          const auto value = [&](int64_t offset) {
+            return static_cast<A>(static_cast<AccType<T>>(x[base + offset]));
+          };
+          const auto skipped = [&](A v) {
+            if constexpr (std::is_floating_point_v<A>) {
+              return skip_nan && std::isnan(v);
+            }
+            return false;
+          };
+          int64_t zeros = 0;
+          SumAcc<T> nonzero_product = 1;
+          ForEachReducedOffset(plan, [&](int64_t offset) {
+            const A v = value(offset);
+            if (skipped(v)) return;
+            if (v == 0) {
+              ++zeros;
+            } else {
+              nonzero_product *= static_cast<SumAcc<T>>(v);
+            }
+          });
+          const A p = static_cast<A>(nonzero_product);
+          const A head = static_cast<A>(static_cast<AccType<T>>(g[o]));
+          ForEachReducedOffset(plan, [&](int64_t offset) {
+            const A v = value(offset);
+            A others = 0;
+            if (skipped(v) || zeros > 1) {
+              others = 0;
+            } else if (zeros == 1) {
+              others = v == 0 ? p : 0;
+            } else {
+              others = p / v;
+            }
+            Assign(dx + base + offset, req,
+                   static_cast<AccType<T>>(head * others));
+          });
+        }
+      });
 }
+
+void ProdGradCompute(const OpContext&, const NodeAttrs& attrs,
+                     const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req,
+                     const std::vector<TBlob>& out) {
+  const ProdGradParam& p = attrs.get<ProdGradParam>();
+  const TShape& xs = in[1].shape;
+  if (req[0] == OpReqType::kNullOp || xs.Size() == 0) return;
+  const ReducePlan plan =
+      MakePlan(xs, ReducedAxes(attrs, xs, p.axis, p.exclude));
+  MX_DTYPE_SWITCH(in[1].dtype, T, {
+    ProdGradKernel<T>(p.skip_nan, in[0].data<T>(), in[1].data<T>(), req[0],
+                      out[0].data<T>(), plan);
+  });
+}
+
+MX_REGISTER_OP(_backward_prod)
+    .Describe(
+        "The gradient of prod (skip_nan: of nanprod) for head gradient "
+        "`ograd` and input `data`: ograd times the product of the other "
+        "elements, exact where data has zeros. First order only.")
+    .SetNumInputs(2)
+    .SetInputNames({"ograd", "data"})
+    .SetParams<ProdGradParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      AssignShape(attrs, out, 0, (*in)[1], true);
+      AssignShape(attrs, in, 1, (*out)[0], false);
+      const TShape& xs = (*in)[1];
+      if (!xs.ndim_known()) return;
+      const ProdGradParam& p = attrs.get<ProdGradParam>();
+      AssignShape(attrs, in, 0,
+                  ReducedShape(xs, ReducedAxes(attrs, xs, p.axis, p.exclude),
+                               p.keepdims),
+                  false);
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      for (DType t : {(*in)[0], (*in)[1], (*out)[0]}) {
+        if (t == DType::kBool) {
+          throw InvalidArgument(OpLabel(attrs) +
+                                ": a product of bool has no gradient");
+        }
+      }
+      AssignType(attrs, out, 0, (*in)[1], true);
+      AssignType(attrs, in, 1, (*out)[0], false);
+      AssignType(attrs, in, 0, (*out)[0], false);
+      AssignType(attrs, out, 0, (*in)[0], true);
+    })
+    .SetCompute(Context::kCPU, ProdGradCompute);
+
+// ---- Gradients. ----
 
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   using B = GradBuilder;
@@ -588,13 +537,26 @@ AttrDict ReduceAttrs(const NodePtr& n) {
                          b.Op("zeros_like", {x})})};
     });
   }
+  // nansum: NaN elements (x != x) get 0.
+  SetGradient("nansum", [](B& b, const E& g) {
+    const NodeEntry x = b.x();
+    return E{b.Op("where",
+                  {b.Op("broadcast_equal", {x, x}),
+                   b.Op("_broadcast_reduced_like", {g[0], x}, ReduceAttrs(b.n)),
+                   b.Op("zeros_like", {x})})};
+  });
+  for (const char* op : {"prod", "nanprod"}) {
+    SetGradient(op, [op](B& b, const E& g) {
+      AttrDict attrs = ReduceAttrs(b.n);
+      attrs["skip_nan"] = std::string(op) == "nanprod" ? "1" : "0";
+      return E{b.Op("_backward_prod", {g[0], b.x()}, attrs)};
+    });
+  }
   SetGradient("_broadcast_reduced_like", [](B& b, const E& g) {
     const bool normalize = b.n->attrs.get<BroadcastReducedParam>().normalize;
     return E{b.Op(normalize ? "mean" : "sum", {g[0]}, ReduceAttrs(b.n)),
              NodeEntry{}};
   });
-  SetGradient("argmax",
-              [](B& b, const E&) { return E{b.Op("zeros_like", {b.x()})}; });
   return true;
 }();
 

@@ -13,7 +13,7 @@ namespace mx {
 namespace testing {
 namespace {
 
-enum class Kind { kSum, kMean, kMax, kMin };
+enum class Kind { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd };
 
 const char* KindName(Kind k) {
   switch (k) {
@@ -23,9 +23,20 @@ const char* KindName(Kind k) {
       return "mean";
     case Kind::kMax:
       return "max";
-    default:
+    case Kind::kMin:
       return "min";
+    case Kind::kProd:
+      return "prod";
+    case Kind::kNanSum:
+      return "nansum";
+    default:
+      return "nanprod";
   }
+}
+
+bool IsProduct(Kind k) { return k == Kind::kProd || k == Kind::kNanProd; }
+bool IsSumLike(Kind k) {
+  return k == Kind::kSum || k == Kind::kMean || k == Kind::kNanSum;
 }
 
 NDArray RunReduce(Kind k, const NDArray& x, const TShape& axis, bool keepdims,
@@ -64,15 +75,20 @@ Ref RefReduce(Kind k, const std::vector<double>& x, const TShape& in,
   Ref ref;
   ref.shape = keepdims ? full : TShape(kept_dims);
   const int64_t n_out = full.Size();
-  std::vector<double> acc(n_out, 0);
+  std::vector<double> acc(n_out, IsProduct(k) ? 1 : 0);
   std::vector<int64_t> count(n_out, 0);
   for (int64_t i = 0; i < in.Size(); ++i) {
     std::vector<int64_t> idx = Unravel(i, in);
     for (int d : axes) idx[d] = 0;
     const int64_t o = Ravel(idx, full);
     const double v = x[i];
-    if (k == Kind::kSum || k == Kind::kMean) {
+    const bool skip_nan = k == Kind::kNanSum || k == Kind::kNanProd;
+    if (skip_nan && std::isnan(v)) {
+      // Left out.
+    } else if (IsSumLike(k)) {
       acc[o] += v;
+    } else if (IsProduct(k)) {
+      acc[o] *= v;
     } else if (count[o] == 0) {
       acc[o] = v;
     } else if (std::isnan(acc[o])) {
@@ -125,11 +141,18 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
   const std::vector<DType> dtypes = {
       DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt32,
       DType::kInt8,    DType::kUInt8,   DType::kInt64};
-  for (Kind k : {Kind::kSum, Kind::kMean, Kind::kMax, Kind::kMin}) {
+  for (Kind k : {Kind::kSum, Kind::kMean, Kind::kMax, Kind::kMin, Kind::kProd,
+                 Kind::kNanSum, Kind::kNanProd}) {
     for (DType dt : dtypes) {
       const bool integer = IsInteger(dt);
-      const double lo = dt == DType::kUInt8 ? 0 : -4;
-      const double hi = dt == DType::kUInt8 ? 2 : 4;
+      // Products of up to 120 elements: near 1 for floats, in {-1, 0, 1}
+      // (or {0, 1}) for integers, so the reference is exact.
+      double lo = dt == DType::kUInt8 ? 0 : -4;
+      double hi = dt == DType::kUInt8 ? 2 : 4;
+      if (IsProduct(k)) {
+        lo = integer ? (dt == DType::kUInt8 ? 0 : -1) : 0.7;
+        hi = integer ? 1 : 1.3;
+      }
       for (const AxisCase& c : cases) {
         NDArray x = RandomArray(c.shape, dt, lo, hi, 11);
         const std::vector<double> xv = ToDouble(x);
@@ -158,7 +181,7 @@ TEST(Reduce, AllKindsMatchReferenceOverShapesAxesAndDTypes) {
               NDArray y = RunReduce(k, x, TShape(axv), keepdims, exclude);
               Ref ref =
                   RefReduce(k, xv, c.shape, axes, keepdims, exclude, integer);
-              if (k == Kind::kSum && integer) {
+              if ((k == Kind::kSum || k == Kind::kNanSum) && integer) {
                 for (double& v : ref.values) v = WrapTo(dt, v);
               }
               std::ostringstream what;
@@ -428,6 +451,60 @@ TEST(Reduce, LargeInputsMatchReference) {
       AllClose(ToDouble(nd::argmax(nd::reshape(x, {-1, 12}), 1)),
                RefArgmax(ToDouble(nd::reshape(x, {-1, 12})), {6000, 12}, 1)));
 }
+
+TEST(Reduce, NanSumAndNanProdLeaveNaNOut) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const NDArray x = ArrayOf({2, 3}, {1, nan, 3, nan, nan, nan});
+  EXPECT_EQ(ToDouble(nd::nansum(x, {1})), (std::vector<double>{4, 0}));
+  EXPECT_EQ(ToDouble(nd::nanprod(x, {1})), (std::vector<double>{3, 1}));
+  const std::vector<double> plain = ToDouble(nd::sum(x, {1}));
+  EXPECT_TRUE(std::isnan(plain[0]) && std::isnan(plain[1]));
+  EXPECT_TRUE(std::isnan(ToDouble(nd::prod(x, {1}))[0]));
+  // The leading-rows path (a [rows, >=16 cols] sum over rows) too.
+  std::vector<double> rows(3 * 20, 1.0);
+  rows[20 + 5] = nan;
+  const NDArray r = ArrayOf({3, 20}, rows, DType::kFloat64);
+  EXPECT_EQ(ToDouble(nd::nansum(r, {0}))[5], 2);
+  EXPECT_TRUE(std::isnan(ToDouble(nd::sum(r, {0}))[5]));
+  // Integers have no NaN: nansum is sum.
+  const NDArray i = ArrayOf({3}, {2, -5, 7}, DType::kInt32);
+  EXPECT_EQ(ToDouble(nd::nansum(i)), (std::vector<double>{4}));
+  EXPECT_EQ(ToDouble(nd::nanprod(i)), (std::vector<double>{-70}));
+}
+
+TEST(Reduce, ProdOfBoolCountsAsInt64AndIntegersWrap) {
+  const NDArray b = ArrayOf({2, 2}, {1, 1, 1, 0}, DType::kBool);
+  const NDArray pb = nd::prod(b, {1});
+  EXPECT_EQ(pb.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(pb), (std::vector<double>{1, 0}));
+  // 100^5 = 1e10 wraps in int32 as the output type does.
+  const NDArray i = ArrayOf({5}, {100, 100, 100, 100, 100}, DType::kInt32);
+  EXPECT_EQ(nd::prod(i).ToVector<int32_t>(),
+            (std::vector<int32_t>{static_cast<int32_t>(10000000000LL)}));
+  // float32 products accumulate in double: 1e30 * 1e30 * 1e-30 = 1e30.
+  const NDArray f = ArrayOf({3}, {1e30, 1e30, 1e-30});
+  EXPECT_NEAR(ToDouble(nd::prod(f))[0], 1e30, 1e24);
+  EXPECT_EQ(ToDouble(nd::prod(ArrayOf({0}, {}))), (std::vector<double>{1}));
+}
+
+TEST(Argmin, MatchesArgmaxOfTheNegationAndNaNWins) {
+  const NDArray x = RandomArray({4, 5, 3}, DType::kFloat32, 0, 3, 9);
+  for (int axis : {0, 1, -1}) {
+    // Small integers: ties are common and the first one wins in both.
+    const NDArray r = nd::round(x);
+    EXPECT_EQ(nd::argmin(r, axis).ToVector<int64_t>(),
+              nd::argmax(nd::negative(r), axis).ToVector<int64_t>())
+        << axis;
+  }
+  EXPECT_EQ(nd::argmin(ArrayOf({5}, {3, 1, 1, 0, 0})).ToVector<int64_t>(),
+            (std::vector<int64_t>{3}));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(nd::argmin(ArrayOf({2, 3}, {1, -5, nan, nan, 2, nan}), 1)
+                .ToVector<int64_t>(),
+            (std::vector<int64_t>{2, 0}));
+  EXPECT_THROW(nd::argmin(ArrayOf({2, 0}, {}), 1), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

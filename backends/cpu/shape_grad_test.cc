@@ -98,6 +98,15 @@ TEST(ShapeGradient, SliceScatterWritesZerosOutside) {
   EXPECT_EQ(y, (std::vector<double>{0, 5, 6, 0}));
 }
 
+TEST(ShapeGradient, DepthToSpaceAndSpaceToDepth) {
+  EXPECT_TRUE(CheckGradient("depth_to_space", {{"block_size", "2"}},
+                            {RandomArray({2, 8, 3, 2})}));
+  EXPECT_TRUE(CheckGradient("space_to_depth", {{"block_size", "2"}},
+                            {RandomArray({2, 3, 4, 6})}));
+  CheckSecondOrder("depth_to_space", {{"block_size", "2"}},
+                   {RandomArray({1, 4, 2, 2})}, RandomArray({1, 1, 4, 4}));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

@@ -11,64 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/strided_gather.h"
 #include "base/error.h"
 
 namespace mx {
 namespace cpu {
 namespace {
-
-constexpr int64_t kGrain = 1 << 14;
-
-// out[i] = in[base + sum_d idx_d(i) * strides[d]] over out's row-major
-// indices; `strides` has one entry per output dim.
-template <typename T>
-void StridedGather(const T* in, int64_t base,
-                   const std::vector<int64_t>& strides, const TShape& oshape,
-                   T* out, OpReqType req) {
-  const int nd = oshape.ndim();
-  const int64_t n = oshape.Size();
-  if (nd == 0) {
-    if (n > 0) Assign(out, req, in[base]);
-    return;
-  }
-  ParallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-    std::vector<int64_t> idx(nd);
-    int64_t off = base, rem = b;
-    for (int d = nd - 1; d >= 0; --d) {
-      idx[d] = rem % oshape[d];
-      rem /= oshape[d];
-      off += idx[d] * strides[d];
-    }
-    const int64_t inner = oshape[nd - 1], s = strides[nd - 1];
-    int64_t i = b;
-    while (i < e) {
-      const int64_t run = std::min(inner - idx[nd - 1], e - i);
-      for (int64_t k = 0; k < run; ++k)
-        Assign(out + i + k, req, in[off + k * s]);
-      i += run;
-      off += run * s;
-      idx[nd - 1] += run;
-      if (idx[nd - 1] < inner) break;  // Only at the end of the chunk.
-      off -= inner * s;
-      idx[nd - 1] = 0;
-      for (int d = nd - 2; d >= 0; --d) {
-        off += strides[d];
-        if (++idx[d] < oshape[d]) break;
-        off -= oshape[d] * strides[d];
-        idx[d] = 0;
-      }
-    }
-  });
-}
-
-void GatherCompute(const TBlob& in, int64_t base,
-                   const std::vector<int64_t>& strides, OpReqType req,
-                   const TBlob& out) {
-  if (req == OpReqType::kNullOp || out.Size() == 0) return;
-  MX_DTYPE_SWITCH(in.dtype, T, {
-    StridedGather(in.data<T>(), base, strides, out.shape, out.data<T>(), req);
-  });
-}
 
 // Output shape from a known input shape through `fn`; partial inputs are
 // left for later.

@@ -364,6 +364,38 @@ void SwapAxis(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   Permute(op, ctx, perm, in[0], out[0], req[0]);
 }
 
+// depth_to_space (to_space) and space_to_depth: the output as six dims
+// gathered from the NCHW input (backends/cpu/space_depth_ops.cc).
+template <bool kToSpace>
+void SpaceDepth(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  const std::string op = kToSpace ? "depth_to_space" : "space_to_depth";
+  const Tensor& x = in[0];
+  const auto block = mxplugin::ParseInt(attrs.Get("block_size", "0"));
+  if (x.ndim() != 4 || !block || *block <= 0) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": needs an NCHW input and a positive block_size");
+  }
+  const int64_t b = *block, c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  if (kToSpace ? c % (b * b) != 0 : h % b != 0 || w % b != 0) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": the input does not divide into blocks");
+  }
+  GatherIndex gi;
+  gi.ndim = 6;
+  const int64_t cb = c / (b * b);
+  const int64_t shape[2][6] = {{x.dim(0), b, b, c, h / b, w / b},
+                               {x.dim(0), cb, h, b, w, b}};
+  const int64_t stride[2][6] = {
+      {c * h * w, w, 1, h * w, b * w, b},
+      {c * h * w, h * w, w, b * cb * h * w, 1, cb * h * w}};
+  for (int d = 0; d < 6; ++d) {
+    gi.shape[d] = shape[kToSpace][d];
+    gi.stride[d] = stride[kToSpace][d];
+  }
+  RunGather(op, ctx, gi, x, out[0], req[0]);
+}
+
 void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
           const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
@@ -428,6 +460,8 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
   }
   RegisterGpuKernel(plugin, "transpose", Transpose);
   RegisterGpuKernel(plugin, "SwapAxis", SwapAxis);
+  RegisterGpuKernel(plugin, "depth_to_space", SpaceDepth<true>);
+  RegisterGpuKernel(plugin, "space_to_depth", SpaceDepth<false>);
   RegisterGpuKernel(plugin, "_multi_sgd_mom_update", MultiSgdMomUpdate);
   RegisterGpuKernel(plugin, "Cast", Cast);
   RegisterGpuKernel(plugin, "_cast_like", Cast);

@@ -6,9 +6,13 @@
 
 namespace mx_cuda {
 
-// Elementwise, broadcast, scalar, clip, Activation, add_n, reductions,
-// softmax and the autograd helpers (elementwise.cu, reduce_kernels.cu).
+// Elementwise, broadcast, scalar, clip, Activation, add_n, softmax
+// (elementwise.cu, reduce_kernels.cu).
 void RegisterElementwiseOps(mxplugin::Plugin& plugin);
+// sum, mean, max, min, prod, nansum, nanprod, norm, prod's gradient and
+// the reduce/broadcast gradient helpers (reduce_kernels.cu,
+// prod_norm_kernels.cu).
+void RegisterReduceOps(mxplugin::Plugin& plugin);
 // Reshapes, broadcast_to/like/axis, transpose, SwapAxis, slices, Concat, Cast,
 // fills, random numbers, one_hot, optimizer updates.
 void RegisterArrayOps(mxplugin::Plugin& plugin);
@@ -29,13 +33,15 @@ void RegisterDeconvOps(mxplugin::Plugin& plugin);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
 // take, Embedding, gather_nd and their gradients, where, SequenceMask,
-// argmax, argsort, _arange, tril, triu (index_kernels.cu,
+// argmax, argmin, argsort, _arange, tril, triu (index_kernels.cu,
 // order_kernels.cu).
 void RegisterIndexOps(mxplugin::Plugin& plugin);
 // LeakyReLU, LayerNorm, L2Normalization, _contrib_div_sqrt_dim,
 // AdaptiveAvgPooling2D, _contrib_ROIAlign and their gradients
 // (norm_kernels.cu, roi_align_kernels.cu).
 void RegisterNormOps(mxplugin::Plugin& plugin);
+// GroupNorm, InstanceNorm and their gradients (from the LayerNorm kernels).
+void RegisterGroupNormOps(mxplugin::Plugin& plugin);
 // SoftmaxOutput, SoftmaxActivation, softmax_cross_entropy and their
 // gradients (loss_kernels.cu).
 void RegisterLossOps(mxplugin::Plugin& plugin);

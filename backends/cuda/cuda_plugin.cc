@@ -12,6 +12,7 @@
 MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   plugin.RegisterDevice(std::make_shared<mx_cuda::CudaDevice>());
   mx_cuda::RegisterElementwiseOps(plugin);
+  mx_cuda::RegisterReduceOps(plugin);
   mx_cuda::RegisterArrayOps(plugin);
   mx_cuda::RegisterLayoutOps(plugin);
   mx_cuda::RegisterDynamicOps(plugin);
@@ -22,6 +23,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterNnOps(plugin);
   mx_cuda::RegisterIndexOps(plugin);
   mx_cuda::RegisterNormOps(plugin);
+  mx_cuda::RegisterGroupNormOps(plugin);
   mx_cuda::RegisterLossOps(plugin);
   mx_cuda::RegisterFusion(plugin);
 })

@@ -165,12 +165,29 @@ cudaError_t LaunchAdam(int dtype, int64_t n, const void* w, const void* g,
                        void* mean, void* var, void* out, int req,
                        const AdamParams& p, cudaStream_t stream);
 
-// Sum, mean, max or min over the middle axis of x viewed as (outer,
-// reduce, inner); max/min propagate NaN.
-enum class Reduce : int { kSum, kMean, kMax, kMin };
+// Sum, mean, max, min, prod, nansum or nanprod over the middle axis of x
+// viewed as (outer, reduce, inner); max/min propagate NaN, nansum/nanprod
+// leave it out.
+enum class Reduce : int { kSum, kMean, kMax, kMin, kProd, kNanSum, kNanProd };
 cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
                          int64_t inner, const void* x, void* y, int req,
                          cudaStream_t stream);
+
+// The L1 (ord 1) or L2 (ord 2) norm over the middle axis of x (float32/64/
+// 16) viewed as (outer, reduce, inner), into y of out_dtype (a float
+// dtype): sums in double, float64 squares scaled (no overflow).
+cudaError_t LaunchNorm(int ord, int dtype, int out_dtype, int64_t outer,
+                       int64_t reduce, int64_t inner, const void* x, void* y,
+                       int req, cudaStream_t stream);
+
+// prod's gradient over the middle axis of x viewed as (outer, reduce,
+// inner): dx = g (outer, inner) times the product of the other elements
+// of the line, exact where x has zeros; skip_nan (nanprod): NaN elements
+// count as 1 and get 0.
+cudaError_t LaunchProdGrad(bool skip_nan, int dtype, int64_t outer,
+                           int64_t reduce, int64_t inner, const void* g,
+                           const void* x, void* dx, int req,
+                           cudaStream_t stream);
 
 // y = x converted to dst_dtype (float32/64/16, int32/64, uint8, int8,
 // bool); float to integer truncates as static_cast.

@@ -105,11 +105,11 @@ cudaError_t LaunchPickBackward(int dtype, int index_dtype, const PickShape& s,
                                const void* g, const void* index, void* dx,
                                int req, cudaStream_t stream);
 
-// argmax over the middle axis of (outer, n, inner) into int64 y (outer,
-// inner): the first maximum, or the first NaN.
-cudaError_t LaunchArgmax(int dtype, int64_t outer, int64_t n, int64_t inner,
-                         const void* x, int64_t* y, int req,
-                         cudaStream_t stream);
+// argmax (is_max) or argmin over the middle axis of (outer, n, inner) into
+// int64 y (outer, inner): the first maximum (minimum), or the first NaN.
+cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
+                            int64_t inner, const void* x, int64_t* y, int req,
+                            cudaStream_t stream);
 
 // argsort along the middle axis of (outer, len, inner): stable, NaN last;
 // y of out_dtype (float32/64/16, int32, int64, uint8, int8).

@@ -370,9 +370,10 @@ Lines LinesOf(const std::string& op, const Attrs& attrs, const Tensor& x,
   return l;
 }
 
-void Argmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-            const int32_t* req, Tensors out) {
-  const std::string op = "argmax";
+template <bool kMax>
+void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+               const int32_t* req, Tensors out) {
+  const std::string op = kMax ? "argmax" : "argmin";
   if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
   if (out[0].dtype() != MX_DTYPE_INT64) {
@@ -380,11 +381,11 @@ void Argmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                 op + " on gpu: the output must be int64");
   }
   const Lines l = LinesOf(op, attrs, in[0], "None");
-  CheckLaunch(
-      op,
-      LaunchArgmax(in[0].dtype(), l.outer, l.len, l.inner, in[0].data<void>(),
-                   out[0].data<int64_t>(), req[0], StreamOf(ctx)),
-      in[0].dtype());
+  CheckLaunch(op,
+              LaunchArgReduce(kMax, in[0].dtype(), l.outer, l.len, l.inner,
+                              in[0].data<void>(), out[0].data<int64_t>(),
+                              req[0], StreamOf(ctx)),
+              in[0].dtype());
 }
 
 // Whether integer v is exactly representable in dtype (the CPU checks
@@ -497,7 +498,8 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_gather_nd", GatherNdBackward);
   RegisterGpuKernel(plugin, "where", Where);
   RegisterGpuKernel(plugin, "SequenceMask", SequenceMask);
-  RegisterGpuKernel(plugin, "argmax", Argmax);
+  RegisterGpuKernel(plugin, "argmax", ArgReduce<true>);
+  RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "argsort", Argsort);
   RegisterGpuKernel(plugin, "_arange", Arange);
   RegisterGpuKernel(plugin, "tril", Triangle<true>);

@@ -1,5 +1,5 @@
-// argmax, argsort, _arange, tril and triu kernels of the CUDA plugin with
-// the CPU kernels' semantics (backends/cpu/reduce_ops.cc's argmax,
+// argmax/argmin, argsort, _arange, tril and triu kernels of the CUDA plugin
+// with the CPU kernels' semantics (backends/cpu/arg_reduce_ops.cc,
 // sort_ops.cc, init_ops.cc's _arange, triangle_ops.cc); launchers declared
 // in index_kernels.h.
 #include "backends/cuda/index_kernels.h"
@@ -10,13 +10,14 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
-// ---- argmax: one block per output, each thread scanning a stride of the
-// axis, then a shared-memory reduction. ----
+// ---- argmax/argmin: one block per output, each thread scanning a stride
+// of the axis, then a shared-memory reduction. ----
 
 // Whether (v at i) wins over (best at at), the CPU's rule: the first NaN,
-// else the first maximum. i < 0: no candidate; at < 0: none yet.
+// else the first maximum (minimum). i < 0: no candidate; at < 0: none yet.
 template <typename A>
-__device__ __forceinline__ void Keep(A v, int64_t i, A* best, int64_t* at) {
+__device__ __forceinline__ void Keep(bool is_max, A v, int64_t i, A* best,
+                                     int64_t* at) {
   if (i < 0) return;
   bool wins;
   if (*at < 0) {
@@ -24,7 +25,7 @@ __device__ __forceinline__ void Keep(A v, int64_t i, A* best, int64_t* at) {
   } else if (IsNan(v) || IsNan(*best)) {
     wins = IsNan(v) && (!IsNan(*best) || i < *at);
   } else {
-    wins = v > *best || (v == *best && i < *at);
+    wins = (is_max ? v > *best : v < *best) || (v == *best && i < *at);
   }
   if (wins) {
     *best = v;
@@ -33,8 +34,8 @@ __device__ __forceinline__ void Keep(A v, int64_t i, A* best, int64_t* at) {
 }
 
 template <int kReq, typename T>
-__global__ void ArgmaxKernel(int64_t outer, int64_t n, int64_t inner,
-                             const T* x, int64_t* y) {
+__global__ void ArgReduceKernel(bool is_max, int64_t outer, int64_t n,
+                                int64_t inner, const T* x, int64_t* y) {
   using A = typename Acc<T>::type;
   __shared__ A sv[kThreads];
   __shared__ int64_t si[kThreads];
@@ -44,14 +45,14 @@ __global__ void ArgmaxKernel(int64_t outer, int64_t n, int64_t inner,
     A best = 0;
     int64_t at = -1;
     for (int64_t i = threadIdx.x; i < n; i += kThreads) {
-      Keep(Load(x, base + i * inner), i, &best, &at);
+      Keep(is_max, Load(x, base + i * inner), i, &best, &at);
     }
     sv[threadIdx.x] = best;
     si[threadIdx.x] = at;
     __syncthreads();
     for (int h = kThreads / 2; h > 0; h >>= 1) {
       if (threadIdx.x < h) {
-        Keep(sv[threadIdx.x + h], si[threadIdx.x + h], &sv[threadIdx.x],
+        Keep(is_max, sv[threadIdx.x + h], si[threadIdx.x + h], &sv[threadIdx.x],
              &si[threadIdx.x]);
       }
       __syncthreads();
@@ -61,7 +62,8 @@ __global__ void ArgmaxKernel(int64_t outer, int64_t n, int64_t inner,
   }
 }
 
-struct ArgmaxLauncher {
+struct ArgReduceLauncher {
+  bool is_max;
   int64_t outer, n, inner;
   const void* x;
   int64_t* y;
@@ -69,8 +71,9 @@ struct ArgmaxLauncher {
   template <int R, typename T>
   void operator()() const {
     // One block per output: Blocks() of outputs * kThreads threads.
-    ArgmaxKernel<R, T><<<Blocks(outer * inner * kThreads), kThreads, 0, st>>>(
-        outer, n, inner, static_cast<const T*>(x), y);
+    ArgReduceKernel<R, T>
+        <<<Blocks(outer * inner * kThreads), kThreads, 0, st>>>(
+            is_max, outer, n, inner, static_cast<const T*>(x), y);
   }
 };
 
@@ -215,12 +218,13 @@ struct TriangleLauncher {
 
 }  // namespace
 
-cudaError_t LaunchArgmax(int dtype, int64_t outer, int64_t n, int64_t inner,
-                         const void* x, int64_t* y, int req,
-                         cudaStream_t stream) {
+cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
+                            int64_t inner, const void* x, int64_t* y, int req,
+                            cudaStream_t stream) {
   if (outer * inner == 0 || n == 0)
     return IsFloat(dtype) ? cudaSuccess : cudaErrorInvalidValue;
-  return Dispatch(dtype, req, ArgmaxLauncher{outer, n, inner, x, y, stream});
+  return Dispatch(dtype, req,
+                  ArgReduceLauncher{is_max, outer, n, inner, x, y, stream});
 }
 
 cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,

@@ -1,11 +1,13 @@
-// Reductions (sum, mean, max, min), softmax / log_softmax and their
-// gradient, and the strided gather-sum behind broadcasts, transposes,
-// slices and the reduce/broadcast gradients. Declared in elementwise.h.
+// Reductions (sum, mean, max, min, prod, nansum, nanprod), softmax /
+// log_softmax and their gradient, and the strided gather-sum behind broadcasts,
+// transposes, slices and the reduce/broadcast gradients. Declared in
+// elementwise.h.
 #include <cmath>
 #include <type_traits>
 
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/kernel_util.cuh"
+#include "backends/cuda/reduce_util.cuh"
 
 namespace mx_cuda {
 namespace {
@@ -20,56 +22,6 @@ __device__ A BlockMax(A v, A* shared) {
     if (threadIdx.x < s) {
       const A o = shared[threadIdx.x + s];
       if (IsNan(o) || o > shared[threadIdx.x]) shared[threadIdx.x] = o;
-    }
-    __syncthreads();
-  }
-  const A r = shared[0];
-  __syncthreads();
-  return r;
-}
-
-// What a reduction accumulates in: int64 for integers (as the CPU's sums;
-// a mean of integers is their int64 sum divided, truncating), else the
-// compute type.
-template <typename T>
-struct ReduceAcc {
-  using type = std::conditional_t<std::is_integral<T>::value, int64_t,
-                                  typename Acc<T>::type>;
-};
-
-template <typename A>
-__device__ __forceinline__ A ReduceInit(Reduce op) {
-  if constexpr (std::is_integral<A>::value) {
-    return op == Reduce::kMax   ? static_cast<A>(IntRange<A>::kLo)
-           : op == Reduce::kMin ? IntMax<A>()
-                                : A(0);
-  } else {
-    return op == Reduce::kMax   ? A(-INFINITY)
-           : op == Reduce::kMin ? A(INFINITY)
-                                : A(0);
-  }
-}
-
-template <typename A>
-__device__ __forceinline__ A ReduceStep(Reduce op, A acc, A v) {
-  switch (op) {
-    case Reduce::kMax:
-      return IsNan(acc) || acc > v ? acc : v;
-    case Reduce::kMin:
-      return IsNan(acc) || acc < v ? acc : v;
-    default:
-      return WrapAdd(acc, v);
-  }
-}
-
-template <typename A>
-__device__ A BlockReduce(Reduce op, A v, A* shared) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      shared[threadIdx.x] =
-          ReduceStep(op, shared[threadIdx.x], shared[threadIdx.x + s]);
     }
     __syncthreads();
   }
@@ -387,12 +339,11 @@ cudaError_t LaunchScatter(int dtype, int64_t n, const GatherIndex& index,
                           const void* src, void* y, int req,
                           cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, ScatterLauncher{n, index, src, y, stream});
+  return Dispatch<true>(dtype, req, ScatterLauncher{n, index, src, y, stream});
 }
 
-cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index,
-                      double value, const void* x, void* y, int req,
-                      cudaStream_t stream) {
+cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index, double value,
+                      const void* x, void* y, int req, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   return Dispatch(dtype, req, PadLauncher{n, index, value, x, y, stream});
 }
@@ -400,8 +351,7 @@ cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index,
 cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,
                           const void* dy, void* dx, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, MX_REQ_ADD,
-                  PadGradLauncher{n, index, dy, dx, stream});
+  return Dispatch(dtype, MX_REQ_ADD, PadGradLauncher{n, index, dy, dx, stream});
 }
 
 cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,

@@ -293,6 +293,12 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Shaped(
       "SwapAxis", {{{2, 3, 4}}, {{5, 6}}},
       {{{"dim1", "0"}, {"dim2", "1"}}, {{"dim1", "-1"}, {"dim2", "0"}}}));
+  t->push_back(Shaped("depth_to_space", {{{2, 8, 3, 2}}, {{1, 9, 2, 2}}},
+                      {{{"block_size", "1"}}}));
+  t->push_back(Shaped("depth_to_space", {{{2, 8, 3, 2}}, {{1, 4, 1, 3}}},
+                      {{{"block_size", "2"}}}));
+  t->push_back(Shaped("space_to_depth", {{{2, 3, 4, 6}}, {{1, 2, 2, 2}}},
+                      {{{"block_size", "2"}}}));
   // UpSampling (nearest): one input, several concatenated, several added;
   // the gradient takes (out_grad, arg0, ...).
   const AttrDict up2 = {{"scale", "2"}, {"sample_type", "nearest"}};

@@ -9,7 +9,7 @@ namespace mx {
 namespace conformance {
 namespace cases {
 
-// The indexing ops (take, pick, gather_nd, where, SequenceMask, argmax,
+// The indexing ops (take, pick, gather_nd, where, SequenceMask, argmax/min,
 // argsort, _arange, tril, triu) and the gradients the CUDA plugin claims. Index
 // inputs are int32 and reach past the axis for clip/wrap; raise and
 // gather_nd get indices in range (the reference raises otherwise).
@@ -110,12 +110,13 @@ void AddIndexCases(std::vector<OpCase>* t) {
        {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
   mask_axis1.ranges = {{-1, 1}, {0, 6}};
   t->push_back(mask_axis1);
-  t->push_back(Shaped("argmax",
-                      {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
-                      {{},
-                       {{"axis", "1"}},
-                       {{"axis", "0"}, {"keepdims", "True"}},
-                       {{"axis", "-1"}}}));
+  for (const char* op : {"argmax", "argmin"}) {
+    t->push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
+                        {{},
+                         {{"axis", "1"}},
+                         {{"axis", "0"}, {"keepdims", "True"}},
+                         {{"axis", "-1"}}}));
+  }
   t->push_back(
       Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
              {{},
@@ -178,6 +179,23 @@ void AddNnCases(std::vector<OpCase>* t) {
   t->push_back(Shaped("_backward_LayerNorm",
                       {{{2, 3, 4}, {2, 3, 4}, {3}}, {{4, 3}, {4, 3}, {3}}},
                       {{{"axis", "1"}}}));
+  // GroupNorm / InstanceNorm: (data, gamma, beta); gradients (out_grad,
+  // data, gamma).
+  t->push_back(Shaped(
+      "GroupNorm", {{{2, 4, 3, 2}, {4}, {4}}, {{3, 6}, {6}, {6}}},
+      {{{"num_groups", "2"}},
+       {{"num_groups", "1"}, {"output_mean_var", "True"}},
+       {{"num_groups", "2"}, {"eps", "0.01"}, {"output_mean_var", "True"}}}));
+  t->push_back(
+      Shaped("_backward_GroupNorm",
+             {{{2, 4, 3, 2}, {2, 4, 3, 2}, {4}}, {{3, 6}, {3, 6}, {6}}},
+             {{{"num_groups", "2"}}, {{"num_groups", "1"}}}));
+  t->push_back(Shaped("InstanceNorm",
+                      {{{2, 3, 5}, {3}, {3}}, {{1, 2, 3, 4}, {2}, {2}}},
+                      {{}, {{"eps", "0.1"}}}));
+  t->push_back(Shaped(
+      "_backward_InstanceNorm",
+      {{{2, 3, 5}, {2, 3, 5}, {3}}, {{1, 2, 3, 4}, {1, 2, 3, 4}, {2}}}, {{}}));
   std::vector<AttrDict> l2_modes;
   for (const char* mode : {"instance", "channel", "spatial"}) {
     l2_modes.push_back({{"mode", mode}});

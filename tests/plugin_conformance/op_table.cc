@@ -301,6 +301,36 @@ std::vector<OpCase> MakeTable() {
     t.push_back(Shaped(op, {{{0, 3}}, {{2, 0, 3}}}, {{{"axis", "(0, 1)"}}}));
     t.push_back(Shaped(op, {{{0, 2, 3}}, {{3, 2, 0}}}, {{{"axis", "(0, 2)"}}}));
   }
+  // Products of values near 1 (well conditioned), nansum; over adjacent
+  // axes and not. _backward_prod takes (out_grad, data).
+  for (const char* op : {"prod", "nansum", "nanprod"}) {
+    OpCase c = Shaped(op, {{{2, 3, 5}}, {{4, 1, 6}}, {{2, 3, 4, 5}}},
+                      {{},
+                       {{"axis", "1"}},
+                       {{"axis", "(0, 2)"}, {"keepdims", "True"}},
+                       {{"axis", "1"}, {"exclude", "True"}}});
+    c.lo = 0.5;
+    c.hi = 1.5;
+    t.push_back(c);
+  }
+  OpCase prod_grad =
+      Shaped("_backward_prod", {{{2, 5}, {2, 3, 5}}}, {{{"axis", "1"}}});
+  prod_grad.ranges = {{-1, 1}, {0.5, 1.5}};
+  t.push_back(prod_grad);
+  t.push_back(Shaped(
+      "_backward_prod", {{{3}, {2, 3, 5}}},
+      {{{"axis", "(0, 2)"}}, {{"axis", "(0, 2)"}, {"skip_nan", "True"}}}));
+  t.push_back(Shaped("_backward_prod", {{{1, 1, 1}, {2, 3, 4}}},
+                     {{{"keepdims", "True"}}}));
+  t.push_back(Shaped("norm", {{{3, 4}}, {{2, 3, 5}}},
+                     {{},
+                      {{"ord", "1"}, {"axis", "1"}},
+                      {{"axis", "(0, 1)"}, {"keepdims", "True"}},
+                      {{"ord", "1"}, {"axis", "-1"}},
+                      {{"out_dtype", "float64"}, {"axis", "0"}}}));
+  t.push_back(Shaped("norm", {{{2, 3, 5}}, {{2, 3, 4, 5}}},
+                     {{{"axis", "(0, 2)"}},
+                      {{"ord", "1"}, {"axis", "(0, 2)"}, {"keepdims", "1"}}}));
   AddDeviceCases(&t);
   AddLayoutCases(&t);
   AddIndexCases(&t);
