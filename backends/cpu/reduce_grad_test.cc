@@ -149,6 +149,15 @@ TEST(ReduceGradient, Norm) {
                    RandomArray({2}));
 }
 
+TEST(ReduceGradient, Moments) {
+  for (const AttrDict& attrs :
+       {AttrDict{}, AttrDict{{"axes", "(1,)"}},
+        AttrDict{{"axes", "(0,2)"}, {"keepdims", "1"}}}) {
+    EXPECT_TRUE(CheckGradient("moments", attrs, {RandomArray({2, 3, 4})}))
+        << Describe(attrs);
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

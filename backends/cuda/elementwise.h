@@ -180,6 +180,14 @@ cudaError_t LaunchNorm(int ord, int dtype, int out_dtype, int64_t outer,
                        int64_t reduce, int64_t inner, const void* x, void* y,
                        int req, cudaStream_t stream);
 
+// moments over the middle axis of x (float) viewed as (outer, reduce,
+// inner): the mean and the biased variance (two passes, in double); an
+// empty reduction (reduce 0) writes nothing (the caller fills NaN).
+cudaError_t LaunchMoments(int dtype, int64_t outer, int64_t reduce,
+                          int64_t inner, const void* x, void* mean,
+                          int req_mean, void* var, int req_var,
+                          cudaStream_t stream);
+
 // prod's gradient over the middle axis of x viewed as (outer, reduce,
 // inner): dx = g (outer, inner) times the product of the other elements
 // of the line, exact where x has zeros; skip_nan (nanprod): NaN elements

@@ -1,5 +1,6 @@
-// norm and _backward_prod kernels of the CUDA plugin, with the CPU kernels'
-// semantics (backends/cpu/norm_ops.cc, reduce_ops.cc): one block per line
+// norm, moments and _backward_prod kernels of the CUDA plugin, with the CPU
+// kernels' semantics (backends/cpu/norm_ops.cc, moments_ops.cc,
+// reduce_ops.cc): one block per line
 // of the reduced axis, each thread taking a stride of it, then a
 // shared-memory merge. Launchers declared in elementwise.h.
 #include <cmath>
@@ -104,6 +105,65 @@ struct NormLauncher {
   }
 };
 
+// ---- moments: the mean, then the mean squared deviation, in double. ----
+
+template <int kReq, typename T>
+__device__ __forceinline__ void StoreIf(bool write, T* p, int64_t i, double v) {
+  if (write) Store<kReq>(p, i, static_cast<typename Acc<T>::type>(v));
+}
+
+template <int kReqMean, int kReqVar, typename T>
+__global__ void MomentsKernel(int64_t lines, int64_t reduce, int64_t inner,
+                              const T* x, T* mean_out, T* var_out,
+                              bool write_mean, bool write_var) {
+  __shared__ double shared[kThreads];
+  for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
+    const int64_t base = (line / inner) * reduce * inner + line % inner;
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < reduce; j += kThreads) {
+      sum += static_cast<double>(Load(x, base + j * inner));
+    }
+    const double mean =
+        BlockReduce(Reduce::kSum, sum, shared) / static_cast<double>(reduce);
+    double sq = 0;
+    for (int64_t j = threadIdx.x; j < reduce; j += kThreads) {
+      const double d = static_cast<double>(Load(x, base + j * inner)) - mean;
+      sq += d * d;
+    }
+    const double var =
+        BlockReduce(Reduce::kSum, sq, shared) / static_cast<double>(reduce);
+    if (threadIdx.x == 0) {
+      StoreIf<kReqMean>(write_mean, mean_out, line, mean);
+      StoreIf<kReqVar>(write_var, var_out, line, var);
+    }
+  }
+}
+
+struct MomentsLauncher {
+  int64_t lines, reduce, inner;
+  const void* x;
+  void* mean;
+  int req_mean;
+  void* var;
+  int req_var;
+  cudaStream_t s;
+  template <int RM, int RV, typename T>
+  void Run() const {
+    MomentsKernel<RM, RV, T><<<Blocks(lines * kThreads), kThreads, 0, s>>>(
+        lines, reduce, inner, static_cast<const T*>(x), static_cast<T*>(mean),
+        static_cast<T*>(var), req_mean != MX_REQ_NULL, req_var != MX_REQ_NULL);
+  }
+  // R: the mean's request (Dispatch's); the variance's is req_var.
+  template <int R, typename T>
+  void operator()() const {
+    if (req_var == MX_REQ_ADD) {
+      Run<R, MX_REQ_ADD, T>();
+    } else {
+      Run<R, MX_REQ_WRITE, T>();
+    }
+  }
+};
+
 // ---- _backward_prod: g times the product of the other elements, from
 // the line's zero count and the product of its non-zero elements. ----
 
@@ -185,6 +245,18 @@ cudaError_t LaunchProdGrad(bool skip_nan, int dtype, int64_t outer,
   return Dispatch<true>(dtype, req,
                         ProdGradLauncher{skip_nan, outer * inner, reduce, inner,
                                          g, x, dx, stream});
+}
+
+cudaError_t LaunchMoments(int dtype, int64_t outer, int64_t reduce,
+                          int64_t inner, const void* x, void* mean,
+                          int req_mean, void* var, int req_var,
+                          cudaStream_t stream) {
+  if (outer * inner == 0 || reduce == 0) return cudaSuccess;
+  // Dispatch skips a null request: the mean's stands in as a write then.
+  const int dispatch_req = req_mean == MX_REQ_NULL ? MX_REQ_WRITE : req_mean;
+  return Dispatch(dtype, dispatch_req,
+                  MomentsLauncher{outer * inner, reduce, inner, x, mean,
+                                  req_mean, var, req_var, stream});
 }
 
 }  // namespace mx_cuda

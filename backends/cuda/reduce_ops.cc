@@ -1,6 +1,6 @@
 // GPU kernels of the reductions over axes (sum, mean, max, min, prod,
-// nansum, nanprod, norm), prod's gradient, and the reduce/broadcast pair
-// behind the sum and mean gradients (_reduce_sum_like,
+// nansum, nanprod, norm, moments), prod's gradient, and the reduce/broadcast
+// pair behind the sum and mean gradients (_reduce_sum_like,
 // _broadcast_reduced_like); the kernels are in reduce_kernels.cu and
 // prod_norm_kernels.cu.
 #include <cmath>
@@ -22,10 +22,10 @@ using mxplugin::Tensor;
 using mxplugin::Tensors;
 
 // Which dims of an n-dim array attrs' axis/exclude reduce.
-std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs,
-                              int n) {
+std::vector<bool> ReducedDims(const std::string& op, const Attrs& attrs, int n,
+                              const char* axis_key = "axis") {
   std::vector<bool> reduced(n, false);
-  const auto axis = mxplugin::ParseTuple(attrs.Get("axis", "None"));
+  const auto axis = mxplugin::ParseTuple(attrs.Get(axis_key, "None"));
   const auto exclude = mxplugin::ParseBool(attrs.Get("exclude", "False"));
   if (!axis || !exclude) {
     throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": cannot read axis/exclude");
@@ -257,6 +257,37 @@ void Norm(const KernelContext& ctx, const Attrs& attrs, Tensors in,
       out[0].dtype());
 }
 
+// moments (axes, keepdims) -> (mean, var).
+void Moments(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+             const int32_t* req, Tensors out) {
+  const std::string op = "moments";
+  RequireFloat(op, in[0]);
+  const std::vector<bool> reduced =
+      ReducedDims(op, attrs, in[0].ndim(), "axes");
+  const ReduceLines l = LinesOf(op, ctx, reduced, in[0]);
+  cudaStream_t s = StreamOf(ctx);
+  if (l.reduce == 0) {  // NaN for both, as the CPU's.
+    for (int k = 0; k < 2; ++k) {
+      if (req[k] == MX_REQ_WRITE || req[k] == MX_REQ_INPLACE) {
+        CheckCuda(LaunchFill(out[k].dtype(), out[k].size(), std::nan(""),
+                             out[k].data<void>(), s),
+                  op);
+      } else if (req[k] == MX_REQ_ADD) {
+        CheckCuda(LaunchScalar(Binary::kAdd, false, out[k].dtype(),
+                               out[k].size(), out[k].data<void>(), std::nan(""),
+                               out[k].data<void>(), MX_REQ_WRITE, s),
+                  op);
+      }
+    }
+    return;
+  }
+  CheckLaunch(op,
+              LaunchMoments(in[0].dtype(), l.outer, l.reduce, l.inner, l.x,
+                            out[0].data<void>(), req[0], out[1].data<void>(),
+                            req[1], s),
+              in[0].dtype());
+}
+
 // (ograd, data) -> prod's (skip_nan: nanprod's) gradient.
 void ProdGrad(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               const int32_t* req, Tensors out) {
@@ -301,6 +332,7 @@ void RegisterReduceOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_reduce_sum_like", ReduceSumLike);
   RegisterGpuKernel(plugin, "_broadcast_reduced_like", BroadcastReducedLike);
   RegisterGpuKernel(plugin, "norm", Norm);
+  RegisterGpuKernel(plugin, "moments", Moments);
   RegisterGpuKernel(plugin, "_backward_prod", ProdGrad);
 }
 

@@ -322,6 +322,10 @@ std::vector<OpCase> MakeTable() {
       {{{"axis", "(0, 2)"}}, {{"axis", "(0, 2)"}, {"skip_nan", "True"}}}));
   t.push_back(Shaped("_backward_prod", {{{1, 1, 1}, {2, 3, 4}}},
                      {{{"keepdims", "True"}}}));
+  t.push_back(Shaped(
+      "moments", {{{3, 4}}, {{2, 3, 5}}},
+      {{}, {{"axes", "(1,)"}}, {{"axes", "(0, 1)"}, {"keepdims", "True"}}}));
+  t.push_back(Shaped("moments", {{{2, 3, 5}}}, {{{"axes", "(0, 2)"}}}));
   t.push_back(Shaped("norm", {{{3, 4}}, {{2, 3, 5}}},
                      {{},
                       {{"ord", "1"}, {"axis", "1"}},
