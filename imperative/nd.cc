@@ -279,6 +279,10 @@ NDArray depth_to_space(const NDArray& data, int block_size) {
 NDArray space_to_depth(const NDArray& data, int block_size) {
   return Call("space_to_depth", {data}, {{"block_size", Attr(block_size)}});
 }
+NDArray diag(const NDArray& data, int k, int axis1, int axis2) {
+  return Call("diag", {data},
+              {{"k", Attr(k)}, {"axis1", Attr(axis1)}, {"axis2", Attr(axis2)}});
+}
 
 NDArray Pooling(const NDArray& data, const TShape& kernel,
                 const std::string& pool_type, const TShape& stride,

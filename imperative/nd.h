@@ -190,6 +190,9 @@ NDArray UpSampling(const std::vector<NDArray>& data, int scale,
 // NCHW: channel blocks to b x b spatial blocks (C/b^2, H*b, W*b), and back.
 NDArray depth_to_space(const NDArray& data, int block_size);
 NDArray space_to_depth(const NDArray& data, int block_size);
+// 1-D: a square matrix with data on diagonal k; N-D: the k-th diagonals of
+// the (axis1, axis2) planes, as a last axis.
+NDArray diag(const NDArray& data, int k = 0, int axis1 = 0, int axis2 = 1);
 // act_type: "relu", "sigmoid", "tanh", "softrelu".
 NDArray Activation(const NDArray& data, const std::string& act_type);
 // act_type: "leaky", "elu", "selu", "gelu".

@@ -1,5 +1,6 @@
 // Ops of MXNet's detection and classification models: _contrib_box_nms,
-// _contrib_ROIAlign, L2Normalization and _contrib_AdaptiveAvgPooling2D.
+// _contrib_ROIAlign, ROIPooling (gradient), L2Normalization and
+// _contrib_AdaptiveAvgPooling2D.
 // Forward against values worked out here, gradients, attribute errors.
 #include <cmath>
 #include <string>
@@ -288,6 +289,26 @@ TEST(AdaptiveAvgPooling2D, UnevenCellsOverlap) {
         nd::Call("_contrib_AdaptiveAvgPooling2D", {RandomArray({2, 3})});
       },
       {"_contrib_AdaptiveAvgPooling2D", "NCHW"});
+}
+
+TEST(ROIPooling, GradientGoesToEachBinsMaximum) {
+  // Distinct values: every maximum is unique.
+  const NDArray x = RandomArray({2, 2, 6, 5}, DType::kFloat32, -1, 1, 9);
+  const NDArray rois =
+      ArrayOf({3, 5}, {0, 0, 0, 4, 5, 1, 1, 2, 3, 5, 1, 0, 0, 1, 1});
+  GradCheckOptions o;
+  o.skip = {1};  // rois get no gradient.
+  EXPECT_TRUE(CheckGradient("ROIPooling",
+                            {{"pooled_size", "(2, 3)"}, {"spatial_scale", "1"}},
+                            {x, rois}, o));
+  // Overlapping regions add up at a shared maximum.
+  const NDArray peak = ArrayOf({1, 1, 2, 2}, {0, 9, 0, 0});
+  auto g = Gradients("ROIPooling",
+                     {{"pooled_size", "(1, 1)"}, {"spatial_scale", "1"}},
+                     {peak, ArrayOf({2, 5}, {0, 0, 0, 1, 1, 0, 1, 0, 1, 1})},
+                     {ArrayOf({2, 1, 1, 1}, {2, 3})});
+  EXPECT_EQ(g[0], (std::vector<double>{0, 5, 0, 0}));
+  EXPECT_EQ(g[1], std::vector<double>(10, 0));
 }
 
 }  // namespace

@@ -107,6 +107,53 @@ TEST(ShapeGradient, DepthToSpaceAndSpaceToDepth) {
                    {RandomArray({1, 4, 2, 2})}, RandomArray({1, 1, 4, 4}));
 }
 
+TEST(ShapeGradient, DiagAndItsBackward) {
+  EXPECT_TRUE(CheckGradient("diag", {{"k", "1"}}, {RandomArray({3})}));
+  EXPECT_TRUE(CheckGradient("diag", {{"k", "-1"}}, {RandomArray({3, 4})}));
+  EXPECT_TRUE(CheckGradient("diag",
+                            {{"k", "0"}, {"axis1", "2"}, {"axis2", "0"}},
+                            {RandomArray({3, 2, 4})}));
+  GradCheckOptions o;
+  o.skip = {1};  // data lends its shape only.
+  EXPECT_TRUE(CheckGradient("_backward_diag", {{"k", "1"}},
+                            {RandomArray({3}), RandomArray({3, 4})}, o));
+  EXPECT_TRUE(CheckGradient("_backward_diag", {{"k", "-2"}},
+                            {RandomArray({5, 5}), RandomArray({3})}, o));
+  CheckSecondOrder("diag", {{"k", "1"}}, {RandomArray({3, 4})},
+                   RandomArray({3}));
+}
+
+TEST(ShapeGradient, BilinearResize2D) {
+  for (const AttrDict& attrs :
+       {AttrDict{{"height", "5"}, {"width", "3"}},
+        AttrDict{{"height", "2"}, {"width", "7"}, {"align_corners", "0"}},
+        AttrDict{{"scale_height", "2"}, {"scale_width", "2"}}}) {
+    EXPECT_TRUE(CheckGradient("_contrib_BilinearResize2D", attrs,
+                              {RandomArray({2, 2, 3, 4})}));
+  }
+  GradCheckOptions o;
+  o.skip = {1};  // like lends its size only (its gradient is 0).
+  EXPECT_TRUE(
+      CheckGradient("_contrib_BilinearResize2D", {{"mode", "like"}},
+                    {RandomArray({1, 2, 3, 3}), RandomArray({1, 1, 5, 2})}, o));
+  CheckSecondOrder("_contrib_BilinearResize2D",
+                   {{"height", "4"}, {"width", "5"}},
+                   {RandomArray({1, 1, 3, 3})}, RandomArray({1, 1, 4, 5}));
+}
+
+TEST(ShapeGradient, CropAndItsBackward) {
+  EXPECT_TRUE(CheckGradient(
+      "Crop", {{"num_args", "1"}, {"h_w", "(2, 3)"}, {"offset", "(1, 0)"}},
+      {RandomArray({2, 2, 4, 5})}));
+  GradCheckOptions o;
+  o.skip = {1};  // crop_like lends its size only (its gradient is 0).
+  EXPECT_TRUE(
+      CheckGradient("Crop", {{"num_args", "2"}, {"center_crop", "1"}},
+                    {RandomArray({1, 2, 5, 5}), RandomArray({1, 1, 3, 2})}, o));
+  CheckSecondOrder("Crop", {{"num_args", "1"}, {"h_w", "(2, 2)"}},
+                   {RandomArray({1, 1, 3, 3})}, RandomArray({1, 1, 2, 2}));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

@@ -318,26 +318,7 @@ void SliceScatter(const std::vector<AxisRange>& ranges, const TBlob& in,
     base += ranges[d].begin * os[d];
     strides[d] = ranges[d].step * os[d];
   }
-  const TShape& is = in.shape;
-  MX_DTYPE_SWITCH(out.dtype, T, {
-    const T* x = in.data<T>();
-    T* y = out.data<T>();
-    if (req != OpReqType::kAddTo) std::fill(y, y + out.Size(), T{});
-    const OpReqType r =
-        req == OpReqType::kAddTo ? OpReqType::kAddTo : OpReqType::kWriteTo;
-    std::vector<int64_t> idx(nd, 0);
-    const int64_t n = is.Size();
-    int64_t off = base;
-    for (int64_t i = 0; i < n; ++i) {
-      Assign(y + off, r, x[i]);
-      for (int d = nd - 1; d >= 0; --d) {  // Next index, odometer style.
-        off += strides[d];
-        if (++idx[d] < is[d]) break;
-        off -= idx[d] * strides[d];
-        idx[d] = 0;
-      }
-    }
-  });
+  ScatterCompute(in, base, strides, req, out);
 }
 
 // Shapes of a scatter op (data, like) -> like: data has the slice's shape.

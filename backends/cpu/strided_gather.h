@@ -1,6 +1,7 @@
 // A strided gather: out[i] = in[base + sum_d idx_d(i) * strides[d]], the
-// kernel of transpose, SwapAxis, slice and depth_to_space, split over the
-// kernel threads.
+// kernel of transpose, SwapAxis, slice, diag and depth_to_space, split over
+// the kernel threads; and its adjoint, the scatter into zeros behind the
+// gradients of slice and diag.
 //
 //   // out = transpose of a [rows, cols] input:
 //   GatherCompute(in, 0, {1, cols}, req, out);
@@ -66,6 +67,36 @@ inline void GatherCompute(const TBlob& in, int64_t base,
   const TShape& shape = oshape ? *oshape : out.shape;
   MX_DTYPE_SWITCH(in.dtype, T, {
     StridedGather(in.data<T>(), base, strides, shape, out.data<T>(), req);
+  });
+}
+
+// out = zeros of out's shape (kept for kAddTo) with in[i] written at
+// out[base + sum_d idx_d(i) * strides[d]] over in's row-major indices; the
+// positions are distinct, so it is a plain scatter.
+inline void ScatterCompute(const TBlob& in, int64_t base,
+                           const std::vector<int64_t>& strides, OpReqType req,
+                           const TBlob& out) {
+  if (req == OpReqType::kNullOp) return;
+  const TShape& is = in.shape;
+  const int nd = is.ndim();
+  MX_DTYPE_SWITCH(out.dtype, T, {
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    if (req != OpReqType::kAddTo) std::fill(y, y + out.Size(), T{});
+    const OpReqType r =
+        req == OpReqType::kAddTo ? OpReqType::kAddTo : OpReqType::kWriteTo;
+    std::vector<int64_t> idx(nd, 0);
+    const int64_t n = is.Size();
+    int64_t off = base;
+    for (int64_t i = 0; i < n; ++i) {
+      Assign(y + off, r, x[i]);
+      for (int d = nd - 1; d >= 0; --d) {  // Next index, odometer style.
+        off += strides[d];
+        if (++idx[d] < is[d]) break;
+        off -= idx[d] * strides[d];
+        idx[d] = 0;
+      }
+    }
   });
 }
 

@@ -42,6 +42,8 @@ void RegisterIndexOps(mxplugin::Plugin& plugin);
 void RegisterNormOps(mxplugin::Plugin& plugin);
 // GroupNorm, InstanceNorm and their gradients (from the LayerNorm kernels).
 void RegisterGroupNormOps(mxplugin::Plugin& plugin);
+// _contrib_BilinearResize2D (resize_kernels.cu), Crop and their gradients.
+void RegisterResizeOps(mxplugin::Plugin& plugin);
 // SoftmaxOutput, SoftmaxActivation, softmax_cross_entropy and their
 // gradients (loss_kernels.cu).
 void RegisterLossOps(mxplugin::Plugin& plugin);

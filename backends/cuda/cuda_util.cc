@@ -237,6 +237,21 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
             op);
 }
 
+void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
+                const GatherIndex& gi, const mxplugin::Tensor& src,
+                const mxplugin::Tensor& out, int32_t req) {
+  if (req == MX_REQ_NULL) return;
+  RequireFloat(op, src);
+  cudaStream_t s = StreamOf(ctx);
+  if (req != MX_REQ_ADD && ByteSize(out) > 0) {
+    CheckCuda(cudaMemsetAsync(out.data<void>(), 0, ByteSize(out), s), op);
+  }
+  CheckCuda(LaunchScatter(src.dtype(), src.size(), gi, src.data<void>(),
+                          out.data<void>(),
+                          req == MX_REQ_ADD ? MX_REQ_ADD : MX_REQ_WRITE, s),
+            op);
+}
+
 void ReadBack(const std::string& what, cudaStream_t s, const void* src,
               void* dst, size_t bytes) {
   CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), what);

@@ -77,6 +77,12 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
                const GatherIndex& gi, const mxplugin::Tensor& src,
                const mxplugin::Tensor& out, int32_t req);
 
+// The inverse of RunGather for a gradient into zeros: src scattered into
+// out along `gi` (out zeroed first unless MX_REQ_ADD).
+void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
+                const GatherIndex& gi, const mxplugin::Tensor& src,
+                const mxplugin::Tensor& out, int32_t req);
+
 // Copies `bytes` of device memory at `src` to host memory at `dst` once the
 // work queued on `s` so far is done (a stream synchronize: for kernels
 // whose output size or error depends on device values). Errors name `what`.

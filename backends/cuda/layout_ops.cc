@@ -35,23 +35,6 @@ int AxisOf(const std::string& op, const Attrs& attrs, const std::string& key,
   return static_cast<int>(value < 0 ? value + ndim : value);
 }
 
-// out (+)= the gather `gi` of src; for a gradient into zeros, the scatter
-// of src into out along `gi` (out zeroed first unless adding).
-void Scatter(const std::string& op, const KernelContext& ctx,
-             const GatherIndex& gi, const Tensor& src, const Tensor& out,
-             int32_t req) {
-  if (req == MX_REQ_NULL) return;
-  RequireFloat(op, src);
-  cudaStream_t s = StreamOf(ctx);
-  if (req != MX_REQ_ADD && ByteSize(out) > 0) {
-    CheckCuda(cudaMemsetAsync(out.data<void>(), 0, ByteSize(out), s), op);
-  }
-  CheckCuda(LaunchScatter(src.dtype(), src.size(), gi, src.data<void>(),
-                          out.data<void>(),
-                          req == MX_REQ_ADD ? MX_REQ_ADD : MX_REQ_WRITE, s),
-            op);
-}
-
 // ---- slice, slice_axis, slice_like: the part of `whole` they select. ----
 
 // NumPy's rules, as the CPU's slice: the first index of an axis.
@@ -389,8 +372,8 @@ void RegisterPartOp(mxplugin::Plugin& plugin, const std::string& op,
   RegisterGpuKernel(plugin, grad,
                     [grad, index](const KernelContext& ctx, const Attrs& attrs,
                                   Tensors in, const int32_t* req, Tensors out) {
-                      Scatter(grad, ctx, index(grad, attrs, out[0], in[0]),
-                              in[0], out[0], req[0]);
+                      RunScatter(grad, ctx, index(grad, attrs, out[0], in[0]),
+                                 in[0], out[0], req[0]);
                     });
 }
 
@@ -479,9 +462,76 @@ void UpSamplingBackward(const KernelContext& ctx, const Attrs& attrs,
   }
 }
 
+// ---- diag: the diagonal as a strided view of the larger array (the 1-D
+// input's square matrix, or the N-D input), as backends/cpu/diag_ops.cc.
+
+GatherIndex DiagIndex(const std::string& op, const Attrs& attrs,
+                      const Tensor& data) {
+  const auto k = mxplugin::ParseInt(attrs.Get("k", "0"));
+  if (!k) BadAttr(op, attrs, "k");
+  GatherIndex gi;
+  const int n = data.ndim();
+  if (n == 1) {
+    const int64_t m = data.dim(0) + (*k < 0 ? -*k : *k);
+    gi.ndim = 1;
+    gi.shape[0] = data.dim(0);
+    gi.stride[0] = m + 1;
+    gi.offset = *k >= 0 ? *k : -*k * m;
+    return gi;
+  }
+  if (n < 1 || n - 1 > kMaxDims) Unsupported(op, "this rank");
+  const auto axis1 = mxplugin::ParseInt(attrs.Get("axis1", "0"));
+  const auto axis2 = mxplugin::ParseInt(attrs.Get("axis2", "1"));
+  if (!axis1) BadAttr(op, attrs, "axis1");
+  if (!axis2) BadAttr(op, attrs, "axis2");
+  const int a1 = AxisOf(op, attrs, "axis1", *axis1, n);
+  const int a2 = AxisOf(op, attrs, "axis2", *axis2, n);
+  if (a1 == a2) BadAttr(op, attrs, "axis2");
+  const std::vector<int64_t> s = StridesOf(data);
+  const int64_t d1 = data.dim(a1), d2 = data.dim(a2);
+  int64_t len = *k >= 0 ? std::min(d1, d2 - *k) : std::min(d1 + *k, d2);
+  if (len < 0) len = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d == a1 || d == a2) continue;
+    gi.shape[gi.ndim] = data.dim(d);
+    gi.stride[gi.ndim] = s[d];
+    ++gi.ndim;
+  }
+  gi.shape[gi.ndim] = len;
+  gi.stride[gi.ndim] = s[a1] + s[a2];
+  ++gi.ndim;
+  gi.offset = len == 0 ? 0 : (*k >= 0 ? *k * s[a2] : -*k * s[a1]);
+  return gi;
+}
+
+void Diag(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+          const int32_t* req, Tensors out) {
+  const std::string op = "diag";
+  const GatherIndex gi = DiagIndex(op, attrs, in[0]);
+  if (in[0].ndim() == 1) {
+    RunScatter(op, ctx, gi, in[0], out[0], req[0]);
+  } else {
+    RunGather(op, ctx, gi, in[0], out[0], req[0]);
+  }
+}
+
+// (ograd, data) -> ograd copied back to data's shape.
+void DiagBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "_backward_diag";
+  const GatherIndex gi = DiagIndex(op, attrs, in[1]);
+  if (in[1].ndim() == 1) {
+    RunGather(op, ctx, gi, in[0], out[0], req[0]);
+  } else {
+    RunScatter(op, ctx, gi, in[0], out[0], req[0]);
+  }
+}
+
 }  // namespace
 
 void RegisterLayoutOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "diag", Diag);
+  RegisterGpuKernel(plugin, "_backward_diag", DiagBackward);
   // _backward_slice(_axis) take (the slice's gradient, like);
   // _backward_slice_like takes (out_grad, data).
   RegisterPartOp(plugin, "slice", SliceIndex);

@@ -2,8 +2,9 @@
 // training are left to the CPU kernel), prelu's gradient, LayerNorm,
 // L2Normalization, SoftmaxOutput, SoftmaxActivation,
 // softmax_cross_entropy, _contrib_div_sqrt_dim, AdaptiveAvgPooling2D,
-// _contrib_ROIAlign and their gradients (norm_kernels.cu,
-// loss_kernels.cu, roi_align_kernels.cu, elementwise.cu).
+// _contrib_ROIAlign, ROIPooling and their gradients (norm_kernels.cu,
+// loss_kernels.cu, roi_align_kernels.cu, roi_pooling_kernels.cu,
+// elementwise.cu).
 // The host's shape and type inference has run: only what the kernels
 // index is checked again here.
 #include <cmath>
@@ -405,9 +406,93 @@ void ROIAlignBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   ThrowIfBadRoi(op, s, bad);
 }
 
+// ---- ROIPooling. ----
+
+ROIPoolArgs ROIPoolOf(const std::string& op, const Attrs& attrs,
+                      const Tensor& data, const Tensor& rois) {
+  const auto pooled = mxplugin::ParseTuple(attrs.Get("pooled_size", "None"));
+  if (!pooled || pooled->size() != 2 || (*pooled)[0] < 1 || (*pooled)[1] < 1) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": pooled_size must be two values >= 1");
+  }
+  if (data.ndim() != 4 || rois.ndim() != 2 || rois.dim(1) != 5) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data must be NCHW and rois (regions, 5)");
+  }
+  ROIPoolArgs a;
+  a.n = data.dim(0);
+  a.c = data.dim(1);
+  a.h = data.dim(2);
+  a.w = data.dim(3);
+  a.num_rois = rois.dim(0);
+  a.ph = (*pooled)[0];
+  a.pw = (*pooled)[1];
+  a.spatial_scale = NumberAttr(op, attrs, "spatial_scale", 0);
+  if (!(a.spatial_scale > 0)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": spatial_scale must be > 0");
+  }
+  return a;
+}
+
+// (data, rois) -> (output, argmax); the regions are checked on the device
+// and the flag read back (the call synchronizes its stream).
+void ROIPooling(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                const int32_t* req, Tensors out) {
+  const std::string op = "ROIPooling";
+  RequireFloat(op, in[0]);
+  if (out[1].dtype() != MX_DTYPE_INT32) {
+    throw Error(MX_STATUS_DTYPE_ERROR, op + ": argmax must be int32");
+  }
+  const ROIPoolArgs a = ROIPoolOf(op, attrs, in[0], in[1]);
+  cudaStream_t s = StreamOf(ctx);
+  auto* bad = static_cast<uint64_t*>(Workspace(ctx, sizeof(uint64_t)));
+  CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(uint64_t), s), op);
+  CheckLaunch(op,
+              LaunchROIPool(in[0].dtype(), a, in[0].data<void>(),
+                            in[1].data<void>(), out[0].data<void>(), req[0],
+                            out[1].data<int32_t>(), req[1], bad, s),
+              in[0].dtype());
+  uint64_t host = ~uint64_t{0};
+  ReadBack(op, s, bad, &host, sizeof(host));
+  if (host != ~uint64_t{0}) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": input rois row " + std::to_string(host) +
+                    " has a batch index past data's images or non-finite "
+                    "coordinates");
+  }
+}
+
+// (out_grad, data, rois, argmax) -> (data_grad, zeros for rois).
+void ROIPoolingBackward(const KernelContext& ctx, const Attrs& attrs,
+                        Tensors in, const int32_t* req, Tensors out) {
+  const std::string op = "_backward_ROIPooling";
+  RequireFloat(op, in[1]);
+  const ROIPoolArgs a = ROIPoolOf(op, attrs, in[1], in[2]);
+  if (in[3].dtype() != MX_DTYPE_INT32 || in[0].size() != in[3].size() ||
+      in[0].size() != a.num_rois * a.c * a.ph * a.pw) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": out_grad and argmax must be (regions, channels, "
+                     "pooled_size), argmax int32");
+  }
+  cudaStream_t s = StreamOf(ctx);
+  if (req[1] == MX_REQ_WRITE || req[1] == MX_REQ_INPLACE) {
+    CheckCuda(
+        LaunchFill(out[1].dtype(), out[1].size(), 0.0, out[1].data<void>(), s),
+        op);
+  }
+  void* scratch = Workspace(ctx, ROIPoolGradScratchBytes(a));
+  CheckLaunch(op,
+              LaunchROIPoolBackward(in[1].dtype(), a, in[0].data<void>(),
+                                    in[2].data<void>(), in[3].data<int32_t>(),
+                                    out[0].data<void>(), req[0], scratch, s),
+              in[1].dtype());
+}
+
 }  // namespace
 
 void RegisterNormOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "ROIPooling", ROIPooling);
+  RegisterGpuKernel(plugin, "_backward_ROIPooling", ROIPoolingBackward);
   RegisterGpuKernel(plugin, "LeakyReLU", LeakyReLU);
   RegisterGpuKernel(plugin, "_backward_LeakyReLU_prelu", PreluBackward);
   RegisterGpuKernel(plugin, "LayerNorm", LayerNorm);

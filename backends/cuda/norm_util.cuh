@@ -1,6 +1,7 @@
-// Helpers of the CUDA plugin's norm_kernels.cu and loss_kernels.cu
-// (compiled by nvcc only): per-output write requests at run time, line
-// geometry, a NaN-ignoring block maximum and label loads of any dtype.
+// Helpers of the CUDA plugin's norm_kernels.cu and loss_kernels.cu (and
+// the gradients that sum through doubles: ROIAlign, ROIPooling, bilinear
+// resize) (compiled by nvcc only): per-output write requests at run time,
+// line geometry, a NaN-ignoring block maximum, label loads of any dtype.
 #ifndef MXCORE_BACKENDS_CUDA_NORM_UTIL_CUH_
 #define MXCORE_BACKENDS_CUDA_NORM_UTIL_CUH_
 
@@ -95,6 +96,28 @@ bool LabelDispatch(int dtype, F f) {
     default:
       return false;
   }
+}
+
+template <typename T>
+__global__ void WriteDoublesKernel(int64_t n, const double* acc, T* dx,
+                                   int req) {
+  using A = typename Acc<T>::type;
+  MX_CUDA_GRID_STRIDE(i, n) { Put(dx, i, req, static_cast<A>(acc[i])); }
+}
+
+// A gradient scattered with double atomics: zeroes acc (n doubles), runs
+// `scatter` (launches adding into acc), then writes acc into dx (n
+// elements) with `req`. A failed memset skips the rest (the launcher's
+// cudaGetLastError reports it).
+template <typename T, typename Scatter>
+void ScatterThroughDoubles(int64_t n, double* acc, T* dx, int req,
+                           cudaStream_t s, Scatter scatter) {
+  if (cudaMemsetAsync(acc, 0, static_cast<size_t>(n) * sizeof(double), s) !=
+      cudaSuccess) {
+    return;
+  }
+  scatter();
+  WriteDoublesKernel<T><<<Blocks(n), kThreads, 0, s>>>(n, acc, dx, req);
 }
 
 }  // namespace kernel

@@ -152,12 +152,6 @@ __global__ void ROIAlignGradKernel(ROIAlignArgs a, const T* og, const T* rois,
   }
 }
 
-template <typename T>
-__global__ void WriteGradKernel(int64_t n, const double* acc, T* dx, int req) {
-  using A = typename Acc<T>::type;
-  MX_CUDA_GRID_STRIDE(i, n) { Put(dx, i, req, static_cast<A>(acc[i])); }
-}
-
 struct ROIAlignLauncher {
   ROIAlignArgs a;
   const void *x, *og, *rois;
@@ -175,17 +169,12 @@ struct ROIAlignLauncher {
           a, static_cast<const T*>(x), rt, static_cast<T*>(y), req, bad);
       return;
     }
-    const int64_t n = a.n * a.c * a.h * a.w;
-    if (cudaMemsetAsync(acc, 0, static_cast<size_t>(n) * sizeof(double), s) !=
-        cudaSuccess) {
-      return;  // Dispatch's cudaGetLastError reports it.
-    }
-    if (bins > 0) {
-      ROIAlignGradKernel<T><<<Blocks(bins), kThreads, 0, s>>>(
-          a, static_cast<const T*>(og), rt, acc, bad);
-    }
-    WriteGradKernel<T>
-        <<<Blocks(n), kThreads, 0, s>>>(n, acc, static_cast<T*>(y), req);
+    ScatterThroughDoubles(
+        a.n * a.c * a.h * a.w, acc, static_cast<T*>(y), req, s, [&] {
+          if (bins == 0) return;
+          ROIAlignGradKernel<T><<<Blocks(bins), kThreads, 0, s>>>(
+              a, static_cast<const T*>(og), rt, acc, bad);
+        });
   }
 };
 

@@ -293,6 +293,17 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(Shaped(
       "SwapAxis", {{{2, 3, 4}}, {{5, 6}}},
       {{{"dim1", "0"}, {"dim2", "1"}}, {{"dim1", "-1"}, {"dim2", "0"}}}));
+  // diag: a vector to a matrix, a matrix's and planes' diagonals; the
+  // gradient takes (out_grad, data).
+  t->push_back(Shaped("diag", {{{4}}, {{3, 4}}, {{5, 3}}},
+                      {{}, {{"k", "1"}}, {{"k", "-2"}}}));
+  t->push_back(Shaped("diag", {{{2, 3, 4}}, {{3, 2, 2, 5}}},
+                      {{{"axis1", "0"}, {"axis2", "2"}},
+                       {{"k", "1"}, {"axis1", "-1"}, {"axis2", "1"}}}));
+  t->push_back(Shaped("_backward_diag", {{{5, 5}, {3}}}, {{{"k", "2"}}}));
+  t->push_back(Shaped("_backward_diag", {{{2}, {3, 4}}}, {{{"k", "2"}}}));
+  t->push_back(Shaped("_backward_diag", {{{3, 2}, {2, 3, 4}}},
+                      {{{"axis1", "0"}, {"axis2", "2"}, {"k", "0"}}}));
   t->push_back(Shaped("depth_to_space", {{{2, 8, 3, 2}}, {{1, 9, 2, 2}}},
                       {{{"block_size", "1"}}}));
   t->push_back(Shaped("depth_to_space", {{{2, 8, 3, 2}}, {{1, 4, 1, 3}}},

@@ -196,6 +196,38 @@ void AddNnCases(std::vector<OpCase>* t) {
   t->push_back(Shaped(
       "_backward_InstanceNorm",
       {{{2, 3, 5}, {2, 3, 5}, {3}}, {{1, 2, 3, 4}, {1, 2, 3, 4}, {2}}}, {{}}));
+  // _contrib_BilinearResize2D: up and down, both corner modes, by scale,
+  // like and parity; the gradient takes (out_grad, data[, like]).
+  t->push_back(
+      Shaped("_contrib_BilinearResize2D", {{{2, 3, 4, 5}}, {{1, 2, 1, 3}}},
+             {{{"height", "7"}, {"width", "3"}},
+              {{"height", "2"}, {"width", "9"}, {"align_corners", "0"}},
+              {{"scale_height", "2"}, {"scale_width", "1.5"}},
+              {{"mode", "to_odd_up"}}}));
+  t->push_back(Shaped("_contrib_BilinearResize2D",
+                      {{{1, 2, 3, 3}, {1, 1, 5, 2}}}, {{{"mode", "like"}}}));
+  t->push_back(Shaped(
+      "_backward_contrib_BilinearResize2D", {{{2, 3, 7, 3}, {2, 3, 4, 5}}},
+      {{{"height", "7"}, {"width", "3"}},
+       {{"height", "7"}, {"width", "3"}, {"align_corners", "0"}}}));
+  t->push_back(Shaped("_backward_contrib_BilinearResize2D",
+                      {{{1, 2, 5, 2}, {1, 2, 3, 3}, {1, 1, 5, 2}}},
+                      {{{"mode", "like"}}}));
+  // Crop: to h_w at an offset, centred on a crop_like; the gradient takes
+  // (out_grad, data[, crop_like]).
+  t->push_back(Shaped(
+      "Crop", {{{2, 3, 5, 6}}},
+      {{{"num_args", "1"}, {"h_w", "(3, 4)"}, {"offset", "(2, 1)"}},
+       {{"num_args", "1"}, {"h_w", "(2, 2)"}, {"center_crop", "True"}}}));
+  t->push_back(Shaped("Crop", {{{2, 3, 5, 6}, {1, 1, 4, 3}}},
+                      {{{"num_args", "2"}, {"center_crop", "True"}},
+                       {{"num_args", "2"}, {"offset", "(1, 3)"}}}));
+  t->push_back(
+      Shaped("_backward_Crop", {{{2, 3, 3, 4}, {2, 3, 5, 6}}},
+             {{{"num_args", "1"}, {"h_w", "(3, 4)"}, {"offset", "(2, 1)"}}}));
+  t->push_back(Shaped("_backward_Crop",
+                      {{{2, 3, 4, 3}, {2, 3, 5, 6}, {1, 1, 4, 3}}},
+                      {{{"num_args", "2"}, {"center_crop", "True"}}}));
   std::vector<AttrDict> l2_modes;
   for (const char* mode : {"instance", "channel", "spatial"}) {
     l2_modes.push_back({{"mode", mode}});
@@ -306,6 +338,22 @@ void AddNnCases(std::vector<OpCase>* t) {
   roi.ranges = {{-1, 1}, {0, 2}};
   roi.no_grad = {1};
   t->push_back(roi);
+  // ROIPooling on the same regions; its gradient takes (out_grad, data,
+  // rois, argmax) with argmax offsets inside the 5x5 plane (or -1).
+  OpCase roi_pool =
+      Shaped("ROIPooling", {{{2, 4, 5, 5}, {3, 5}}, {{2, 4, 6, 4}, {2, 5}}},
+             {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}},
+              {{"pooled_size", "(3,1)"}, {"spatial_scale", "0.5"}}});
+  roi_pool.ranges = {{-1, 1}, {0, 2}};
+  roi_pool.no_grad = {1};
+  t->push_back(roi_pool);
+  OpCase roi_pool_grad =
+      Shaped("_backward_ROIPooling",
+             {{{3, 4, 2, 2}, {2, 4, 5, 5}, {3, 5}, {3, 4, 2, 2}}},
+             {{{"pooled_size", "(2,2)"}, {"spatial_scale", "2"}}});
+  roi_pool_grad.ranges = {{-1, 1}, {-1, 1}, {0, 2}, {-1, 25}};
+  roi_pool_grad.int32_inputs = {3};
+  t->push_back(roi_pool_grad);
   // (out_grad, data, rois).
   OpCase roi_grad = Shaped("_backward_contrib_ROIAlign",
                            {{{3, 4, 2, 2}, {2, 4, 5, 5}, {3, 5}},
