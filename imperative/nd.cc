@@ -358,6 +358,11 @@ NDArray norm(const NDArray& a, int ord, const TShape& axis, bool keepdims) {
 MX_ND_ARG_REDUCE_(argmax)
 MX_ND_ARG_REDUCE_(argmin)
 #undef MX_ND_ARG_REDUCE_
+NDArray cumsum(const NDArray& a, std::optional<int> axis) {
+  AttrDict attrs;
+  if (axis) attrs["axis"] = Attr(*axis);
+  return Call("cumsum", {a}, attrs);
+}
 
 NDArray reshape(const NDArray& a, const TShape& shape, bool reverse) {
   return Call("Reshape", {a},

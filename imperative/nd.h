@@ -231,6 +231,8 @@ NDArray argmax(const NDArray& a, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
 NDArray argmin(const NDArray& a, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
+// Running sums along axis; no axis: over the flattened array (1-D).
+NDArray cumsum(const NDArray& a, std::optional<int> axis = std::nullopt);
 
 // ---- Shape manipulation. ----
 // MXNet's Reshape codes: 0 copy, -1 infer, -2 copy rest, -3 merge two,

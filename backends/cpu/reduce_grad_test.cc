@@ -158,6 +158,17 @@ TEST(ReduceGradient, Moments) {
   }
 }
 
+TEST(ReduceGradient, Cumsum) {
+  for (const AttrDict& attrs :
+       {AttrDict{}, AttrDict{{"axis", "1"}}, AttrDict{{"axis", "-3"}},
+        AttrDict{{"axis", "2"}, {"dtype", "float64"}}}) {
+    EXPECT_TRUE(CheckGradient("cumsum", attrs, {RandomArray({2, 3, 4})}))
+        << Describe(attrs);
+  }
+  CheckSecondOrder("cumsum", {{"axis", "0"}}, {RandomArray({3, 2})},
+                   RandomArray({3, 2}));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

@@ -111,6 +111,11 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
                             int64_t inner, const void* x, int64_t* y, int req,
                             cudaStream_t stream);
 
+// Running sums along the middle axis of (outer, len, inner), y of x's
+// dtype (numeric): double for floats, wrapping int64 for integers.
+cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
+                         const void* x, void* y, int req, cudaStream_t stream);
+
 // argsort along the middle axis of (outer, len, inner): stable, NaN last;
 // y of out_dtype (float32/64/16, int32, int64, uint8, int8).
 cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,

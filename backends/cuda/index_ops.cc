@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/attr_parse.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/index_kernels.h"
@@ -441,6 +442,37 @@ void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 
 // ---- _arange, tril, triu. ----
 
+// cumsum along axis (or the flattened array); the output's dtype must be
+// the input's here (dtype=... otherwise is handed back to the host).
+void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+            const int32_t* req, Tensors out) {
+  const std::string op = "cumsum";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireNumeric(op, in[0]);
+  if (out[0].dtype() != in[0].dtype()) {
+    Unsupported(op, "a dtype other than the input's");
+  }
+  int64_t outer = 1, len = in[0].size(), inner = 1;
+  const std::string axis_text = attrs.Get("axis", "None");
+  if (axis_text != "None") {
+    const auto axis = mxplugin::ParseInt(axis_text);
+    const int n = in[0].ndim();
+    if (!axis || *axis < -n || *axis >= n) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": axis=" + axis_text);
+    }
+    const int a = static_cast<int>(*axis < 0 ? *axis + n : *axis);
+    for (int d = 0; d < n; ++d) {
+      if (d < a) outer *= in[0].dim(d);
+      if (d > a) inner *= in[0].dim(d);
+    }
+    len = in[0].dim(a);
+  }
+  CheckLaunch(op,
+              LaunchCumsum(in[0].dtype(), outer, len, inner, in[0].data<void>(),
+                           out[0].data<void>(), req[0], StreamOf(ctx)),
+              in[0].dtype());
+}
+
 void Arange(const KernelContext& ctx, const Attrs& attrs, Tensors,
             const int32_t* req, Tensors out) {
   const std::string op = "_arange";
@@ -502,6 +534,7 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "argsort", Argsort);
   RegisterGpuKernel(plugin, "_arange", Arange);
+  RegisterGpuKernel(plugin, "cumsum", Cumsum);
   RegisterGpuKernel(plugin, "tril", Triangle<true>);
   RegisterGpuKernel(plugin, "triu", Triangle<false>);
 }

@@ -1,4 +1,5 @@
-// argmax/argmin, argsort, _arange, tril and triu kernels of the CUDA plugin
+// argmax/argmin, argsort, cumsum, _arange, tril and triu kernels of the
+// CUDA plugin
 // with the CPU kernels' semantics (backends/cpu/arg_reduce_ops.cc,
 // sort_ops.cc, init_ops.cc's _arange, triangle_ops.cc); launchers declared
 // in index_kernels.h.
@@ -216,6 +217,38 @@ struct TriangleLauncher {
   }
 };
 
+// ---- cumsum: one thread per line, sums as the CPU's (double for
+// floats, wrapping int64 for integers). ----
+
+template <int kReq, typename T>
+__global__ void CumsumKernel(int64_t lines, int64_t len, int64_t inner,
+                             const T* x, T* y) {
+  using S = typename std::conditional<std::is_integral<T>::value, int64_t,
+                                      double>::type;
+  for (int64_t line = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+       line < lines; line += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (line / inner) * len * inner + line % inner;
+    S acc = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t k = base + i * inner;
+      acc = WrapAdd(acc, static_cast<S>(Load(x, k)));
+      Store<kReq>(y, k, static_cast<typename Acc<T>::type>(acc));
+    }
+  }
+}
+
+struct CumsumLauncher {
+  int64_t lines, len, inner;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    CumsumKernel<R, T><<<Blocks(lines), kThreads, 0, s>>>(
+        lines, len, inner, static_cast<const T*>(x), static_cast<T*>(y));
+  }
+};
+
 }  // namespace
 
 cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
@@ -235,6 +268,13 @@ cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
   return DispatchNumeric(
       out_dtype, req,
       ArgsortLauncher{dtype, outer, len, inner, ascend, x, y, stream});
+}
+
+cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
+                         const void* x, void* y, int req, cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return DispatchNumeric(
+      dtype, req, CumsumLauncher{outer * inner, len, inner, x, y, stream});
 }
 
 cudaError_t LaunchArange(int dtype, int64_t n, double lo, double step,

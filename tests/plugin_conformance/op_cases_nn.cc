@@ -117,6 +117,8 @@ void AddIndexCases(std::vector<OpCase>* t) {
                          {{"axis", "0"}, {"keepdims", "True"}},
                          {{"axis", "-1"}}}));
   }
+  t->push_back(Shaped("cumsum", {{{7}}, {{3, 4}}, {{2, 3, 5}}},
+                      {{}, {{"axis", "0"}}, {{"axis", "-1"}}}));
   t->push_back(
       Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
              {{},
