@@ -129,8 +129,11 @@ void ROIPoolingCompute(const OpContext&, const NodeAttrs& attrs,
     T* y = out[0].data<T>();
     int32_t* argmax = out[1].data<int32_t>();
     // Regions skipped (negative batch index) give 0 and -1.
-    if (req[0] != OpReqType::kAddTo) std::fill(y, y + out[0].Size(), T{});
-    std::fill(argmax, argmax + out[1].Size(), -1);
+    const auto writes = [](OpReqType r) {
+      return r == OpReqType::kWriteTo || r == OpReqType::kWriteInplace;
+    };
+    if (writes(req[0])) std::fill(y, y + out[0].Size(), T{});
+    if (writes(req[1])) std::fill(argmax, argmax + out[1].Size(), -1);
     ForEachRegion(attrs, d, in[1].data<T>(), num_rois,
                   [&](int64_t r, int64_t b, const std::vector<Bin>& bins) {
                     ParallelFor(c, 1, [&](int64_t cb, int64_t ce) {
