@@ -206,6 +206,17 @@ TEST(Deconvolution, BadAttributesAreTypedErrors) {
       {"Deconvolution", "stride"});
 }
 
+TEST(DeconvGradient, UpSamplingBilinear) {
+  for (const char* scale : {"2", "3"}) {
+    const int64_t k = std::string(scale) == "2" ? 4 : 5;
+    EXPECT_TRUE(CheckGradient(
+        "UpSampling",
+        {{"scale", scale}, {"sample_type", "bilinear"}, {"num_filter", "2"}},
+        {RandomArray({1, 2, 3, 2}), RandomArray({2, 1, k, k})}))
+        << scale;
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace mx

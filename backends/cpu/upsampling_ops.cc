@@ -6,8 +6,11 @@
 // back into the input element it copied; that op's own gradient is
 // UpSampling of the head gradients, so second derivatives work.
 //
-// sample_type=bilinear (MXNet: a Deconvolution with a second, "weight"
-// input) is NotImplemented.
+// sample_type=bilinear is MXNet's: a grouped Deconvolution of (data,
+// weight) with kernel 2*scale - scale%2, stride scale, pad
+// ceil((scale-1)/2), num_group = num_filter = the channels and no bias
+// (the weight, usually a bilinear filter, is an input as in MXNet); it
+// runs the Deconvolution kernels, and its gradient is Deconvolution's.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -36,7 +39,7 @@ struct UpSamplingParam {
     s->Field("sample_type", &UpSamplingParam::sample_type)
         .Required()
         .Choices({"nearest", "bilinear"})
-        .Describe("bilinear is not implemented");
+        .Describe("bilinear: a Deconvolution with the weight input");
     s->Field("multi_input_mode", &UpSamplingParam::multi_input_mode)
         .Choices({"concat", "sum"});
     s->Field("num_args", &UpSamplingParam::num_args).AtMost(kMaxOpArity);
@@ -66,17 +69,61 @@ struct Layout {
   std::vector<int64_t> factor, channel;
 };
 
-// The layout for these input shapes (all known). Throws InvalidArgument,
-// ShapeError or NotImplemented (bilinear) naming the op and the input.
+bool IsBilinear(const NodeAttrs& attrs) {
+  return attrs.get<UpSamplingParam>().sample_type == "bilinear";
+}
+
+// The Deconvolution a bilinear UpSampling is, as MXNet's.
+AttrDict BilinearDeconvAttrs(const NodeAttrs& attrs) {
+  const UpSamplingParam& p = attrs.get<UpSamplingParam>();
+  if (p.scale < 1 || p.num_filter < 1) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel(attrs),
+                     ": sample_type=bilinear needs scale >= 1 and "
+                     "num_filter >= 1 (the channels); got scale=",
+                     p.scale, ", num_filter=", p.num_filter));
+  }
+  const int64_t k = 2 * int64_t{p.scale} - p.scale % 2;
+  const int64_t pad = p.scale / 2;  // ceil((scale - 1) / 2)
+  const auto pair = [](int64_t v) { return absl::StrCat("(", v, ",", v, ")"); };
+  return {{"kernel", pair(k)},
+          {"stride", pair(p.scale)},
+          {"pad", pair(pad)},
+          {"num_filter", AttrText(p.num_filter)},
+          {"num_group", AttrText(p.num_filter)},
+          {"no_bias", "True"}};
+}
+
+NodeAttrs BilinearDeconv(const NodeAttrs& attrs) {
+  return MakeAttrs(OpRegistry::Get()->Lookup("Deconvolution"),
+                   BilinearDeconvAttrs(attrs), attrs.name);
+}
+
+// (data, weight) -> output, by Deconvolution's shape function once the
+// data's channels are checked against num_filter.
+void BilinearShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                   std::vector<TShape>* out) {
+  const NodeAttrs deconv = BilinearDeconv(attrs);
+  const TShape& d = (*in)[0];
+  const int nf = attrs.get<UpSamplingParam>().num_filter;
+  if (d.ndim_known() && (d.ndim() != 4 || (d[1] >= 0 && d[1] != nf))) {
+    throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
+                                  d.ToString(),
+                                  " but sample_type=bilinear "
+                                  "needs NCHW data with num_filter=",
+                                  nf, " channels"));
+  }
+  deconv.op->infer_shape()(deconv, in, out);
+}
+
+// The layout for these input shapes (all known). Throws InvalidArgument or
+// ShapeError naming the op and the input.
 Layout LayoutOf(const NodeAttrs& attrs, const std::vector<TShape>& in) {
   const UpSamplingParam& p = attrs.get<UpSamplingParam>();
   const std::string label = OpLabel(attrs);
-  if (p.sample_type == "bilinear") {
-    throw NotImplemented(
-        absl::StrCat(label,
-                     ": sample_type=bilinear is not implemented (nearest is); "
-                     "MXNet computes it as a Deconvolution with the bilinear "
-                     "weight, which a graph can call directly"));
+  if (IsBilinear(attrs)) {  // Its gradient is Deconvolution's.
+    throw InvalidArgument(
+        absl::StrCat(label, ": serves sample_type=nearest only"));
   }
   if (p.scale < 1) {
     throw InvalidArgument(
@@ -145,14 +192,20 @@ std::vector<TShape> ShapesOf(const std::vector<TBlob>& blobs, size_t begin) {
 
 void ForwardShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                   std::vector<TShape>* out) {
+  if (IsBilinear(attrs)) return BilinearShape(attrs, in, out);
   if (!AllKnown(*in, 0)) return;
   AssignShape(attrs, out, 0, LayoutOf(attrs, *in).out, true);
 }
 
-void ForwardCompute(const OpContext&, const NodeAttrs& attrs,
+void ForwardCompute(const OpContext& ctx, const NodeAttrs& attrs,
                     const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& out) {
+  if (IsBilinear(attrs)) {
+    const NodeAttrs deconv = BilinearDeconv(attrs);
+    (*deconv.op->compute(Context::kCPU))(ctx, deconv, in, req, out);
+    return;
+  }
   if (req[0] == OpReqType::kNullOp || out[0].Size() == 0) return;
   const Layout l = LayoutOf(attrs, ShapesOf(in, 0));
   const int64_t out_c = l.out[1], oh = l.out[2], ow = l.out[3];
@@ -243,6 +296,11 @@ MX_REGISTER_OP(UpSampling)
     .SetInputNames(InputNames)
     .SetInferShape(ForwardShape)
     .SetInferType(SameType)
+    .SetResourceRequest([](const NodeAttrs& attrs) {
+      if (!IsBilinear(attrs)) return std::vector<ResourceRequest>{};
+      const NodeAttrs deconv = BilinearDeconv(attrs);
+      return deconv.op->Resources(deconv);  // Deconvolution's.
+    })
     .SetCompute(Context::kCPU, ForwardCompute);
 
 MX_REGISTER_OP(_backward_UpSampling)
@@ -267,6 +325,11 @@ namespace {
   using B = GradBuilder;
   using E = NodeEntry;
   SetGradient("UpSampling", [](B& b, const std::vector<E>& g) {
+    if (IsBilinear(b.n->attrs)) {  // Deconvolution's.
+      return OutputsOf(b.Op("_backward_Deconvolution", {g[0], b.x(0), b.x(1)},
+                            BilinearDeconvAttrs(b.n->attrs)),
+                       2);
+    }
     std::vector<E> in{g[0]};
     for (const E& x : b.n->inputs) in.push_back(x);
     const E grads = b.Op("_backward_UpSampling", in, b.n->attrs.dict);

@@ -1,7 +1,11 @@
 // UpSampling (nearest) against hand-computed values and against repeat,
-// with several inputs (concat and sum), and its errors.
+// with several inputs (concat and sum), and its errors; bilinear against
+// the Deconvolution it is.
+#include <cmath>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/nd.h"
@@ -94,13 +98,20 @@ TEST(UpSampling, BadInputsAreTypedErrors) {
                  Nearest(2, 2, "sum"));
       },
       {"input 1", "channels"});
-  ExpectError<NotImplemented>(
+  // bilinear: the data's channels are num_filter.
+  ExpectError<ShapeError>(
       [&] {
         nd::Call(
-            "UpSampling", {x, RandomArray({2, 1, 4, 4})},
-            {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "2"}});
+            "UpSampling", {x, RandomArray({3, 1, 4, 4})},
+            {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}});
       },
-      {"UpSampling", "bilinear"});
+      {"UpSampling", "bilinear", "num_filter=3"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        nd::Call("UpSampling", {x, RandomArray({2, 1, 4, 4})},
+                 {{"scale", "2"}, {"sample_type", "bilinear"}});
+      },
+      {"UpSampling", "num_filter"});
   ExpectError<InvalidArgument>(
       [&] {
         nd::Call("UpSampling", {x}, {{"scale", "2"}, {"sample_type", "cubic"}});
@@ -115,6 +126,52 @@ TEST(UpSampling, BadInputsAreTypedErrors) {
                   {"num_args", "2000000000"}});
       },
       {"UpSampling", "num_args"});
+}
+
+// MXNet's Bilinear initializer: the (k, k) filter of bilinear
+// interpolation for kernel k.
+NDArray BilinearWeight(int64_t channels, int64_t k) {
+  const double f = std::ceil(k / 2.0);
+  const double c = (2 * f - 1 - static_cast<int64_t>(f) % 2) / (2 * f);
+  std::vector<double> w;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    for (int64_t i = 0; i < k * k; ++i) {
+      const double x = i % k, y = i / k;
+      w.push_back((1 - std::fabs(x / f - c)) * (1 - std::fabs(y / f - c)));
+    }
+  }
+  return ArrayOf({channels, 1, k, k}, w);
+}
+
+TEST(UpSampling, BilinearIsMXNetsGroupedDeconvolution) {
+  const NDArray x = RandomArray({2, 3, 4, 5});
+  for (int scale : {2, 3}) {
+    const int64_t k = 2 * scale - scale % 2;
+    const NDArray w = BilinearWeight(3, k);
+    const NDArray y = nd::Call("UpSampling", {x, w},
+                               {{"scale", nd::Attr(scale)},
+                                {"sample_type", "bilinear"},
+                                {"num_filter", "3"}});
+    EXPECT_EQ(y.shape(), TShape({2, 3, 4 * scale, 5 * scale}));
+    const NDArray want =
+        nd::Call("Deconvolution", {x, w},
+                 {{"kernel", absl::StrCat("(", k, ",", k, ")")},
+                  {"stride", absl::StrCat("(", scale, ",", scale, ")")},
+                  {"pad", absl::StrCat("(", scale / 2, ",", scale / 2, ")")},
+                  {"num_filter", "3"},
+                  {"num_group", "3"},
+                  {"no_bias", "True"}});
+    ExpectNear(y, want, 1e-6, 1e-6);
+  }
+  // With the bilinear filter a constant image stays constant inside (the
+  // border sees the zero padding).
+  const NDArray ones = nd::ones_like(RandomArray({1, 1, 4, 4}));
+  const std::vector<double> up = ToDouble(nd::Call(
+      "UpSampling", {ones, BilinearWeight(1, 4)},
+      {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "1"}}));
+  for (int r = 1; r < 7; ++r) {
+    for (int c = 1; c < 7; ++c) EXPECT_NEAR(up[r * 8 + c], 1, 1e-6);
+  }
 }
 
 }  // namespace

@@ -30,6 +30,11 @@ void RegisterBlasOps(mxplugin::Plugin& plugin);
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Deconvolution and _backward_Deconvolution (cuDNN, conv_plan.h).
 void RegisterDeconvOps(mxplugin::Plugin& plugin);
+// Deconvolution's forward kernel, for ops that are one (UpSampling's
+// bilinear mode).
+void RunDeconvolution(const mxplugin::KernelContext& ctx,
+                      const mxplugin::Attrs& attrs, mxplugin::Tensors in,
+                      const int32_t* req, mxplugin::Tensors out);
 // Pooling, BatchNorm, Dropout and their gradients (nn_kernels.cu).
 void RegisterNnOps(mxplugin::Plugin& plugin);
 // take, Embedding, gather_nd and their gradients, where, SequenceMask,

@@ -246,6 +246,12 @@ void DeconvBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 
 }  // namespace
 
+void RunDeconvolution(const mxplugin::KernelContext& ctx,
+                      const mxplugin::Attrs& attrs, mxplugin::Tensors in,
+                      const int32_t* req, mxplugin::Tensors out) {
+  DeconvForward(ctx, attrs, in, req, out);
+}
+
 void RegisterDeconvOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "Deconvolution", DeconvForward);
   RegisterGpuKernel(plugin, "_backward_Deconvolution", DeconvBackward);

@@ -382,7 +382,8 @@ GatherIndex LeadingBlock(const std::string& op, const Attrs&,
   return LeadingBlockIndex(op, whole, part);
 }
 
-// ---- UpSampling (nearest), as the CPU's upsampling_ops.cc. ----
+// ---- UpSampling, as the CPU's upsampling_ops.cc (bilinear: the
+// Deconvolution kernel). ----
 
 // Input i enlarges by (output height / its height) and lands at channel
 // `channel` (concat) or adds to channel 0 on (sum); the host checked the
@@ -390,6 +391,25 @@ GatherIndex LeadingBlock(const std::string& op, const Attrs&,
 void UpSampling(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                 const int32_t* req, Tensors out) {
   const std::string op = "UpSampling";
+  if (attrs.Get("sample_type", "") == "bilinear") {
+    // MXNet's: the grouped Deconvolution the CPU's upsampling_ops.cc
+    // describes.
+    const auto scale = mxplugin::ParseInt(attrs.Get("scale", ""));
+    const std::string nf = attrs.Get("num_filter", "0");
+    if (!scale || *scale < 1) BadAttr(op, attrs, "scale");
+    const int64_t k = 2 * *scale - *scale % 2, pad = *scale / 2;
+    const auto pair = [](int64_t v) {
+      return "(" + std::to_string(v) + "," + std::to_string(v) + ")";
+    };
+    const mxplugin::OwnedAttrs deconv({{"kernel", pair(k)},
+                                       {"stride", pair(*scale)},
+                                       {"pad", pair(pad)},
+                                       {"num_filter", nf},
+                                       {"num_group", nf},
+                                       {"no_bias", "True"}});
+    RunDeconvolution(ctx, deconv.view(), in, req, out);
+    return;
+  }
   if (attrs.Get("sample_type", "") != "nearest") {
     Unsupported(op, "sample_type other than nearest");
   }

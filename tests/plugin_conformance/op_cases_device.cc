@@ -321,6 +321,13 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   sum["multi_input_mode"] = "sum";
   t->push_back(Shaped("UpSampling", {{{2, 2, 2, 2}, {2, 1, 1, 1}}}, {concat}));
   t->push_back(Shaped("UpSampling", {{{2, 2, 2, 2}, {2, 2, 4, 4}}}, {sum}));
+  // bilinear: (data, weight), a grouped Deconvolution.
+  t->push_back(Shaped(
+      "UpSampling", {{{2, 3, 4, 5}, {3, 1, 4, 4}}},
+      {{{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}}}));
+  t->push_back(Shaped(
+      "UpSampling", {{{1, 2, 3, 3}, {2, 1, 5, 5}}},
+      {{{"scale", "3"}, {"sample_type", "bilinear"}, {"num_filter", "2"}}}));
   t->push_back(
       Shaped("_backward_UpSampling", {{{2, 3, 4, 6}, {2, 3, 2, 3}}}, {up2}));
   t->push_back(Shaped("_backward_UpSampling",
