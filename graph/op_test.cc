@@ -72,6 +72,40 @@ TEST(Params, AttrTextRoundTrips) {
   EXPECT_EQ(AttrText(3), "3");
 }
 
+struct TestTupleParam {
+  FloatTuple sizes = {1};
+  OptionalIntTuple begin;
+  static void Declare(ParamSchema<TestTupleParam>* s) {
+    s->Field("sizes", &TestTupleParam::sizes);
+    s->Field("begin", &TestTupleParam::begin);
+  }
+};
+
+TEST(Params, TuplesOfRealsAndOptionalIntegers) {
+  TestTupleParam p = ParseParams<TestTupleParam>(
+      "Prior", {{"sizes", "(0.2, 0.272,)"}, {"begin", "[None, -1]"}});
+  EXPECT_EQ(p.sizes, (FloatTuple{0.2, 0.272}));
+  ASSERT_EQ(p.begin.size(), 2u);
+  EXPECT_FALSE(p.begin[0].has_value());
+  EXPECT_EQ(*p.begin[1], -1);
+  AttrDict printed = PrintParams(p);
+  EXPECT_EQ(printed["sizes"], "(0.2,0.272)");
+  EXPECT_EQ(printed["begin"], "(None,-1)");
+  EXPECT_EQ(ParseParams<TestTupleParam>("Prior", printed).sizes, p.sizes);
+  // A bare number is a tuple of one, printed as one.
+  p = ParseParams<TestTupleParam>("Prior", {{"sizes", "0.5"}});
+  EXPECT_EQ(p.sizes, (FloatTuple{0.5}));
+  EXPECT_EQ(PrintParams(p)["sizes"], "(0.5,)");
+  EXPECT_NE(Message([] {
+              ParseParams<TestTupleParam>("Prior", {{"sizes", "(0.1, x)"}});
+            }).find("not a number"),
+            std::string::npos);
+  EXPECT_NE(Message([] {
+              ParseParams<TestTupleParam>("Prior", {{"sizes", "(0.1"}});
+            }).find("unbalanced"),
+            std::string::npos);
+}
+
 TEST(Params, ErrorsNameOpKeyAndValue) {
   EXPECT_EQ(Message([] { ParseParams<TestPoolParam>("Pool", {}); }),
             "op \"Pool\": required attribute \"kernel\" is missing");

@@ -93,17 +93,38 @@ void ParseValue(const std::string& s, DType* v) {
   }
 }
 
-void ParseValue(const std::string& s, OptionalIntTuple* v) {
-  v->clear();
+namespace {
+// The items of "(a, b)", "[a, b]" or "a, b" ("(1,)" and "()" allowed).
+std::vector<std::string> TupleItems(const std::string& s) {
   std::string body = std::string(absl::StripAsciiWhitespace(s));
   if (!body.empty() && (body.front() == '(' || body.front() == '[')) {
     const char close = body.front() == '(' ? ')' : ']';
     if (body.back() != close) throw std::invalid_argument("unbalanced tuple");
     body = body.substr(1, body.size() - 2);
   }
+  std::vector<std::string> items;
   for (absl::string_view part : absl::StrSplit(body, ',')) {
     std::string item(absl::StripAsciiWhitespace(part));
-    if (item.empty()) continue;  // "(1,)" and "()".
+    if (!item.empty()) items.push_back(std::move(item));
+  }
+  return items;
+}
+
+template <typename T, typename F>
+std::string TupleText(const std::vector<T>& v, F text) {
+  std::string out = "(";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ",";
+    out += text(v[i]);
+  }
+  if (v.size() == 1) out += ",";
+  return out + ")";
+}
+}  // namespace
+
+void ParseValue(const std::string& s, OptionalIntTuple* v) {
+  v->clear();
+  for (const std::string& item : TupleItems(s)) {
     if (item == "None" || item == "none") {
       v->push_back(std::nullopt);
     } else {
@@ -112,14 +133,19 @@ void ParseValue(const std::string& s, OptionalIntTuple* v) {
   }
 }
 
+void ParseValue(const std::string& s, FloatTuple* v) {
+  v->clear();
+  for (const std::string& item : TupleItems(s)) v->push_back(ParseReal(item));
+}
+
 std::string PrintValue(const OptionalIntTuple& v) {
-  std::string out = "(";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) out += ",";
-    out += v[i] ? std::to_string(*v[i]) : "None";
-  }
-  if (v.size() == 1) out += ",";
-  return out + ")";
+  return TupleText(v, [](const std::optional<int64_t>& e) {
+    return e ? std::to_string(*e) : std::string("None");
+  });
+}
+
+std::string PrintValue(const FloatTuple& v) {
+  return TupleText(v, [](double e) { return AttrText(e); });
 }
 
 std::string PrintValue(int v) { return std::to_string(v); }

@@ -45,6 +45,9 @@ std::string AttrText(double v);
 
 // A tuple whose entries may be None, e.g. slice's begin=(None, 1).
 using OptionalIntTuple = std::vector<std::optional<int64_t>>;
+// A tuple of reals, e.g. MultiBoxPrior's sizes=(0.2, 0.272); a bare
+// number is a tuple of one.
+using FloatTuple = std::vector<double>;
 
 namespace param_internal {
 // Each throws std::invalid_argument with a short reason on a bad value.
@@ -57,6 +60,7 @@ void ParseValue(const std::string& s, std::string* v);
 void ParseValue(const std::string& s, TShape* v);
 void ParseValue(const std::string& s, DType* v);
 void ParseValue(const std::string& s, OptionalIntTuple* v);
+void ParseValue(const std::string& s, FloatTuple* v);
 template <typename T>
 void ParseValue(const std::string& s, std::optional<T>* v) {
   if (s == "None" || s == "none" || s.empty()) {
@@ -77,6 +81,7 @@ std::string PrintValue(const std::string& v);
 std::string PrintValue(const TShape& v);
 std::string PrintValue(DType v);
 std::string PrintValue(const OptionalIntTuple& v);
+std::string PrintValue(const FloatTuple& v);
 template <typename T>
 std::string PrintValue(const std::optional<T>& v) {
   return v ? PrintValue(*v) : "None";

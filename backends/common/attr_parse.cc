@@ -45,23 +45,37 @@ std::optional<double> ParseFloat(std::string_view text) {
   return v;
 }
 
-std::optional<std::vector<int64_t>> ParseTuple(std::string_view text) {
+namespace {
+
+// The entries of a tuple, each read by `parse`.
+template <typename T, typename Parse>
+std::optional<std::vector<T>> ParseEntries(std::string_view text, Parse parse) {
   text = Trim(text);
-  if (text == "None" || text.empty()) return std::vector<int64_t>{};
+  if (text == "None" || text.empty()) return std::vector<T>{};
   if ((text.front() == '(' && text.back() == ')') ||
       (text.front() == '[' && text.back() == ']')) {
     text = text.substr(1, text.size() - 2);
   }
-  std::vector<int64_t> values;
+  std::vector<T> values;
   while (!Trim(text).empty()) {
     const size_t comma = text.find(',');
-    const std::optional<int64_t> v = ParseInt(text.substr(0, comma));
+    const std::optional<T> v = parse(text.substr(0, comma));
     if (!v) return std::nullopt;
     values.push_back(*v);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
   return values;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> ParseTuple(std::string_view text) {
+  return ParseEntries<int64_t>(text, ParseInt);
+}
+
+std::optional<std::vector<double>> ParseFloatTuple(std::string_view text) {
+  return ParseEntries<double>(text, ParseFloat);
 }
 
 }  // namespace mxplugin

@@ -24,6 +24,8 @@ std::optional<int64_t> ParseInt(std::string_view text);
 std::optional<double> ParseFloat(std::string_view text);
 // "(3, 3)", "[3,3]", "(3,)", "3", "()" or "None" (empty).
 std::optional<std::vector<int64_t>> ParseTuple(std::string_view text);
+// The same with float entries: "(0.2, 0.272)", "0.5".
+std::optional<std::vector<double>> ParseFloatTuple(std::string_view text);
 
 }  // namespace mxplugin
 

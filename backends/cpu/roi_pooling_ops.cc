@@ -188,7 +188,7 @@ MX_REGISTER_OP(ROIPooling)
 
 // (out_grad, data, rois, argmax) -> (data_grad, rois_grad = 0): each bin's
 // gradient goes to its argmax, summed per channel in double.
-void ROIPoolingBackwardCompute(const OpContext&, const NodeAttrs& attrs,
+void ROIPoolingBackwardCompute(const OpContext&, const NodeAttrs&,
                                const std::vector<TBlob>& in,
                                const std::vector<OpReqType>& req,
                                const std::vector<TBlob>& out) {

@@ -192,6 +192,36 @@ struct BoxNmsGradLauncher {
   }
 };
 
+template <int kReq, typename T>
+__global__ void MultiBoxPriorKernel(PriorBoxes p, T* y) {
+  using A = typename Acc<T>::type;
+  const int64_t boxes = p.h * p.w * p.anchors;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < boxes;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t a = i % p.anchors, cell = i / p.anchors;
+    const double cy = (cell / p.w + p.offset_y) * p.step_y;
+    const double cx = (cell % p.w + p.offset_x) * p.step_x;
+    const double box[4] = {cx - p.half_w[a], cy - p.half_h[a], cx + p.half_w[a],
+                           cy + p.half_h[a]};
+    for (int k = 0; k < 4; ++k) {
+      const double v = p.clip ? fmin(fmax(box[k], 0.0), 1.0) : box[k];
+      Store<kReq>(y, i * 4 + k, static_cast<A>(v));
+    }
+  }
+}
+
+struct MultiBoxPriorLauncher {
+  PriorBoxes p;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    MultiBoxPriorKernel<R, T>
+        <<<Blocks(p.h * p.w * p.anchors), kThreads, 0, s>>>(p,
+                                                            static_cast<T*>(y));
+  }
+};
+
 }  // namespace
 
 size_t BoxNmsScratchBytes(int64_t batches, int64_t n) {
@@ -236,6 +266,12 @@ cudaError_t LaunchBoxNmsGrad(int dtype, int64_t batches, int64_t n, int64_t k,
   return Dispatch(
       dtype, req,
       BoxNmsGradLauncher{batches, n, k, out_grad, source_row, dx, stream});
+}
+
+cudaError_t LaunchMultiBoxPrior(int dtype, const PriorBoxes& p, void* y,
+                                int req, cudaStream_t stream) {
+  if (p.h * p.w * p.anchors == 0) return cudaSuccess;
+  return Dispatch(dtype, req, MultiBoxPriorLauncher{p, y, stream});
 }
 
 }  // namespace mx_cuda

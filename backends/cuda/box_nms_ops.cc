@@ -1,6 +1,9 @@
 // GPU kernels for _contrib_box_nms (non-maximum suppression, as the CPU
-// kernel decides it) and its gradient (box_nms_kernels.cu).
+// kernel decides it) and its gradient, and _contrib_MultiBoxPrior
+// (box_nms_kernels.cu).
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "backends/common/attr_parse.h"
 #include "backends/cuda/box_nms_kernels.h"
@@ -108,11 +111,60 @@ void BoxNmsBackward(const KernelContext& ctx, const Attrs&, Tensors in,
               in[2].dtype());
 }
 
+// _contrib_MultiBoxPrior: data lends its (h, w); the anchors' half
+// extents are worked out here, as the CPU's.
+void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                   const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_MultiBoxPrior";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, out[0]);
+  const auto tuple = [&](const char* key, const char* fallback) {
+    auto v = mxplugin::ParseFloatTuple(attrs.Get(key, fallback));
+    if (!v || v->empty()) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  op + ": cannot read " + std::string(key));
+    }
+    return *v;
+  };
+  const std::vector<double> sizes = tuple("sizes", "(1,)");
+  const std::vector<double> ratios = tuple("ratios", "(1,)");
+  const std::vector<double> steps = tuple("steps", "(-1,-1)");
+  const std::vector<double> offsets = tuple("offsets", "(0.5,0.5)");
+  if (in[0].ndim() != 4 || steps.size() != 2 || offsets.size() != 2) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": needs NCHW data and (y, x) steps and offsets");
+  }
+  PriorBoxes p;
+  p.h = in[0].dim(2);
+  p.w = in[0].dim(3);
+  p.anchors = static_cast<int64_t>(sizes.size() + ratios.size() - 1);
+  if (p.anchors > kMaxPriorAnchors) Unsupported(op, "more than 64 anchors");
+  p.step_y = steps[0] > 0 ? steps[0] : 1.0 / p.h;
+  p.step_x = steps[1] > 0 ? steps[1] : 1.0 / p.w;
+  p.offset_y = offsets[0];
+  p.offset_x = offsets[1];
+  p.clip = FlagAttr(op, attrs, "clip", "False");
+  int64_t a = 0;
+  const auto add = [&](double size, double ratio) {
+    const double q = std::sqrt(ratio);
+    p.half_w[a] = size * p.h / p.w * q / 2;
+    p.half_h[a] = size / q / 2;
+    ++a;
+  };
+  for (double size : sizes) add(size, ratios[0]);
+  for (size_t j = 1; j < ratios.size(); ++j) add(sizes[0], ratios[j]);
+  CheckLaunch(op,
+              LaunchMultiBoxPrior(out[0].dtype(), p, out[0].data<void>(),
+                                  req[0], StreamOf(ctx)),
+              out[0].dtype());
+}
+
 }  // namespace
 
 void RegisterBoxNmsOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_contrib_box_nms", BoxNms);
   RegisterGpuKernel(plugin, "_backward_contrib_box_nms", BoxNmsBackward);
+  RegisterGpuKernel(plugin, "_contrib_MultiBoxPrior", MultiBoxPrior);
 }
 
 }  // namespace mx_cuda

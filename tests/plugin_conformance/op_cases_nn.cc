@@ -340,6 +340,15 @@ void AddNnCases(std::vector<OpCase>* t) {
   roi.ranges = {{-1, 1}, {0, 2}};
   roi.no_grad = {1};
   t->push_back(roi);
+  // MultiBoxPrior: anchors from data's shape only.
+  t->push_back(Shaped("_contrib_MultiBoxPrior",
+                      {{{1, 3, 4, 5}}, {{2, 1, 3, 3}}},
+                      {{},
+                       {{"sizes", "(0.5, 0.25)"}, {"ratios", "(1, 2, 0.5)"}},
+                       {{"sizes", "(0.9,)"},
+                        {"clip", "True"},
+                        {"steps", "(0.1, 0.2)"},
+                        {"offsets", "(0, 1)"}}}));
   // ROIPooling on the same regions; its gradient takes (out_grad, data,
   // rois, argmax) with argmax offsets inside the 5x5 plane (or -1).
   OpCase roi_pool =
