@@ -100,6 +100,12 @@ TShape ResizedShape(const NodeAttrs& attrs, const TShape& d,
     throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
                                   d.ToString(), "; 4 dims (NCHW) needed"));
   }
+  if (d[2] < 1 || d[3] < 1) {  // Nothing to interpolate from.
+    throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 0 (data) has shape ",
+                                  d.ToString(),
+                                  "; height and width must be "
+                                  "at least 1"));
+  }
   if (like != nullptr && like->ndim() != 4) {
     throw ShapeError(absl::StrCat(OpLabel(attrs), ": input 1 (like) has shape ",
                                   like->ToString(), "; 4 dims (NCHW) needed"));

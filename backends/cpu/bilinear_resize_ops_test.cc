@@ -92,6 +92,12 @@ TEST(BilinearResize2D, BadInputsAreTypedErrors) {
       },
       {"scale_height"});
   EXPECT_THROW(Resize(RandomArray({4, 4}), {}), ShapeError);
+  // An empty plane has nothing to read from.
+  ExpectError<ShapeError>(
+      [] {
+        Resize(RandomArray({1, 1, 0, 3}), {{"height", "2"}});
+      },
+      {"(1,1,0,3)", "at least 1"});
   EXPECT_THROW(Resize(x, {{"mode", "nearest"}}), InvalidArgument);
   EXPECT_THROW(Resize(ArrayOf({1, 1, 1, 1}, {1}, DType::kInt32), {}),
                DTypeError);
