@@ -76,8 +76,9 @@ Window WindowOf(const NodeAttrs& attrs, const TShape& data,
     win.y = p.offset[0];
     win.x = p.offset[1];
   }
-  if (win.h <= 0 || win.w <= 0 || win.y < 0 || win.x < 0 ||
-      win.y + win.h > data[2] || win.x + win.w > data[3]) {
+  if (win.h <= 0 || win.w <= 0 || win.y < 0 || win.x < 0 || win.h > data[2] ||
+      win.w > data[3] || win.y > data[2] - win.h ||
+      win.x > data[3] - win.w) {  // No sum that could overflow.
     throw ShapeError(absl::StrCat(
         label, ": a (", win.h, ", ", win.w, ") crop at (", win.y, ", ", win.x,
         ") does not fit input 0 (data) of shape ", data.ToString()));

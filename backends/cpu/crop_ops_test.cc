@@ -38,6 +38,11 @@ TEST(Crop, WindowsOutsideTheDataAreTypedErrors) {
       },
       {"op \"Crop\"", "(3, 3) crop at (2, 0)", "(1,1,4,4)"});
   EXPECT_THROW(nd::Call("Crop", {x}, {{"num_args", "1"}}), ShapeError);
+  EXPECT_THROW(nd::Call("Crop", {x},
+                        {{"num_args", "1"},
+                         {"h_w", "(2, 2)"},
+                         {"offset", "(9223372036854775807, 0)"}}),
+               ShapeError);
   EXPECT_THROW(
       nd::Call("Crop", {x, RandomArray({1, 1, 5, 2})}, {{"num_args", "2"}}),
       ShapeError);

@@ -48,6 +48,15 @@ int64_t CheckedBlock(const NodeAttrs& attrs, const TShape& in, bool to_space) {
                  : " has height or width not divisible by block_size = ",
         to_space ? b * b : b));
   }
+  // The enlarged extents (an empty input divides by any block).
+  const bool sized =
+      to_space ? CheckedProduct({in[2], b}) && CheckedProduct({in[3], b})
+               : CheckedProduct({in[1], b, b}).has_value();
+  if (!sized) {
+    throw ShapeError(absl::StrCat(label, ": input 0 (data) of shape ",
+                                  in.ToString(), " with block_size=", b,
+                                  " does not fit in 64 bits"));
+  }
   return b;
 }
 

@@ -67,6 +67,12 @@ TEST(SpaceDepth, BadShapesAndBlocksAreTypedErrors) {
       },
       {"NCHW"});
   EXPECT_THROW(nd::Call("depth_to_space", {x}, {}), InvalidArgument);
+  // An empty input divides by any block; the enlarged extents must fit.
+  ExpectError<ShapeError>(
+      [] {
+        Call("space_to_depth", RandomArray({1, 4, 0, 0}), 2147483647);
+      },
+      {"does not fit in 64 bits"});
 }
 
 }  // namespace
