@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/line_moments.h"
 #include "base/error.h"
 
 namespace mx {
@@ -111,21 +112,10 @@ void FloatType(const NodeAttrs& attrs, std::vector<DType>* in,
   if ((*in)[0] != DType::kUnknown) RequireFloat(attrs, (*in)[0]);
 }
 
-// Mean and 1 / sqrt(var + eps) of each line, in double.
+// The moments of line `line` (contiguous), as LayerNorm's.
 template <typename T>
-void LineStats(const Groups& g, double eps, const T* x, int64_t line,
-               double* mean, double* inv_std) {
-  const int64_t len = g.len();
-  const T* p = x + line * len;
-  double sum = 0, var = 0;
-  for (int64_t k = 0; k < len; ++k) sum += static_cast<double>(p[k]);
-  *mean = len > 0 ? sum / static_cast<double>(len) : 0;
-  for (int64_t k = 0; k < len; ++k) {
-    const double c = static_cast<double>(p[k]) - *mean;
-    var += c * c;
-  }
-  *inv_std =
-      1.0 / std::sqrt((len > 0 ? var / static_cast<double>(len) : 0) + eps);
+LineMoments LineStats(const Groups& g, double eps, const T* x, int64_t line) {
+  return MomentsOf(x + line * g.len(), g.len(), 1, eps);
 }
 
 void GroupNormCompute(const OpContext&, const NodeAttrs& attrs,
@@ -143,8 +133,8 @@ void GroupNormCompute(const OpContext&, const NodeAttrs& attrs,
     T* y = out[0].data<T>();
     ParallelFor(g.lines(), 4, [&](int64_t b, int64_t e) {
       for (int64_t line = b; line < e; ++line) {
-        double mean, inv_std;
-        LineStats(g, eps, x, line, &mean, &inv_std);
+        const LineMoments m = LineStats(g, eps, x, line);
+        const double mean = m.mean, inv_std = m.inv_std;
         if (out.size() > 1) {
           Assign(out[1].data<T>() + line, req[1], static_cast<A>(mean));
           Assign(out[2].data<T>() + line, req[2],
@@ -184,9 +174,9 @@ void GroupNormBackwardCompute(const OpContext&, const NodeAttrs& attrs,
     T* dx = out[0].data<T>();
     ParallelFor(g.lines(), 4, [&](int64_t b, int64_t e) {
       for (int64_t line = b; line < e; ++line) {
-        double& mean = means[line];
-        double& inv_std = inv_stds[line];
-        LineStats(g, eps, x, line, &mean, &inv_std);
+        const LineMoments m = LineStats(g, eps, x, line);
+        const double mean = means[line] = m.mean;
+        const double inv_std = inv_stds[line] = m.inv_std;
         if (req[0] == OpReqType::kNullOp || len == 0) continue;
         const int64_t group = line % g.groups;
         const auto xh = [&](int64_t i) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/line_moments.h"
 #include "base/error.h"
 
 namespace mx {
@@ -63,17 +64,8 @@ void ForEachLine(const Lines& l, double eps, const T* x, F f) {
   ParallelFor(l.outer * l.inner, 16, [&](int64_t b, int64_t e) {
     for (int64_t line = b; line < e; ++line) {
       const int64_t base = (line / l.inner) * l.len * l.inner + line % l.inner;
-      double mean = 0, var = 0;
-      for (int64_t i = 0; i < l.len; ++i) {
-        mean += static_cast<double>(x[base + i * l.inner]);
-      }
-      mean /= static_cast<double>(l.len);
-      for (int64_t i = 0; i < l.len; ++i) {
-        const double c = static_cast<double>(x[base + i * l.inner]) - mean;
-        var += c * c;
-      }
-      var /= static_cast<double>(l.len);
-      f(line, base, mean, 1.0 / std::sqrt(var + eps));
+      const LineMoments m = MomentsOf(x + base, l.len, l.inner, eps);
+      f(line, base, m.mean, m.inv_std);
     }
   });
 }
@@ -150,17 +142,8 @@ void LayerNormBackwardCompute(const OpContext&, const NodeAttrs& attrs,
     // Serial: the gamma and beta sums are shared across lines.
     for (int64_t line = 0; line < l.outer * l.inner; ++line) {
       const int64_t base = (line / l.inner) * l.len * l.inner + line % l.inner;
-      double mean = 0, var = 0;
-      for (int64_t i = 0; i < l.len; ++i) {
-        mean += static_cast<double>(x[base + i * l.inner]);
-      }
-      mean /= static_cast<double>(l.len);
-      for (int64_t i = 0; i < l.len; ++i) {
-        const double c = static_cast<double>(x[base + i * l.inner]) - mean;
-        var += c * c;
-      }
-      const double inv_std =
-          1.0 / std::sqrt(var / static_cast<double>(l.len) + eps);
+      const LineMoments m = MomentsOf(x + base, l.len, l.inner, eps);
+      const double mean = m.mean, inv_std = m.inv_std;
       double sum_gh = 0, sum_ghxh = 0;
       for (int64_t i = 0; i < l.len; ++i) {
         const int64_t k = base + i * l.inner;
