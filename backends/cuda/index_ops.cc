@@ -443,7 +443,7 @@ void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 // ---- _arange, tril, triu. ----
 
 // cumsum along axis (or the flattened array); the output's dtype must be
-// the input's here (dtype=... otherwise is handed back to the host).
+// the input's here (another dtype is a NotImplemented error on the GPU).
 void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             const int32_t* req, Tensors out) {
   const std::string op = "cumsum";
