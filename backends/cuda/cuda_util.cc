@@ -237,6 +237,21 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
             op);
 }
 
+void FillOutput(const std::string& op, cudaStream_t s,
+                const mxplugin::Tensor& out, int32_t req, double value) {
+  if (req == MX_REQ_ADD) {
+    if (value != 0) {
+      CheckCuda(LaunchScalar(Binary::kAdd, false, out.dtype(), out.size(),
+                             out.data<void>(), value, out.data<void>(),
+                             MX_REQ_WRITE, s),
+                op);
+    }
+  } else if (req == MX_REQ_WRITE || req == MX_REQ_INPLACE) {
+    CheckCuda(LaunchFill(out.dtype(), out.size(), value, out.data<void>(), s),
+              op);
+  }
+}
+
 void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
                 const GatherIndex& gi, const mxplugin::Tensor& src,
                 const mxplugin::Tensor& out, int32_t req) {

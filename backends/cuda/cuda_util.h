@@ -77,6 +77,16 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
                const GatherIndex& gi, const mxplugin::Tensor& src,
                const mxplugin::Tensor& out, int32_t req);
 
+// Sets `out` to `value` as `req` says: written for a write, added for an
+// add (nothing for 0), untouched for MX_REQ_NULL. For empty reductions and
+// the zero gradients of inputs that lend only their shape.
+void FillOutput(const std::string& op, cudaStream_t s,
+                const mxplugin::Tensor& out, int32_t req, double value);
+
+// `bytes` rounded up to 256: scratch buffers carved from one workspace
+// stay aligned for any dtype and for cuDNN.
+inline size_t AlignedBytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 // The inverse of RunGather for a gradient into zeros: src scattered into
 // out along `gi` (out zeroed first unless MX_REQ_ADD).
 void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,

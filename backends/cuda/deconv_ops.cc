@@ -138,8 +138,6 @@ DeconvPlan DeconvGeometry(const std::string& op, const Attrs& attrs,
   return plan;
 }
 
-size_t Aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 // Scratch for the padded output (when uneven) followed by cuDNN's
 // workspace, from one per-thread buffer.
 struct Scratch {
@@ -152,7 +150,8 @@ Scratch ScratchFor(const KernelContext& ctx, const DeconvPlan& plan,
   if (plan.uneven) {
     int64_t n = 1;
     for (int64_t d : plan.padded) n *= d;
-    padded_bytes = Aligned(static_cast<size_t>(n) * DTypeSize(plan.g.dtype));
+    padded_bytes =
+        AlignedBytes(static_cast<size_t>(n) * DTypeSize(plan.g.dtype));
   }
   char* base = static_cast<char*>(Workspace(ctx, padded_bytes + ws_bytes));
   Scratch s;

@@ -73,15 +73,14 @@ BroadcastIndex PerChannel(const GroupLayout& g) {
   return bc;
 }
 
-// Scratch buffers carved from one workspace, each 256-byte aligned.
+// Scratch buffers carved from one workspace, each AlignedBytes apart.
 class Carver {
  public:
   Carver(const KernelContext& ctx, size_t total) : ctx_(ctx), total_(total) {}
-  static size_t Round(size_t bytes) { return (bytes + 255) / 256 * 256; }
   void* Next(size_t bytes) {
     if (base_ == nullptr) base_ = static_cast<char*>(Workspace(ctx_, total_));
     void* p = base_ + used_;
-    used_ += Round(bytes);
+    used_ += AlignedBytes(bytes);
     return p;
   }
 
@@ -112,7 +111,7 @@ void GroupNormForward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   if (g.size() == 0) return;
   cudaStream_t s = StreamOf(ctx);
   Carver carve(ctx,
-               2 * Carver::Round(l.len * esz) + Carver::Round(g.size() * esz));
+               2 * AlignedBytes(l.len * esz) + AlignedBytes(g.size() * esz));
   void* ones = carve.Next(l.len * esz);
   void* zeros = carve.Next(l.len * esz);
   void* normalized = carve.Next(g.size() * esz);
@@ -150,18 +149,13 @@ void GroupNormBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const size_t esz = DTypeSize(dt);
   cudaStream_t s = StreamOf(ctx);
   if (g.size() == 0) {  // No elements: the channel sums are 0.
-    for (int k = 1; k < 3; ++k) {
-      if (req[k] == MX_REQ_WRITE || req[k] == MX_REQ_INPLACE) {
-        CheckCuda(LaunchFill(dt, out[k].size(), 0.0, out[k].data<void>(), s),
-                  op);
-      }
-    }
+    for (int k = 1; k < 3; ++k) FillOutput(op, s, out[k], req[k], 0.0);
     return;
   }
-  const size_t line_bytes = Carver::Round(l.len * esz);
-  const size_t data_bytes = Carver::Round(g.size() * esz);
+  const size_t line_bytes = AlignedBytes(l.len * esz);
+  const size_t data_bytes = AlignedBytes(g.size() * esz);
   Carver carve(ctx, 2 * line_bytes + 2 * data_bytes +
-                        Carver::Round(LayerNormScratchBytes(l)));
+                        AlignedBytes(LayerNormScratchBytes(l)));
   void* ones = carve.Next(l.len * esz);
   void* zeros = carve.Next(l.len * esz);
   void* xhat = carve.Next(g.size() * esz);

@@ -475,11 +475,7 @@ void ROIPoolingBackward(const KernelContext& ctx, const Attrs& attrs,
                      "pooled_size), argmax int32");
   }
   cudaStream_t s = StreamOf(ctx);
-  if (req[1] == MX_REQ_WRITE || req[1] == MX_REQ_INPLACE) {
-    CheckCuda(
-        LaunchFill(out[1].dtype(), out[1].size(), 0.0, out[1].data<void>(), s),
-        op);
-  }
+  FillOutput(op, s, out[1], req[1], 0.0);
   void* scratch = Workspace(ctx, ROIPoolGradScratchBytes(a));
   CheckLaunch(op,
               LaunchROIPoolBackward(in[1].dtype(), a, in[0].data<void>(),

@@ -204,21 +204,10 @@ void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
           // As on the CPU: an empty sum is 0, an empty product 1, an
           // empty mean 0/0 (0 for integers); max and min have no identity
           // (shape inference refused them).
-          const double v =
-              kind == Reduce::kProd || kind == Reduce::kNanProd ? 1.0
-              : kind != Reduce::kMean || !IsFloat(dt)           ? 0.0
-                                                                : std::nan("");
-          void* y = out[0].data<void>();
-          const int64_t n = out[0].size();
-          if (req[0] == MX_REQ_ADD) {
-            if (v != 0) {
-              CheckCuda(LaunchScalar(Binary::kAdd, false, dt, n, y, v, y,
-                                     MX_REQ_WRITE, s),
-                        op);
-            }
-          } else if (req[0] != MX_REQ_NULL) {
-            CheckCuda(LaunchFill(dt, n, v, y, s), op);
-          }
+          FillOutput(op, s, out[0], req[0],
+                     kind == Reduce::kProd || kind == Reduce::kNanProd ? 1.0
+                     : kind != Reduce::kMean || !IsFloat(dt)           ? 0.0
+                                                             : std::nan(""));
           return;
         }
         CheckCuda(LaunchReduce(kind, dt, outer, reduce, inner, x,
@@ -243,11 +232,7 @@ void Norm(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const ReduceLines l = LinesOf(op, ctx, reduced, in[0]);
   cudaStream_t s = StreamOf(ctx);
   if (l.reduce == 0) {  // An empty norm is 0.
-    if (req[0] != MX_REQ_ADD) {
-      CheckCuda(LaunchFill(out[0].dtype(), out[0].size(), 0.0,
-                           out[0].data<void>(), s),
-                op);
-    }
+    FillOutput(op, s, out[0], req[0], 0.0);
     return;
   }
   CheckLaunch(
@@ -267,18 +252,7 @@ void Moments(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const ReduceLines l = LinesOf(op, ctx, reduced, in[0]);
   cudaStream_t s = StreamOf(ctx);
   if (l.reduce == 0) {  // NaN for both, as the CPU's.
-    for (int k = 0; k < 2; ++k) {
-      if (req[k] == MX_REQ_WRITE || req[k] == MX_REQ_INPLACE) {
-        CheckCuda(LaunchFill(out[k].dtype(), out[k].size(), std::nan(""),
-                             out[k].data<void>(), s),
-                  op);
-      } else if (req[k] == MX_REQ_ADD) {
-        CheckCuda(LaunchScalar(Binary::kAdd, false, out[k].dtype(),
-                               out[k].size(), out[k].data<void>(), std::nan(""),
-                               out[k].data<void>(), MX_REQ_WRITE, s),
-                  op);
-      }
-    }
+    for (int k = 0; k < 2; ++k) FillOutput(op, s, out[k], req[k], std::nan(""));
     return;
   }
   CheckLaunch(op,

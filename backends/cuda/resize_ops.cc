@@ -54,11 +54,7 @@ void ResizeBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                     const int32_t* req, Tensors out) {
   const std::string op = "_backward_contrib_BilinearResize2D";
   cudaStream_t s = StreamOf(ctx);
-  if (out.size() > 1 && (req[1] == MX_REQ_WRITE || req[1] == MX_REQ_INPLACE)) {
-    CheckCuda(
-        LaunchFill(out[1].dtype(), out[1].size(), 0.0, out[1].data<void>(), s),
-        op);
-  }
+  if (out.size() > 1) FillOutput(op, s, out[1], req[1], 0.0);
   if (req[0] == MX_REQ_NULL) return;
   const ResizeShape r = ShapeOf(op, attrs, in[1], in[0]);
   const size_t bytes = static_cast<size_t>(out[0].size()) * sizeof(double);
@@ -114,11 +110,7 @@ void Crop(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 void CropBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                   const int32_t* req, Tensors out) {
   const std::string op = "_backward_Crop";
-  if (out.size() > 1 && (req[1] == MX_REQ_WRITE || req[1] == MX_REQ_INPLACE)) {
-    CheckCuda(LaunchFill(out[1].dtype(), out[1].size(), 0.0,
-                         out[1].data<void>(), StreamOf(ctx)),
-              op);
-  }
+  if (out.size() > 1) FillOutput(op, StreamOf(ctx), out[1], req[1], 0.0);
   RunScatter(op, ctx, CropIndex(op, attrs, in[1], in[0]), in[0], out[0],
              req[0]);
 }
