@@ -123,7 +123,9 @@ inline std::pair<Op*, Op*> RegisterLikeInputOp(
   return {&fwd, &bwd};
 }
 
-// The backward kernels' second output: zeros for the like input.
+// A backward kernel's second output, the gradient of an input that lends
+// only its shape or positions (like, crop_like, ROIPooling's rois): zeros,
+// written as the request says.
 inline void ZeroLikeGradient(const std::vector<OpReqType>& req,
                              const std::vector<TBlob>& out) {
   if (out.size() < 2 || req[1] == OpReqType::kNullOp ||

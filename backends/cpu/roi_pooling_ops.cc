@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/like_input_op.h"
 #include "base/error.h"
 
 namespace mx {
@@ -228,10 +229,8 @@ void ROIPoolingBackwardCompute(const OpContext&, const NodeAttrs&,
         }
       });
     }
-    if (req[1] != OpReqType::kNullOp && req[1] != OpReqType::kAddTo) {
-      std::fill(out[1].data<T>(), out[1].data<T>() + out[1].Size(), T{});
-    }
   });
+  ZeroLikeGradient(req, out);  // rois get none.
 }
 
 MX_REGISTER_OP(_backward_ROIPooling)
