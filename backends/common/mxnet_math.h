@@ -16,11 +16,7 @@
 
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define MX_HOST_DEVICE __host__ __device__
-#else
-#define MX_HOST_DEVICE
-#endif
+#include "backends/common/host_device.h"
 
 namespace mx_math {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/like_input_op.h"
@@ -118,45 +119,30 @@ TShape ResizedShape(const NodeAttrs& attrs, const TShape& d,
                                like ? (*like)[3] : 0, "width")});
 }
 
-// For each output index along one axis: the lower source index, the step
-// to the upper one (0 at the edge) and the upper one's weight.
-struct AxisTaps {
-  std::vector<int64_t> lo, step;
-  std::vector<double> frac;
-};
-
-AxisTaps TapsOf(int64_t in, int64_t out, bool align_corners) {
-  AxisTaps t;
-  // MXNet's area_pixel_compute_scale: 0 for a single output pixel, which
-  // then reads the first input pixel in both modes.
-  double scale = 0;
-  if (out > 1) {
-    scale = align_corners ? static_cast<double>(in - 1) / (out - 1)
-                          : static_cast<double>(in) / out;
-  }
+// The taps (mx_math::BilinearTapOf) of every output index along one axis.
+std::vector<mx_math::BilinearTap> TapsOf(int64_t in, int64_t out,
+                                         bool align_corners) {
+  std::vector<mx_math::BilinearTap> taps;
+  taps.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
-    double src = align_corners ? scale * o : scale * (o + 0.5) - 0.5;
-    if (src < 0) src = 0;
-    int64_t lo = static_cast<int64_t>(src);
-    if (lo > in - 1) lo = in - 1;
-    t.lo.push_back(lo);
-    t.step.push_back(lo < in - 1 ? 1 : 0);
-    t.frac.push_back(src - lo);
+    taps.push_back(mx_math::BilinearTapOf(in, out, align_corners, o));
   }
-  return t;
+  return taps;
 }
 
 // Calls f(out_index, in_index, weight) for the four taps of every output
 // pixel of one plane.
 template <typename F>
-void ForEachTap(const AxisTaps& th, const AxisTaps& tw, int64_t in_w, F f) {
-  const int64_t oh = th.lo.size(), ow = tw.lo.size();
+void ForEachTap(const std::vector<mx_math::BilinearTap>& th,
+                const std::vector<mx_math::BilinearTap>& tw, int64_t in_w,
+                F f) {
+  const int64_t oh = th.size(), ow = tw.size();
   for (int64_t y = 0; y < oh; ++y) {
-    const double fy = th.frac[y];
-    const int64_t r0 = th.lo[y] * in_w, r1 = r0 + th.step[y] * in_w;
+    const double fy = th[y].frac;
+    const int64_t r0 = th[y].lo * in_w, r1 = r0 + th[y].step * in_w;
     for (int64_t x = 0; x < ow; ++x) {
-      const double fx = tw.frac[x];
-      const int64_t c0 = tw.lo[x], c1 = c0 + tw.step[x];
+      const double fx = tw[x].frac;
+      const int64_t c0 = tw[x].lo, c1 = c0 + tw[x].step;
       const int64_t o = y * ow + x;
       f(o, r0 + c0, (1 - fy) * (1 - fx));
       f(o, r0 + c1, (1 - fy) * fx);
@@ -175,7 +161,8 @@ void Resize(bool backward, const NodeAttrs& attrs, const TBlob& src,
   const bool align = attrs.get<BilinearResizeParam>().align_corners;
   const int64_t ih = data_shape[2], iw = data_shape[3];
   const int64_t oh = out_shape[2], ow = out_shape[3];
-  const AxisTaps th = TapsOf(ih, oh, align), tw = TapsOf(iw, ow, align);
+  const std::vector<mx_math::BilinearTap> th = TapsOf(ih, oh, align),
+                                          tw = TapsOf(iw, ow, align);
   const int64_t planes = data_shape[0] * data_shape[1];
   MX_FLOAT_DTYPE_SWITCH(src.dtype, T, {
     using A = AccType<T>;

@@ -58,6 +58,16 @@ std::string OpLabel(const NodeAttrs& attrs) {
   return label;
 }
 
+std::pair<int64_t, int64_t> TwoExtents(const NodeAttrs& attrs, const char* name,
+                                       const TShape& s) {
+  if (!s.ndim_known() || s.ndim() != 2 || s[0] < 1 || s[1] < 1) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", name, "=",
+                                       s.ToString(),
+                                       " must be two values >= 1"));
+  }
+  return {s[0], s[1]};
+}
+
 void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* /*in*/,
                   std::vector<DType>* out) {
   for (size_t i = 0; i < out->size(); ++i) {

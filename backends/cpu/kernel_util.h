@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/parallel.h"
@@ -63,12 +64,13 @@ inline T SaturatingCast(double v) {
 // the plain operators.
 template <typename A>
 inline constexpr bool kWrappingInt =
-    std::is_integral_v<A> && std::is_signed_v<A> && !std::is_same_v<A, bool>;
+    std::is_integral_v<A>&& std::is_signed_v<A> && !std::is_same_v<A, bool>;
 template <typename A>
 inline A WrapAdd(A a, A b) {
   if constexpr (kWrappingInt<A>) {
     using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    return static_cast<A>(
+        static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
   } else {
     return a + b;
   }
@@ -77,7 +79,8 @@ template <typename A>
 inline A WrapSub(A a, A b) {
   if constexpr (kWrappingInt<A>) {
     using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+    return static_cast<A>(
+        static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
   } else {
     return a - b;
   }
@@ -108,8 +111,8 @@ inline A WrapNeg(A a) {
 template <typename T, typename V>
 inline void Assign(T* dst, OpReqType req, V value) {
   if (req == OpReqType::kAddTo) {
-    *dst = static_cast<T>(WrapAdd(static_cast<AccType<T>>(*dst),
-                                  static_cast<AccType<T>>(value)));
+    *dst = static_cast<T>(
+        WrapAdd(static_cast<AccType<T>>(*dst), static_cast<AccType<T>>(value)));
   } else if (req != OpReqType::kNullOp) {
     *dst = static_cast<T>(value);
   }
@@ -158,6 +161,11 @@ std::vector<int64_t> Strides(const TShape& shape);
 
 // "op \"name\"" for messages.
 std::string OpLabel(const NodeAttrs& attrs);
+
+// A parameter of two extents >= 1 (ROIAlign's and ROIPooling's
+// pooled_size), as (first, second); InvalidArgument naming `name` otherwise.
+std::pair<int64_t, int64_t> TwoExtents(const NodeAttrs& attrs, const char* name,
+                                       const TShape& s);
 
 // Inference helpers for ops with one output whose dtype is fixed.
 void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,

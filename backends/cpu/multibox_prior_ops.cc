@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
@@ -88,14 +89,13 @@ void MultiBoxPriorCompute(const OpContext&, const NodeAttrs& attrs,
   const int64_t anchors = AnchorsPerCell(attrs);
   const double step_y = p.steps[0] > 0 ? p.steps[0] : 1.0 / h;
   const double step_x = p.steps[1] > 0 ? p.steps[1] : 1.0 / w;
-  // Half extents (w, h) of the cell's anchors, the same at every cell.
-  std::vector<std::pair<double, double>> half;
-  const auto add = [&](double size, double ratio) {
-    const double q = std::sqrt(ratio);
-    half.push_back({size * h / w * q / 2, size / q / 2});
-  };
-  for (double size : p.sizes) add(size, p.ratios[0]);
-  for (size_t j = 1; j < p.ratios.size(); ++j) add(p.sizes[0], p.ratios[j]);
+  // Half extents of the cell's anchors, the same at every cell.
+  std::vector<mx_math::AnchorHalfExtent> half;
+  for (int64_t a = 0; a < anchors; ++a) {
+    half.push_back(mx_math::AnchorHalfExtentOf(
+        p.sizes.data(), static_cast<int64_t>(p.sizes.size()), p.ratios.data(),
+        a, h, w));
+  }
   MX_FLOAT_DTYPE_SWITCH(out[0].dtype, T, {
     using A = AccType<T>;
     T* y = out[0].data<T>();
@@ -104,8 +104,8 @@ void MultiBoxPriorCompute(const OpContext&, const NodeAttrs& attrs,
         const double cy = (cell / w + p.offsets[0]) * step_y;
         const double cx = (cell % w + p.offsets[1]) * step_x;
         for (int64_t a = 0; a < anchors; ++a) {
-          const double box[4] = {cx - half[a].first, cy - half[a].second,
-                                 cx + half[a].first, cy + half[a].second};
+          const double box[4] = {cx - half[a].w, cy - half[a].h, cx + half[a].w,
+                                 cy + half[a].h};
           T* dst = y + (cell * anchors + a) * 4;
           for (int k = 0; k < 4; ++k) {
             const double v = p.clip ? std::clamp(box[k], 0.0, 1.0) : box[k];

@@ -42,13 +42,8 @@ struct ROIAlignParam {
 };
 
 std::pair<int64_t, int64_t> Pooled(const NodeAttrs& attrs) {
-  const TShape& s = attrs.get<ROIAlignParam>().pooled_size;
-  if (!s.ndim_known() || s.ndim() != 2 || s[0] < 1 || s[1] < 1) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": pooled_size=", s.ToString(),
-                                       " must be two values >= 1"));
-  }
-  return {s[0], s[1]};
+  return TwoExtents(attrs, "pooled_size",
+                    attrs.get<ROIAlignParam>().pooled_size);
 }
 
 void ROIAlignShape(const NodeAttrs& attrs, std::vector<TShape>* in,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/like_input_op.h"
@@ -37,17 +38,12 @@ struct ROIPoolingParam {
 
 std::pair<int64_t, int64_t> Pooled(const NodeAttrs& attrs) {
   const ROIPoolingParam& p = attrs.get<ROIPoolingParam>();
-  const TShape& s = p.pooled_size;
-  if (!s.ndim_known() || s.ndim() != 2 || s[0] < 1 || s[1] < 1) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": pooled_size=", s.ToString(),
-                                       " must be two values >= 1"));
-  }
+  const auto pooled = TwoExtents(attrs, "pooled_size", p.pooled_size);
   if (!(p.spatial_scale > 0) || !std::isfinite(p.spatial_scale)) {
     throw InvalidArgument(absl::StrCat(
         OpLabel(attrs), ": spatial_scale=", p.spatial_scale, " must be > 0"));
   }
-  return {s[0], s[1]};
+  return pooled;
 }
 
 // Shapes of (data, rois) -> (output, argmax).
@@ -66,53 +62,34 @@ void ROIPoolingShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 1, o, true);
 }
 
-// One bin's window [h0, h1) x [w0, w1) in its plane, as MXNet's kernel.
-struct Bin {
-  int64_t h0, h1, w0, w1;
-};
-
-// Calls f(r, batch, bins) for each region with a batch index >= 0, bins
-// indexed [ph][pw].
+// Calls f(r, image, bins) for each region row of rois (padding rows, with a
+// negative batch index, skipped), bins indexed [ph][pw] (mx_math's
+// ROIPooling rules).
 template <typename T, typename F>
 void ForEachRegion(const NodeAttrs& attrs, const TShape& data, const T* rois,
                    int64_t num_rois, F f) {
   const double scale = attrs.get<ROIPoolingParam>().spatial_scale;
   const auto [ph, pw] = Pooled(attrs);
   const int64_t n = data[0], h = data[2], w = data[3];
-  std::vector<Bin> bins(ph * pw);
+  std::vector<mx_math::PixelWindow> bins(ph * pw);
   for (int64_t r = 0; r < num_rois; ++r) {
-    const T* roi = rois + r * 5;
-    const double bv = static_cast<double>(roi[0]);
-    double coord[4];
-    for (int k = 0; k < 4; ++k) {
-      coord[k] = std::round(static_cast<double>(roi[k + 1]) * scale);
-    }
-    if (!(bv >= 0) && !std::isnan(bv)) continue;  // Padding: zeros.
-    if (!(bv < static_cast<double>(n)) || !std::isfinite(coord[0]) ||
-        !std::isfinite(coord[1]) || !std::isfinite(coord[2]) ||
-        !std::isfinite(coord[3]) || std::fabs(coord[2] - coord[0]) > 1e15 ||
-        std::fabs(coord[3] - coord[1]) > 1e15) {
+    double row[5];
+    for (int k = 0; k < 5; ++k) row[k] = static_cast<double>(rois[r * 5 + k]);
+    mx_math::RoiPoolRegion region;
+    const mx_math::RoiRow kind =
+        mx_math::RoiPoolRegionOf(row, scale, n, ph, pw, &region);
+    if (kind == mx_math::RoiRow::kPadding) continue;  // Zeros.
+    if (kind == mx_math::RoiRow::kInvalid) {
       throw InvalidArgument(absl::StrCat(
-          OpLabel(attrs), ": input 1 (rois) row ", r, " (batch index ", bv,
+          OpLabel(attrs), ": input 1 (rois) row ", r, " (batch index ", row[0],
           ") is not a finite region of one of data's ", n, " images"));
     }
-    const double x0 = coord[0], y0 = coord[1];
-    const double rh = std::max(coord[3] - y0 + 1, 1.0);
-    const double rw = std::max(coord[2] - x0 + 1, 1.0);
-    const double bh = rh / ph, bw = rw / pw;
-    const auto clamp = [](double v, int64_t hi) {
-      return static_cast<int64_t>(
-          std::min(std::max(v, 0.0), static_cast<double>(hi)));
-    };
     for (int64_t i = 0; i < ph; ++i) {
       for (int64_t j = 0; j < pw; ++j) {
-        bins[i * pw + j] = Bin{clamp(std::floor(i * bh) + y0, h),
-                               clamp(std::ceil((i + 1) * bh) + y0, h),
-                               clamp(std::floor(j * bw) + x0, w),
-                               clamp(std::ceil((j + 1) * bw) + x0, w)};
+        bins[i * pw + j] = mx_math::RoiPoolBinOf(region, i, j, h, w);
       }
     }
-    f(r, static_cast<int64_t>(bv), bins);
+    f(r, region.image, bins);
   }
 }
 
@@ -136,13 +113,14 @@ void ROIPoolingCompute(const OpContext&, const NodeAttrs& attrs,
     if (writes(req[0])) std::fill(y, y + out[0].Size(), T{});
     if (writes(req[1])) std::fill(argmax, argmax + out[1].Size(), -1);
     ForEachRegion(attrs, d, in[1].data<T>(), num_rois,
-                  [&](int64_t r, int64_t b, const std::vector<Bin>& bins) {
+                  [&](int64_t r, int64_t b,
+                      const std::vector<mx_math::PixelWindow>& bins) {
                     ParallelFor(c, 1, [&](int64_t cb, int64_t ce) {
                       for (int64_t ch = cb; ch < ce; ++ch) {
                         const T* p = x + (b * c + ch) * plane;
                         const int64_t o0 = (r * c + ch) * bins_per_roi;
                         for (int64_t k = 0; k < bins_per_roi; ++k) {
-                          const Bin& bin = bins[k];
+                          const mx_math::PixelWindow& bin = bins[k];
                           A best = 0;
                           int32_t at = -1;
                           for (int64_t hh = bin.h0; hh < bin.h1; ++hh) {

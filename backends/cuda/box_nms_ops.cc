@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/common/attr_parse.h"
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cuda/box_nms_kernels.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
@@ -144,15 +145,13 @@ void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.offset_y = offsets[0];
   p.offset_x = offsets[1];
   p.clip = FlagAttr(op, attrs, "clip", "False");
-  int64_t a = 0;
-  const auto add = [&](double size, double ratio) {
-    const double q = std::sqrt(ratio);
-    p.half_w[a] = size * p.h / p.w * q / 2;
-    p.half_h[a] = size / q / 2;
-    ++a;
-  };
-  for (double size : sizes) add(size, ratios[0]);
-  for (size_t j = 1; j < ratios.size(); ++j) add(sizes[0], ratios[j]);
+  for (int64_t a = 0; a < p.anchors; ++a) {
+    const mx_math::AnchorHalfExtent half = mx_math::AnchorHalfExtentOf(
+        sizes.data(), static_cast<int64_t>(sizes.size()), ratios.data(), a, p.h,
+        p.w);
+    p.half_w[a] = half.w;
+    p.half_h[a] = half.h;
+  }
   CheckLaunch(op,
               LaunchMultiBoxPrior(out[0].dtype(), p, out[0].data<void>(),
                                   req[0], StreamOf(ctx)),

@@ -1,7 +1,8 @@
 // The bilinear resize of resize_kernels.h: one thread per output pixel,
-// taps computed in double as the CPU's; the gradient adds each output's
-// four weighted contributions into a double buffer with atomics, then
+// taps from mx_math::BilinearTapOf as the CPU's; the gradient adds each
+// output's four weighted contributions into a double buffer with atomics, then
 // writes it with the request.
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cuda/kernel_util.cuh"
 #include "backends/cuda/norm_util.cuh"
 #include "backends/cuda/resize_kernels.h"
@@ -11,33 +12,15 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
-// The lower source index along one axis, the step to the upper one (0 at
-// the edge) and the upper one's weight, for output index o.
-struct Tap {
-  int64_t lo, step;
-  double frac;
-};
-
-__device__ Tap TapOf(int64_t in, int64_t out, bool align, int64_t o) {
-  double scale = 0;  // MXNet's: 0 for a single output pixel.
-  if (out > 1) {
-    scale = align ? static_cast<double>(in - 1) / (out - 1)
-                  : static_cast<double>(in) / out;
-  }
-  double src = align ? scale * o : scale * (o + 0.5) - 0.5;
-  if (src < 0) src = 0;
-  int64_t lo = static_cast<int64_t>(src);
-  if (lo > in - 1) lo = in - 1;
-  return Tap{lo, lo < in - 1 ? 1 : 0, src - lo};
-}
-
 // Calls f(input offset in the plane, weight) for output pixel i's taps;
 // returns i's plane.
 template <typename F>
 __device__ int64_t ForTaps(const ResizeShape& r, int64_t i, F f) {
   const int64_t x = i % r.out_w, y = (i / r.out_w) % r.out_h;
-  const Tap ty = TapOf(r.in_h, r.out_h, r.align_corners, y);
-  const Tap tx = TapOf(r.in_w, r.out_w, r.align_corners, x);
+  const mx_math::BilinearTap ty =
+      mx_math::BilinearTapOf(r.in_h, r.out_h, r.align_corners, y);
+  const mx_math::BilinearTap tx =
+      mx_math::BilinearTapOf(r.in_w, r.out_w, r.align_corners, x);
   const int64_t r0 = ty.lo * r.in_w, r1 = r0 + ty.step * r.in_w;
   const int64_t c0 = tx.lo, c1 = c0 + tx.step;
   f(r0 + c0, (1 - ty.frac) * (1 - tx.frac));

@@ -2,6 +2,7 @@
 // semantics (backends/cpu/roi_pooling_ops.cc): one thread per output bin;
 // the gradient adds each bin's gradient at its argmax with double atomics
 // into scratch, then writes it with the request.
+#include "backends/common/mxnet_geometry.h"
 #include "backends/cuda/kernel_util.cuh"
 #include "backends/cuda/norm_util.cuh"
 #include "backends/cuda/roi_align_kernels.h"
@@ -11,39 +12,21 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
-enum class Region { kOk, kSkip, kBad };
-
-// Bin (i, j) of region `roi`: its image and window [h0, h1) x [w0, w1).
-struct Window {
-  int64_t b, h0, h1, w0, w1;
-};
-
-__device__ int64_t Clamp(double v, int64_t hi) {
-  return static_cast<int64_t>(fmin(fmax(v, 0.0), static_cast<double>(hi)));
-}
-
+// Bin (i, j) of the region in `roi` (mx_math's ROIPooling rules).
 template <typename T>
-__device__ Region WindowOf(const ROIPoolArgs& a, const T* roi, int64_t i,
-                           int64_t j, Window* win) {
-  const double bv = static_cast<double>(roi[0]);
-  double c[4];
-  for (int k = 0; k < 4; ++k) {
-    c[k] = round(static_cast<double>(roi[k + 1]) * a.spatial_scale);
+__device__ mx_math::RoiRow WindowOf(const ROIPoolArgs& a, const T* roi,
+                                    int64_t i, int64_t j, int64_t* image,
+                                    mx_math::PixelWindow* win) {
+  double row[5];
+  for (int k = 0; k < 5; ++k) row[k] = static_cast<double>(roi[k]);
+  mx_math::RoiPoolRegion region;
+  const mx_math::RoiRow kind =
+      mx_math::RoiPoolRegionOf(row, a.spatial_scale, a.n, a.ph, a.pw, &region);
+  if (kind == mx_math::RoiRow::kRegion) {
+    *image = region.image;
+    *win = mx_math::RoiPoolBinOf(region, i, j, a.h, a.w);
   }
-  if (!(bv >= 0) && !isnan(bv)) return Region::kSkip;
-  if (!(bv < static_cast<double>(a.n)) || !isfinite(c[0]) || !isfinite(c[1]) ||
-      !isfinite(c[2]) || !isfinite(c[3]) || fabs(c[2] - c[0]) > 1e15 ||
-      fabs(c[3] - c[1]) > 1e15) {
-    return Region::kBad;
-  }
-  const double rh = fmax(c[3] - c[1] + 1, 1.0), rw = fmax(c[2] - c[0] + 1, 1.0);
-  const double bh = rh / a.ph, bw = rw / a.pw;
-  win->b = static_cast<int64_t>(bv);
-  win->h0 = Clamp(floor(i * bh) + c[1], a.h);
-  win->h1 = Clamp(ceil((i + 1) * bh) + c[1], a.h);
-  win->w0 = Clamp(floor(j * bw) + c[0], a.w);
-  win->w1 = Clamp(ceil((j + 1) * bw) + c[0], a.w);
-  return Region::kOk;
+  return kind;
 }
 
 template <typename T>
@@ -54,14 +37,15 @@ __global__ void ROIPoolKernel(ROIPoolArgs a, const T* x, const T* rois, T* y,
   MX_CUDA_GRID_STRIDE(o, a.num_rois * a.c * a.ph * a.pw) {
     const int64_t j = o % a.pw, i = (o / a.pw) % a.ph;
     const int64_t ch = (o / (a.pw * a.ph)) % a.c, r = o / (a.pw * a.ph * a.c);
-    Window win;
-    const Region status = WindowOf(a, rois + r * 5, i, j, &win);
-    if (status == Region::kBad)
+    int64_t image = 0;
+    mx_math::PixelWindow win;
+    const mx_math::RoiRow kind = WindowOf(a, rois + r * 5, i, j, &image, &win);
+    if (kind == mx_math::RoiRow::kInvalid)
       atomicMin(bad, static_cast<unsigned long long>(r));
     A best = 0;
     int32_t at = -1;
-    if (status == Region::kOk) {
-      const T* p = x + (win.b * a.c + ch) * a.h * a.w;
+    if (kind == mx_math::RoiRow::kRegion) {
+      const T* p = x + (image * a.c + ch) * a.h * a.w;
       for (int64_t hh = win.h0; hh < win.h1; ++hh) {
         for (int64_t ww = win.w0; ww < win.w1; ++ww) {
           const int64_t off = hh * a.w + ww;

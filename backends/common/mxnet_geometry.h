@@ -1,0 +1,132 @@
+// MXNet's geometry rules for the resize, ROI and anchor ops, shared by
+// mxcore's CPU kernels and the CUDA plugin's so both read the same pixels:
+// host code, and device code where nvcc compiles it. Header-only, plain
+// math (no mxcore or plugin types); mxnet_geometry_test.cc checks them on
+// the host.
+//
+//   mx_math::BilinearTapOf(4, 8, true, 3);   // {lo 1, step 1, frac 2/7}
+//   mx_math::RoiPoolRegion r;
+//   double row[5] = {0, 0, 0, 7, 7};
+//   mx_math::RoiPoolRegionOf(row, 1.0, 1, 2, 2, &r);  // kRegion
+//   mx_math::RoiPoolBinOf(r, 1, 0, 8, 8);    // rows [4, 8), cols [0, 4)
+#ifndef MXCORE_BACKENDS_COMMON_MXNET_GEOMETRY_H_
+#define MXCORE_BACKENDS_COMMON_MXNET_GEOMETRY_H_
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "backends/common/host_device.h"
+
+namespace mx_math {
+
+// Bilinear resize (_contrib_BilinearResize2D, UpSampling's bilinear mode
+// follows it): output index `o` of `out` along an axis of `in` pixels reads
+// pixel `lo` with weight 1 - frac and pixel lo + step with weight frac
+// (step 0 at the last pixel). MXNet's area_pixel_compute_scale: the scale
+// is 0 for a single output pixel, which then reads the first input pixel in
+// both modes; half-pixel centres below 0 clamp to 0.
+struct BilinearTap {
+  int64_t lo;
+  int64_t step;
+  double frac;
+};
+
+MX_HOST_DEVICE inline BilinearTap BilinearTapOf(int64_t in, int64_t out,
+                                                bool align_corners, int64_t o) {
+  double scale = 0;
+  if (out > 1) {
+    scale = align_corners ? static_cast<double>(in - 1) / (out - 1)
+                          : static_cast<double>(in) / out;
+  }
+  double src = align_corners ? scale * o : scale * (o + 0.5) - 0.5;
+  if (src < 0) src = 0;
+  int64_t lo = static_cast<int64_t>(src);
+  if (lo > in - 1) lo = in - 1;
+  return BilinearTap{lo, lo < in - 1 ? 1 : 0, src - lo};
+}
+
+// ROIPooling (Fast R-CNN, MXNet's): a rois row (batch index, x1, y1, x2, y2)
+// is scaled by spatial_scale and rounded half away from zero; the region is
+// at least one pixel high and wide and split into ph x pw bins.
+enum class RoiRow {
+  kRegion,   // A region of image `image`.
+  kPadding,  // A negative batch index: the row's outputs are zeros.
+  kInvalid,  // NaN or out-of-range batch index, non-finite or huge corners.
+};
+
+struct RoiPoolRegion {
+  int64_t image;
+  double x0, y0;        // The top-left pixel, unclamped.
+  double bin_h, bin_w;  // One bin's extent in pixels.
+};
+
+MX_HOST_DEVICE inline bool IsFiniteDouble(double v) {
+  return v == v && ::fabs(v) <= DBL_MAX;
+}
+
+MX_HOST_DEVICE inline RoiRow RoiPoolRegionOf(const double row[5],
+                                             double spatial_scale,
+                                             int64_t num_images, int64_t ph,
+                                             int64_t pw,
+                                             RoiPoolRegion* region) {
+  const double batch = row[0];
+  if (batch < 0) return RoiRow::kPadding;
+  double c[4];  // x1, y1, x2, y2 in data's pixels.
+  for (int k = 0; k < 4; ++k) c[k] = ::round(row[k + 1] * spatial_scale);
+  // 1e15 keeps every bin edge an exact integer-valued double.
+  if (!(batch < static_cast<double>(num_images)) || !IsFiniteDouble(c[0]) ||
+      !IsFiniteDouble(c[1]) || !IsFiniteDouble(c[2]) || !IsFiniteDouble(c[3]) ||
+      ::fabs(c[2] - c[0]) > 1e15 || ::fabs(c[3] - c[1]) > 1e15) {
+    return RoiRow::kInvalid;
+  }
+  region->image = static_cast<int64_t>(batch);
+  region->x0 = c[0];
+  region->y0 = c[1];
+  region->bin_h = ::fmax(c[3] - c[1] + 1, 1.0) / ph;
+  region->bin_w = ::fmax(c[2] - c[0] + 1, 1.0) / pw;
+  return RoiRow::kRegion;
+}
+
+// Bin (i, j)'s window [h0, h1) x [w0, w1) of an height x width plane:
+// floor of the bin's start, ceil of its end, clamped to the plane (empty
+// where the bin lies outside it).
+struct PixelWindow {
+  int64_t h0, h1, w0, w1;
+};
+
+MX_HOST_DEVICE inline int64_t ClampPixel(double v, int64_t extent) {
+  return static_cast<int64_t>(
+      ::fmin(::fmax(v, 0.0), static_cast<double>(extent)));
+}
+
+MX_HOST_DEVICE inline PixelWindow RoiPoolBinOf(const RoiPoolRegion& r,
+                                               int64_t i, int64_t j,
+                                               int64_t height, int64_t width) {
+  return PixelWindow{ClampPixel(::floor(i * r.bin_h) + r.y0, height),
+                     ClampPixel(::ceil((i + 1) * r.bin_h) + r.y0, height),
+                     ClampPixel(::floor(j * r.bin_w) + r.x0, width),
+                     ClampPixel(::ceil((j + 1) * r.bin_w) + r.x0, width)};
+}
+
+// MultiBoxPrior's anchor `a` of a cell of a height x width feature map
+// (a < num_sizes + num_ratios - 1): sizes[a] with ratios[0] for the first
+// num_sizes anchors, then sizes[0] with ratios[a - num_sizes + 1]. A box of
+// size s and ratio q (width / height) has half-width s * H / W * sqrt(q) / 2
+// and half-height s / sqrt(q) / 2, in the map's [0, 1] coordinates.
+struct AnchorHalfExtent {
+  double w, h;
+};
+
+MX_HOST_DEVICE inline AnchorHalfExtent AnchorHalfExtentOf(
+    const double* sizes, int64_t num_sizes, const double* ratios, int64_t a,
+    int64_t height, int64_t width) {
+  const double size = a < num_sizes ? sizes[a] : sizes[0];
+  const double q =
+      ::sqrt(a < num_sizes ? ratios[0] : ratios[a - num_sizes + 1]);
+  return AnchorHalfExtent{size * height / width * q / 2, size / q / 2};
+}
+
+}  // namespace mx_math
+
+#endif  // MXCORE_BACKENDS_COMMON_MXNET_GEOMETRY_H_

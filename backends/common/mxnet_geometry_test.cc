@@ -1,0 +1,180 @@
+// The shared MXNet geometry rules (mxnet_geometry.h) on the host: values
+// worked out by hand from MXNet's formulas, edge cases, and the properties
+// the CPU and CUDA kernels rely on. The CUDA kernels compile the same code
+// for the device.
+#include "backends/common/mxnet_geometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "gtest/gtest.h"
+
+namespace mx_math {
+namespace {
+
+TEST(BilinearTap, AlignCornersMapsCornerToCorner) {
+  // in 4, out 8: scale 3/7.
+  const BilinearTap first = BilinearTapOf(4, 8, true, 0);
+  EXPECT_EQ(first.lo, 0);
+  EXPECT_EQ(first.step, 1);
+  EXPECT_EQ(first.frac, 0);
+  const BilinearTap mid = BilinearTapOf(4, 8, true, 3);  // src 9/7
+  EXPECT_EQ(mid.lo, 1);
+  EXPECT_EQ(mid.step, 1);
+  EXPECT_NEAR(mid.frac, 2.0 / 7, 1e-15);
+  const BilinearTap last = BilinearTapOf(4, 8, true, 7);  // src 3
+  EXPECT_EQ(last.lo, 3);
+  EXPECT_EQ(last.step, 0);
+  EXPECT_NEAR(last.frac, 0, 1e-15);
+  // Downscaling 8 -> 3: scale 3.5, sources 0, 3.5, 7.
+  const BilinearTap down = BilinearTapOf(8, 3, true, 1);
+  EXPECT_EQ(down.lo, 3);
+  EXPECT_EQ(down.frac, 0.5);
+  EXPECT_EQ(BilinearTapOf(8, 3, true, 2).lo, 7);
+}
+
+TEST(BilinearTap, HalfPixelCentresClampAtBothEdges) {
+  // in 4, out 8: scale 0.5, src = 0.5 (o + 0.5) - 0.5.
+  const BilinearTap first = BilinearTapOf(4, 8, false, 0);  // -0.25 -> 0
+  EXPECT_EQ(first.lo, 0);
+  EXPECT_EQ(first.frac, 0);
+  const BilinearTap second = BilinearTapOf(4, 8, false, 1);  // 0.25
+  EXPECT_EQ(second.lo, 0);
+  EXPECT_EQ(second.step, 1);
+  EXPECT_EQ(second.frac, 0.25);
+  const BilinearTap last = BilinearTapOf(4, 8, false, 7);  // 3.25
+  EXPECT_EQ(last.lo, 3);
+  EXPECT_EQ(last.step, 0);  // Both weights land on the last pixel.
+}
+
+TEST(BilinearTap, SingleOutputPixelReadsTheFirstInputPixel) {
+  for (bool align : {true, false}) {
+    const BilinearTap t = BilinearTapOf(9, 1, align, 0);
+    EXPECT_EQ(t.lo, 0) << align;
+    EXPECT_EQ(t.frac, 0) << align;
+  }
+  const BilinearTap one = BilinearTapOf(1, 5, false, 4);  // One input pixel.
+  EXPECT_EQ(one.lo, 0);
+  EXPECT_EQ(one.step, 0);
+}
+
+TEST(BilinearTap, TapsStayInsideTheInput) {
+  for (int64_t in = 1; in <= 9; ++in) {
+    for (int64_t out = 1; out <= 17; ++out) {
+      for (bool align : {true, false}) {
+        for (int64_t o = 0; o < out; ++o) {
+          const BilinearTap t = BilinearTapOf(in, out, align, o);
+          EXPECT_GE(t.lo, 0);
+          EXPECT_LT(t.lo + t.step, in);
+          EXPECT_GE(t.frac, 0);
+          EXPECT_LT(t.frac, 1);
+          EXPECT_TRUE(t.step == 0 || t.step == 1);
+        }
+      }
+    }
+  }
+}
+
+RoiRow RegionOf(double b, double x1, double y1, double x2, double y2,
+                double scale, RoiPoolRegion* r, int64_t ph = 2,
+                int64_t pw = 2) {
+  const double row[5] = {b, x1, y1, x2, y2};
+  return RoiPoolRegionOf(row, scale, /*num_images=*/2, ph, pw, r);
+}
+
+TEST(RoiPool, RegionSplitsIntoBins) {
+  RoiPoolRegion r;
+  ASSERT_EQ(RegionOf(1, 0, 0, 7, 7, 1.0, &r), RoiRow::kRegion);
+  EXPECT_EQ(r.image, 1);
+  EXPECT_EQ(r.bin_h, 4);
+  EXPECT_EQ(r.bin_w, 4);
+  const PixelWindow w = RoiPoolBinOf(r, 1, 0, 8, 8);
+  EXPECT_EQ(w.h0, 4);
+  EXPECT_EQ(w.h1, 8);
+  EXPECT_EQ(w.w0, 0);
+  EXPECT_EQ(w.w1, 4);
+}
+
+TEST(RoiPool, CornersRoundHalfAwayFromZeroAfterScaling) {
+  RoiPoolRegion r;
+  // 5 * 0.5 = 2.5 -> 3 and 9 * 0.5 = 4.5 -> 5: 3 pixels per side.
+  ASSERT_EQ(RegionOf(0, 5, 5, 9, 9, 0.5, &r, 3, 3), RoiRow::kRegion);
+  EXPECT_EQ(r.x0, 3);
+  EXPECT_EQ(r.y0, 3);
+  EXPECT_EQ(r.bin_h, 1);
+  EXPECT_EQ(r.bin_w, 1);
+  // Overlapping bins: 3 pixels in 2 bins give [3, 5) and [4, 6).
+  ASSERT_EQ(RegionOf(0, 5, 5, 9, 9, 0.5, &r), RoiRow::kRegion);
+  EXPECT_EQ(RoiPoolBinOf(r, 0, 0, 10, 10).h1, 5);
+  EXPECT_EQ(RoiPoolBinOf(r, 1, 0, 10, 10).h0, 4);
+}
+
+TEST(RoiPool, InvertedRegionIsOnePixel) {
+  RoiPoolRegion r;
+  ASSERT_EQ(RegionOf(0, 6, 6, 2, 2, 1.0, &r, 1, 1), RoiRow::kRegion);
+  const PixelWindow w = RoiPoolBinOf(r, 0, 0, 8, 8);
+  EXPECT_EQ(w.h0, 6);
+  EXPECT_EQ(w.h1, 7);
+  EXPECT_EQ(w.w1 - w.w0, 1);
+}
+
+TEST(RoiPool, BinsOutsideThePlaneAreEmpty) {
+  RoiPoolRegion r;
+  ASSERT_EQ(RegionOf(0, 20, -30, 27, -23, 1.0, &r), RoiRow::kRegion);
+  const PixelWindow below = RoiPoolBinOf(r, 0, 0, 8, 8);
+  EXPECT_EQ(below.h0, below.h1);  // Rows -30..-23 clamp to 0.
+  EXPECT_EQ(below.w0, 8);         // Columns 20.. clamp to the width.
+  EXPECT_EQ(below.w1, 8);
+}
+
+TEST(RoiPool, PaddingAndInvalidRows) {
+  RoiPoolRegion r;
+  EXPECT_EQ(RegionOf(-1, 0, 0, 1, 1, 1.0, &r), RoiRow::kPadding);
+  EXPECT_EQ(RegionOf(NAN, 0, 0, 1, 1, 1.0, &r), RoiRow::kInvalid);
+  EXPECT_EQ(RegionOf(2, 0, 0, 1, 1, 1.0, &r), RoiRow::kInvalid);  // 2 images.
+  EXPECT_EQ(RegionOf(0, 0, INFINITY, 1, 1, 1.0, &r), RoiRow::kInvalid);
+  EXPECT_EQ(RegionOf(0, 0, 0, NAN, 1, 1.0, &r), RoiRow::kInvalid);
+  EXPECT_EQ(RegionOf(0, -1e300, 0, 1e300, 1, 1.0, &r), RoiRow::kInvalid);
+  EXPECT_EQ(RegionOf(1.5, 0, 0, 1, 1, 1.0, &r), RoiRow::kRegion);
+  EXPECT_EQ(r.image, 1);  // A fractional index truncates, as MXNet's cast.
+}
+
+TEST(RoiPool, BinsCoverTheRegionInOrder) {
+  for (int64_t ph = 1; ph <= 7; ++ph) {
+    for (double y2 : {0.0, 3.0, 6.0, 12.0, 30.0}) {
+      RoiPoolRegion r;
+      ASSERT_EQ(RegionOf(0, 0, 1, 4, y2, 1.0, &r, ph, 1), RoiRow::kRegion);
+      const int64_t top = 1, bottom = std::max<int64_t>(y2, 1) + 1;
+      int64_t covered_to = top;
+      for (int64_t i = 0; i < ph; ++i) {
+        const PixelWindow w = RoiPoolBinOf(r, i, 0, 100, 100);
+        EXPECT_LE(w.h0, covered_to) << ph << " " << y2 << " " << i;
+        EXPECT_GE(w.h1, w.h0 + 1) << ph << " " << y2 << " " << i;
+        covered_to = std::max(covered_to, w.h1);
+      }
+      EXPECT_EQ(covered_to, bottom) << ph << " " << y2;
+    }
+  }
+}
+
+TEST(AnchorHalfExtent, SizesWithFirstRatioThenFirstSizeWithOthers) {
+  const double sizes[] = {0.5, 0.25};
+  const double ratios[] = {1, 4};
+  const AnchorHalfExtent a0 = AnchorHalfExtentOf(sizes, 2, ratios, 0, 2, 2);
+  EXPECT_EQ(a0.w, 0.25);
+  EXPECT_EQ(a0.h, 0.25);
+  const AnchorHalfExtent a1 = AnchorHalfExtentOf(sizes, 2, ratios, 1, 2, 2);
+  EXPECT_EQ(a1.w, 0.125);
+  EXPECT_EQ(a1.h, 0.125);
+  const AnchorHalfExtent a2 = AnchorHalfExtentOf(sizes, 2, ratios, 2, 2, 2);
+  EXPECT_EQ(a2.w, 0.5);    // sqrt(4) = 2 times wider ...
+  EXPECT_EQ(a2.h, 0.125);  // ... and half as high.
+  // A map twice as high as wide: widths scale by H / W.
+  const AnchorHalfExtent tall = AnchorHalfExtentOf(sizes, 2, ratios, 0, 4, 2);
+  EXPECT_EQ(tall.w, 0.5);
+  EXPECT_EQ(tall.h, 0.25);
+}
+
+}  // namespace
+}  // namespace mx_math
