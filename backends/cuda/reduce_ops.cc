@@ -101,18 +101,19 @@ GatherIndex ReducedLast(const std::string& op, const std::vector<bool>& reduced,
 
 // x viewed as (outer, reduce, inner) lines of the reduced dims: x itself
 // when they are adjacent, else a copy with the kept dims first and the
-// reduced ones last (inner 1) at the start of `scratch` (the call's
-// workspace, at least ByteSize(x) bytes) or a new workspace if null.
+// reduced ones last (inner 1) in a new workspace, followed there by
+// `extra_scratch` bytes for the caller (`extra`).
 struct ReduceLines {
   int64_t outer = 1, reduce = 1, inner = 1;
   const void* x = nullptr;
   bool gathered = false;
-  GatherIndex gi;  // The copy's layout in x (gathered only).
+  GatherIndex gi;         // The copy's layout in x (gathered only).
+  void* extra = nullptr;  // The caller's extra scratch (gathered only).
 };
 
 ReduceLines LinesOf(const std::string& op, const KernelContext& ctx,
                     const std::vector<bool>& reduced, const Tensor& x,
-                    void* scratch = nullptr) {
+                    size_t extra_scratch = 0) {
   ReduceLines l;
   l.x = x.data<void>();
   if (ReduceExtents(reduced, x, &l.outer, &l.reduce, &l.inner)) return l;
@@ -120,7 +121,9 @@ ReduceLines LinesOf(const std::string& op, const KernelContext& ctx,
   l.gi = ReducedLast(op, reduced, x, &l.outer, &l.reduce);
   l.gathered = true;
   if (l.reduce != 0 && l.outer != 0) {
-    if (scratch == nullptr) scratch = Workspace(ctx, ByteSize(x));
+    char* scratch =
+        static_cast<char*>(Workspace(ctx, ByteSize(x) + extra_scratch));
+    l.extra = scratch + ByteSize(x);
     CheckCuda(LaunchGatherSum(x.dtype(), x.size(), l.gi, l.x, scratch,
                               MX_REQ_WRITE, StreamOf(ctx)),
               op);
@@ -271,16 +274,11 @@ void ProdGrad(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   if (req[0] == MX_REQ_NULL || x.size() == 0) return;
   const bool skip_nan = FlagAttr(op, attrs, "skip_nan", "False");
   const std::vector<bool> reduced = ReducedDims(op, attrs, x.ndim());
-  // A non-adjacent reduction: x gathered into the first half of the
-  // workspace, dx computed into the second and scattered back.
-  char* scratch = nullptr;
-  int64_t outer, reduce, inner;
-  if (!ReduceExtents(reduced, x, &outer, &reduce, &inner)) {
-    scratch = static_cast<char*>(Workspace(ctx, 2 * ByteSize(x)));
-  }
-  const ReduceLines l = LinesOf(op, ctx, reduced, x, scratch);
+  // A non-adjacent reduction: x gathered into the workspace, dx computed
+  // into the extra scratch after it and scattered back.
+  const ReduceLines l = LinesOf(op, ctx, reduced, x, ByteSize(x));
   cudaStream_t s = StreamOf(ctx);
-  void* target = l.gathered ? scratch + ByteSize(x) : dx.data<void>();
+  void* target = l.gathered ? l.extra : dx.data<void>();
   const int target_req = l.gathered ? MX_REQ_WRITE : req[0];
   CheckLaunch(op,
               LaunchProdGrad(skip_nan, x.dtype(), l.outer, l.reduce, l.inner,
