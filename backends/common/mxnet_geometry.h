@@ -127,6 +127,46 @@ MX_HOST_DEVICE inline AnchorHalfExtent AnchorHalfExtentOf(
   return AnchorHalfExtent{size * height / width * q / 2, size / q / 2};
 }
 
+// MultiBoxDetection's box decoding (SSD), in MXNet's arithmetic type A
+// (float for float16/float32, double for float64): the anchor's corners
+// (x0, y0, x1, y1) and the predicted offsets (dx, dy, dw, dh) with
+// variances (vx, vy, vw, vh) give centre (dx vx w + cx, dy vy h + cy) and
+// half extents exp(dw vw) w / 2, exp(dh vh) h / 2; `clip` clamps each corner
+// to [0, 1] with std::min/max's comparisons (a NaN corner becomes 1).
+template <typename A>
+MX_HOST_DEVICE inline void DecodeSsdBox(const A anchor[4], const A loc[4],
+                                        const A variances[4], bool clip,
+                                        A out[4]) {
+  const A aw = anchor[2] - anchor[0], ah = anchor[3] - anchor[1];
+  const A ax = (anchor[0] + anchor[2]) / 2, ay = (anchor[1] + anchor[3]) / 2;
+  const A ox = loc[0] * variances[0] * aw + ax;
+  const A oy = loc[1] * variances[1] * ah + ay;
+  const A ow = ::exp(loc[2] * variances[2]) * aw / 2;
+  const A oh = ::exp(loc[3] * variances[3]) * ah / 2;
+  const A corners[4] = {ox - ow, oy - oh, ox + ow, oy + oh};
+  for (int k = 0; k < 4; ++k) {
+    A v = corners[k];
+    if (clip) {
+      v = v < A(1) ? v : A(1);  // std::min(1, v)
+      v = A(0) < v ? v : A(0);  // std::max(0, v)
+    }
+    out[k] = v;
+  }
+}
+
+// MultiBoxDetection's overlap of two corner boxes: intersection over union,
+// 0 where the union is not positive (MXNet's CalculateOverlap, in A).
+template <typename A>
+MX_HOST_DEVICE inline A SsdOverlap(const A a[4], const A b[4]) {
+  const A right = b[2] < a[2] ? b[2] : a[2], left = a[0] < b[0] ? b[0] : a[0];
+  const A bottom = b[3] < a[3] ? b[3] : a[3], top = a[1] < b[1] ? b[1] : a[1];
+  const A w = A(0) < right - left ? right - left : A(0);
+  const A h = A(0) < bottom - top ? bottom - top : A(0);
+  const A i = w * h;
+  const A u = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i;
+  return u <= A(0) ? A(0) : i / u;
+}
+
 }  // namespace mx_math
 
 #endif  // MXCORE_BACKENDS_COMMON_MXNET_GEOMETRY_H_

@@ -176,5 +176,39 @@ TEST(AnchorHalfExtent, SizesWithFirstRatioThenFirstSizeWithOthers) {
   EXPECT_EQ(tall.h, 0.25);
 }
 
+TEST(DecodeSsdBox, MovesAndScalesTheAnchor) {
+  const double anchor[4] = {0.1, 0.1, 0.5, 0.5};  // Centre 0.3, size 0.4.
+  const double variances[4] = {0.1, 0.1, 0.2, 0.2};
+  const double loc[4] = {1, -1, 0, std::log(2.0) / 0.2};
+  double box[4];
+  DecodeSsdBox(anchor, loc, variances, false, box);
+  EXPECT_NEAR(box[0], 0.34 - 0.2, 1e-15);  // Centre x 0.3 + 0.1 * 0.4.
+  EXPECT_NEAR(box[1], 0.26 - 0.4, 1e-15);  // Height doubled to 0.8.
+  EXPECT_NEAR(box[2], 0.34 + 0.2, 1e-15);
+  EXPECT_NEAR(box[3], 0.26 + 0.4, 1e-15);
+  DecodeSsdBox(anchor, loc, variances, true, box);
+  EXPECT_EQ(box[1], 0);
+  // std::min(1, NaN) is 1 and std::max(0, 1) is 1: MXNet's clip of NaN.
+  const float nan_loc[4] = {NAN, 0, 0, 0},
+              fanchor[4] = {0.1f, 0.1f, 0.5f, 0.5f};
+  const float fvar[4] = {0.1f, 0.1f, 0.2f, 0.2f};
+  float fbox[4];
+  DecodeSsdBox(fanchor, nan_loc, fvar, true, fbox);
+  EXPECT_EQ(fbox[0], 1.0f);
+  EXPECT_EQ(fbox[2], 1.0f);
+  DecodeSsdBox(fanchor, nan_loc, fvar, false, fbox);
+  EXPECT_TRUE(std::isnan(fbox[0]));
+}
+
+TEST(SsdOverlap, IntersectionOverUnion) {
+  const double a[4] = {0, 0, 2, 2}, b[4] = {1, 1, 3, 3};
+  EXPECT_DOUBLE_EQ(SsdOverlap(a, b), 1.0 / 7);
+  EXPECT_DOUBLE_EQ(SsdOverlap(a, a), 1);
+  const double apart[4] = {5, 5, 6, 6};
+  EXPECT_EQ(SsdOverlap(a, apart), 0);
+  const double point[4] = {1, 1, 1, 1};  // Union 0: overlap 0, not NaN.
+  EXPECT_EQ(SsdOverlap(point, point), 0);
+}
+
 }  // namespace
 }  // namespace mx_math

@@ -1,6 +1,7 @@
 // Launchers of _contrib_box_nms and its gradient (box_nms_kernels.cu):
-// one thread block per batch item; and of _contrib_MultiBoxPrior's anchors.
-// Return the launch status; never throw.
+// one thread block per batch item; of _contrib_MultiBoxPrior's anchors; and
+// of _contrib_MultiBoxDetection (multibox_detection_kernels.cu). Return
+// the launch status; never throw.
 #ifndef MXCORE_BACKENDS_CUDA_BOX_NMS_KERNELS_H_
 #define MXCORE_BACKENDS_CUDA_BOX_NMS_KERNELS_H_
 
@@ -48,6 +49,23 @@ struct PriorBoxes {
 };
 cudaError_t LaunchMultiBoxPrior(int dtype, const PriorBoxes& p, void* y,
                                 int req, cudaStream_t stream);
+
+// SSD decoding and NMS (backends/cpu/multibox_detection_ops.cc): cls_prob
+// (batches, classes, anchors), loc_pred (batches, anchors * 4), anchor
+// (anchors, 4) -> y (batches, anchors, 6). Thresholds and variances are
+// MXNet's float parameters, already rounded to float by the caller.
+struct SsdDetection {
+  int64_t batches = 0, classes = 0, anchors = 0;
+  double threshold = 0.01, nms_threshold = 0.5;
+  double variances[4] = {0.1, 0.1, 0.2, 0.2};
+  bool clip = true, force_suppress = false;
+  int64_t nms_topk = -1;
+};
+size_t MultiBoxDetectionScratchBytes(const SsdDetection& p, int dtype);
+cudaError_t LaunchMultiBoxDetection(int dtype, const SsdDetection& p,
+                                    const void* cls_prob, const void* loc_pred,
+                                    const void* anchor, void* y, int req,
+                                    void* scratch, cudaStream_t stream);
 
 }  // namespace mx_cuda
 

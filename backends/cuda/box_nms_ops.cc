@@ -1,6 +1,7 @@
 // GPU kernels for _contrib_box_nms (non-maximum suppression, as the CPU
-// kernel decides it) and its gradient, and _contrib_MultiBoxPrior
-// (box_nms_kernels.cu).
+// kernel decides it) and its gradient, _contrib_MultiBoxPrior
+// (box_nms_kernels.cu) and _contrib_MultiBoxDetection
+// (multibox_detection_kernels.cu).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -158,12 +159,60 @@ void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               out[0].dtype());
 }
 
+// _contrib_MultiBoxDetection: (cls_prob, loc_pred, anchor) -> detections.
+void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                       const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_MultiBoxDetection";
+  RequireFloat(op, out[0]);
+  const Tensor &cls = in[0], &loc = in[1], &anchor = in[2];
+  if (cls.ndim() != 3 || loc.ndim() != 2 || anchor.ndim() != 3 ||
+      anchor.dim(1) != cls.dim(2) || anchor.dim(2) != 4 ||
+      loc.dim(0) != cls.dim(0) || loc.dim(1) != cls.dim(2) * 4 ||
+      out[0].size() != cls.dim(0) * cls.dim(2) * 6) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": needs cls_prob (B, classes, A), loc_pred (B, A * 4) "
+                     "and anchor (1, A, 4)");
+  }
+  if (IntAttr(op, attrs, "background_id", 0) != 0) {
+    Unsupported(op, "background_id other than 0");
+  }
+  const auto variances =
+      mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
+  if (!variances || variances->size() != 4) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
+  }
+  SsdDetection p;
+  p.batches = cls.dim(0);
+  p.classes = cls.dim(1);
+  p.anchors = cls.dim(2);
+  // MXNet's parameters are floats.
+  const auto as_float = [](double v) {
+    return static_cast<double>(static_cast<float>(v));
+  };
+  p.threshold = as_float(NumberAttr(op, attrs, "threshold", 0.01));
+  p.nms_threshold = as_float(NumberAttr(op, attrs, "nms_threshold", 0.5));
+  for (int k = 0; k < 4; ++k) p.variances[k] = as_float((*variances)[k]);
+  p.clip = FlagAttr(op, attrs, "clip", "True");
+  p.force_suppress = FlagAttr(op, attrs, "force_suppress", "False");
+  p.nms_topk = IntAttr(op, attrs, "nms_topk", -1);
+  if (p.batches > 2147483647) Unsupported(op, "more than 2^31 batch items");
+  void* scratch =
+      Workspace(ctx, MultiBoxDetectionScratchBytes(p, out[0].dtype()));
+  CheckLaunch(op,
+              LaunchMultiBoxDetection(out[0].dtype(), p, cls.data<void>(),
+                                      loc.data<void>(), anchor.data<void>(),
+                                      out[0].data<void>(), req[0], scratch,
+                                      StreamOf(ctx)),
+              out[0].dtype());
+}
+
 }  // namespace
 
 void RegisterBoxNmsOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_contrib_box_nms", BoxNms);
   RegisterGpuKernel(plugin, "_backward_contrib_box_nms", BoxNmsBackward);
   RegisterGpuKernel(plugin, "_contrib_MultiBoxPrior", MultiBoxPrior);
+  RegisterGpuKernel(plugin, "_contrib_MultiBoxDetection", MultiBoxDetection);
 }
 
 }  // namespace mx_cuda

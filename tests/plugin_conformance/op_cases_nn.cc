@@ -349,6 +349,21 @@ void AddNnCases(std::vector<OpCase>* t) {
                         {"clip", "True"},
                         {"steps", "(0.1, 0.2)"},
                         {"offsets", "(0, 1)"}}}));
+  // MultiBoxDetection: probabilities and anchors in [0, 1], so boxes
+  // overlap, some anchors fall under the thresholds and classes compete.
+  OpCase detection = Shaped(
+      "_contrib_MultiBoxDetection",
+      {{{2, 3, 8}, {2, 32}, {1, 8, 4}},
+       {{1, 2, 5}, {1, 20}, {1, 5, 4}},
+       {{3, 4, 16}, {3, 64}, {1, 16, 4}}},
+      {{},
+       {{"nms_threshold", "0.3"}, {"nms_topk", "3"}, {"force_suppress", "1"}},
+       {{"clip", "False"},
+        {"threshold", "0.4"},
+        {"variances", "(0.2, 0.2, 0.5, 0.5)"}},
+       {{"nms_threshold", "0"}}});
+  detection.ranges = {{0, 1}, {-1, 1}, {0, 1}};
+  t->push_back(detection);
   // ROIPooling on the same regions; its gradient takes (out_grad, data,
   // rois, argmax) with argmax offsets inside the 5x5 plane (or -1).
   OpCase roi_pool =
