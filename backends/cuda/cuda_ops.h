@@ -52,6 +52,8 @@ void RegisterResizeOps(mxplugin::Plugin& plugin);
 // SoftmaxOutput, SoftmaxActivation, softmax_cross_entropy and their
 // gradients (loss_kernels.cu).
 void RegisterLossOps(mxplugin::Plugin& plugin);
+// CTCLoss and its gradient (ctc_kernels.cu).
+void RegisterCtcOps(mxplugin::Plugin& plugin);
 // The subgraph property "cuda" and its op _cuda_fused_elemwise (NVRTC).
 void RegisterFusion(mxplugin::Plugin& plugin);
 // Fused kernels compiled since the plugin loaded.

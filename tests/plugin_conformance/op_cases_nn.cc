@@ -294,6 +294,34 @@ void AddNnCases(std::vector<OpCase>* t) {
   so_grad_keep.ranges = {{-1, 1}, {0, 1}, {0, 4}};
   so_grad_keep.int32_inputs = {2};
   t->push_back(so_grad_keep);
+  // CTCLoss: (data (T, N, C), label (N, L)[, lengths]); labels int32 in
+  // [0, C) (0 pads with the blank first) or [-1, C - 1) (-1 pads with the
+  // blank last); at least 3 frames, so 2 labels (even repeated) fit.
+  OpCase ctc =
+      Shaped("CTCLoss",
+             {{{5, 2, 4}, {2, 2}}, {{4, 3, 3}, {3, 2}}, {{3, 1, 5}, {1, 1}}},
+             {{}, {{"blank_label", "first"}}});
+  ctc.ranges = {{-2, 2}, {0, 3}};
+  ctc.int32_inputs = {1};
+  ctc.no_grad = {1};
+  t->push_back(ctc);
+  OpCase ctc_last =
+      Shaped("CTCLoss", {{{5, 2, 4}, {2, 2}}, {{4, 3, 3}, {3, 2}}},
+             {{{"blank_label", "last"}}});
+  ctc_last.ranges = {{-2, 2}, {-1, 2}};
+  ctc_last.int32_inputs = {1};
+  ctc_last.no_grad = {1};
+  t->push_back(ctc_last);
+  OpCase ctc_lengths = Shaped(
+      "CTCLoss", {{{5, 2, 4}, {2, 2}, {2}, {2}}, {{4, 3, 3}, {3, 2}, {3}, {3}}},
+      {{{"use_data_lengths", "True"}, {"use_label_lengths", "True"}}});
+  ctc_lengths.ranges = {{-2, 2}, {1, 3}, {3, 5}, {0, 3}};
+  ctc_lengths.int32_inputs = {1, 2, 3};
+  ctc_lengths.no_grad = {1, 2, 3};
+  t->push_back(ctc_lengths);
+  // (out_grad (N,), grad (T, N, C)).
+  t->push_back(
+      Shaped("_backward_CTCLoss", {{{2}, {5, 2, 4}}, {{3}, {4, 3, 3}}}, {{}}));
   t->push_back(Shaped("SoftmaxActivation", {{{3, 4}}, {{2, 3, 4}}, {{5}}},
                       {{}, {{"mode", "instance"}}}));
   t->push_back(Shaped("SoftmaxActivation", {{{2, 3, 4}}, {{2, 3, 2, 2}}},
