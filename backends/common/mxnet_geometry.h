@@ -167,6 +167,54 @@ MX_HOST_DEVICE inline A SsdOverlap(const A a[4], const A b[4]) {
   return u <= A(0) ? A(0) : i / u;
 }
 
+// MultiBoxTarget's overlap of an anchor and a ground-truth box, in A, with
+// mshadow's minimum/maximum comparisons: intersection / union with no guard
+// (MXNet's; a degenerate pair gives NaN or inf, which the matching's strict
+// comparisons then pass over).
+template <typename A>
+MX_HOST_DEVICE inline A SsdTargetOverlap(const A a[4], const A b[4]) {
+  const A right = a[2] < b[2] ? a[2] : b[2], left = a[0] > b[0] ? a[0] : b[0];
+  const A bottom = a[3] < b[3] ? a[3] : b[3], top = a[1] > b[1] ? a[1] : b[1];
+  const A w = A(0) > right - left ? A(0) : right - left;  // maximum(0, .)
+  const A h = A(0) > bottom - top ? A(0) : bottom - top;
+  const A i = w * h;
+  return i /
+         ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i);
+}
+
+// MultiBoxTarget's regression target of ground truth `gt` for `anchor`
+// (both corners), in float as MXNet's: centre offsets over the anchor's
+// size and log size ratios, each divided by its variance. The inverse of
+// DecodeSsdBox.
+MX_HOST_DEVICE inline void EncodeSsdBox(const float anchor[4],
+                                        const float gt[4],
+                                        const float variances[4],
+                                        float out[4]) {
+  const float aw = anchor[2] - anchor[0], ah = anchor[3] - anchor[1];
+  const float ax = (anchor[0] + anchor[2]) * 0.5f;
+  const float ay = (anchor[1] + anchor[3]) * 0.5f;
+  const float gw = gt[2] - gt[0], gh = gt[3] - gt[1];
+  const float gx = (gt[0] + gt[2]) * 0.5f, gy = (gt[1] + gt[3]) * 0.5f;
+  out[0] = (gx - ax) / aw / variances[0];
+  out[1] = (gy - ay) / ah / variances[1];
+  out[2] = ::logf(gw / aw) / variances[2];
+  out[3] = ::logf(gh / ah) / variances[3];
+}
+
+// The background probability (class 0's softmax) of anchor j from class
+// scores value(k), k in [0, classes), in A as MXNet's negative mining.
+template <typename A, typename F>
+MX_HOST_DEVICE inline A SsdBackgroundProb(int64_t classes, F value) {
+  A hi = value(0);
+  for (int64_t k = 1; k < classes; ++k) {
+    const A v = value(k);
+    if (v > hi) hi = v;
+  }
+  A sum = 0;
+  for (int64_t k = 0; k < classes; ++k) sum += ::exp(value(k) - hi);
+  return ::exp(value(0) - hi) / sum;
+}
+
 }  // namespace mx_math
 
 #endif  // MXCORE_BACKENDS_COMMON_MXNET_GEOMETRY_H_

@@ -67,6 +67,27 @@ cudaError_t LaunchMultiBoxDetection(int dtype, const SsdDetection& p,
                                     const void* anchor, void* y, int req,
                                     void* scratch, cudaStream_t stream);
 
+// SSD training targets (backends/cpu/multibox_target_ops.cc): anchor
+// (anchors, 4), label (batches, rows, width), cls_pred (batches, classes,
+// anchors) -> loc_target, loc_mask (batches, anchors * 4), cls_target
+// (batches, anchors). Parameters are MXNet's floats, rounded by the caller.
+// *bad (set to ~0 by the caller) gets the lowest batches * rows + row of a
+// class -1 row whose box is not all -1.
+struct SsdTargets {
+  int64_t batches = 0, anchors = 0, rows = 0, width = 5, classes = 1;
+  float overlap_threshold = 0.5f, ignore_label = -1;
+  float negative_mining_ratio = -1, negative_mining_thresh = 0.5f;
+  float variances[4] = {0.1f, 0.1f, 0.2f, 0.2f};
+};
+size_t MultiBoxTargetScratchBytes(const SsdTargets& p);
+cudaError_t LaunchMultiBoxTarget(int dtype, const SsdTargets& p,
+                                 const void* anchor, const void* label,
+                                 const void* cls_pred, void* loc_target,
+                                 int req_loc, void* loc_mask, int req_mask,
+                                 void* cls_target, int req_cls,
+                                 unsigned long long* bad, void* scratch,
+                                 cudaStream_t stream);
+
 }  // namespace mx_cuda
 
 #endif  // MXCORE_BACKENDS_CUDA_BOX_NMS_KERNELS_H_

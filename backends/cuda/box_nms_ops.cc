@@ -1,7 +1,8 @@
 // GPU kernels for _contrib_box_nms (non-maximum suppression, as the CPU
 // kernel decides it) and its gradient, _contrib_MultiBoxPrior
-// (box_nms_kernels.cu) and _contrib_MultiBoxDetection
-// (multibox_detection_kernels.cu).
+// (box_nms_kernels.cu), _contrib_MultiBoxDetection and
+// _contrib_MultiBoxTarget (multibox_detection_kernels.cu,
+// multibox_target_kernels.cu).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -206,6 +207,67 @@ void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               out[0].dtype());
 }
 
+// _contrib_MultiBoxTarget: (anchor, label, cls_pred) -> (loc_target,
+// loc_mask, cls_target). A malformed padding row is read back as a flag:
+// one stream synchronize per call.
+void MultiBoxTarget(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                    const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_MultiBoxTarget";
+  const Tensor &anchor = in[0], &label = in[1], &cls = in[2];
+  RequireFloat(op, anchor);
+  if (anchor.ndim() != 3 || anchor.dim(2) != 4 || label.ndim() != 3 ||
+      label.dim(2) < 5 || cls.ndim() != 3 || cls.dim(0) != label.dim(0) ||
+      cls.dim(2) != anchor.dim(1) || cls.dim(1) < 1) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": needs anchor (1, A, 4), label (B, M, >= 5) and "
+                     "cls_pred (B, classes, A)");
+  }
+  const auto variances =
+      mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
+  if (!variances || variances->size() != 4) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
+  }
+  SsdTargets p;
+  p.batches = label.dim(0);
+  p.anchors = anchor.dim(1);
+  p.rows = label.dim(1);
+  p.width = label.dim(2);
+  p.classes = cls.dim(1);
+  // MXNet's parameters are floats.
+  const auto as_float = [&](const char* key, double fallback) {
+    return static_cast<float>(NumberAttr(op, attrs, key, fallback));
+  };
+  p.overlap_threshold = as_float("overlap_threshold", 0.5);
+  p.ignore_label = as_float("ignore_label", -1);
+  p.negative_mining_ratio = as_float("negative_mining_ratio", -1);
+  p.negative_mining_thresh = as_float("negative_mining_thresh", 0.5);
+  for (int k = 0; k < 4; ++k)
+    p.variances[k] = static_cast<float>((*variances)[k]);
+  if (p.batches > 2147483647) Unsupported(op, "more than 2^31 images");
+  const size_t flag_bytes = AlignedBytes(sizeof(unsigned long long));
+  char* scratch = static_cast<char*>(
+      Workspace(ctx, flag_bytes + MultiBoxTargetScratchBytes(p)));
+  auto* bad = reinterpret_cast<unsigned long long*>(scratch);
+  cudaStream_t s = StreamOf(ctx);
+  CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(*bad), s), op);
+  CheckLaunch(
+      op,
+      LaunchMultiBoxTarget(
+          anchor.dtype(), p, anchor.data<void>(), label.data<void>(),
+          cls.data<void>(), out[0].data<void>(), req[0], out[1].data<void>(),
+          req[1], out[2].data<void>(), req[2], bad, scratch + flag_bytes, s),
+      anchor.dtype());
+  unsigned long long host = 0;
+  ReadBack(op, s, bad, &host, sizeof(host));
+  if (host != ~0ull) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": label[" + std::to_string(host / p.rows) + ", " +
+                    std::to_string(host % p.rows) +
+                    "] has class -1 (the end of the list) but a box value "
+                    "that is not -1");
+  }
+}
+
 }  // namespace
 
 void RegisterBoxNmsOps(mxplugin::Plugin& plugin) {
@@ -213,6 +275,7 @@ void RegisterBoxNmsOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_contrib_box_nms", BoxNmsBackward);
   RegisterGpuKernel(plugin, "_contrib_MultiBoxPrior", MultiBoxPrior);
   RegisterGpuKernel(plugin, "_contrib_MultiBoxDetection", MultiBoxDetection);
+  RegisterGpuKernel(plugin, "_contrib_MultiBoxTarget", MultiBoxTarget);
 }
 
 }  // namespace mx_cuda

@@ -392,6 +392,16 @@ void AddNnCases(std::vector<OpCase>* t) {
        {{"nms_threshold", "0"}}});
   detection.ranges = {{0, 1}, {-1, 1}, {0, 1}};
   t->push_back(detection);
+  // MultiBoxTarget: anchors and boxes in [0, 1] (some inverted), every
+  // label row a ground truth; negative mining ranks cls_pred's softmax.
+  OpCase targets = Shaped(
+      "_contrib_MultiBoxTarget",
+      {{{1, 8, 4}, {2, 3, 5}, {2, 3, 8}}, {{1, 5, 4}, {1, 2, 6}, {1, 2, 5}}},
+      {{},
+       {{"negative_mining_ratio", "2"}, {"negative_mining_thresh", "0.3"}},
+       {{"overlap_threshold", "0.1"}, {"variances", "(0.2, 0.2, 0.3, 0.3)"}}});
+  targets.ranges = {{0, 1}, {0, 1}, {-1, 1}};
+  t->push_back(targets);
   // ROIPooling on the same regions; its gradient takes (out_grad, data,
   // rois, argmax) with argmax offsets inside the 5x5 plane (or -1).
   OpCase roi_pool =
