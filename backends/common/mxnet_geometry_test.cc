@@ -210,5 +210,39 @@ TEST(SsdOverlap, IntersectionOverUnion) {
   EXPECT_EQ(SsdOverlap(point, point), 0);
 }
 
+TEST(SsdTargetOverlap, UnguardedIntersectionOverUnion) {
+  const double anchor[4] = {0, 0, 2, 2}, gt[4] = {1, 1, 3, 3};
+  EXPECT_DOUBLE_EQ(SsdTargetOverlap(anchor, gt), 1.0 / 7);
+  const double apart[4] = {5, 5, 6, 6};
+  EXPECT_EQ(SsdTargetOverlap(anchor, apart), 0);
+  const double point[4] = {1, 1, 1, 1};  // 0 / 0, as MXNet's.
+  EXPECT_TRUE(std::isnan(SsdTargetOverlap(point, point)));
+}
+
+TEST(EncodeSsdBox, InvertsDecodeSsdBox) {
+  const float anchor[4] = {0.1f, 0.2f, 0.5f, 0.4f};
+  const float gt[4] = {0.15f, 0.1f, 0.6f, 0.5f};
+  const float variances[4] = {0.1f, 0.1f, 0.2f, 0.2f};
+  float loc[4], back[4];
+  EncodeSsdBox(anchor, gt, variances, loc);
+  // Centre x 0.375 vs 0.3 over width 0.4 and variance 0.1.
+  EXPECT_NEAR(loc[0], 0.075 / 0.4 / 0.1, 1e-5);
+  EXPECT_NEAR(loc[2], std::log(0.45 / 0.4) / 0.2, 1e-5);
+  DecodeSsdBox(anchor, loc, variances, false, back);
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(back[k], gt[k], 1e-6) << k;
+}
+
+TEST(SsdBackgroundProb, SoftmaxOfClassZero) {
+  const double scores[3] = {1, 2, 3};
+  const double p =
+      SsdBackgroundProb<double>(3, [&](int64_t k) { return scores[k]; });
+  EXPECT_NEAR(p,
+              std::exp(1.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0)),
+              1e-15);
+  const double huge[2] = {1000, 1000};  // The maximum is taken out first.
+  EXPECT_DOUBLE_EQ(
+      SsdBackgroundProb<double>(2, [&](int64_t k) { return huge[k]; }), 0.5);
+}
+
 }  // namespace
 }  // namespace mx_math
