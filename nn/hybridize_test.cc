@@ -1,5 +1,6 @@
 // Hybridized blocks: same outputs and gradients as imperative, re-tracing,
 // inlining, errors, Export and SymbolBlock::Import.
+#include <cmath>
 #include <fstream>
 
 #include "gtest/gtest.h"
@@ -128,6 +129,40 @@ TEST(Hybridize, LossMatchesImperative) {
             (std::vector<std::string>{"data0", "data1"}));
   EXPECT_TRUE(AllClose(hybrid.first, imperative.first));
   EXPECT_TRUE(AllClose(hybrid.second, imperative.second));
+}
+
+TEST(Hybridize, CtcLossGradientMatchesImperative) {
+  // The op's gradient comes from its hidden output: through CachedOp too.
+  CTCLoss loss;
+  const NDArray label =
+      NDArray::FromVector<float>({2, 3}, {0, 1, 1, 2, -1, -1});
+  auto run = [&] {
+    NDArray pred = RandomArray({2, 5, 4}, DType::kFloat32, -1, 1, 10);
+    autograd::AttachGrad(&pred);
+    NDArray l;
+    {
+      autograd::RecordScope record;
+      l = loss({pred, label})[0];
+    }
+    autograd::Backward({l});
+    return std::make_pair(ToDouble(l), ToDouble(pred.grad()));
+  };
+  const auto imperative = run();
+  loss.Hybridize();
+  const auto traced = run();
+  const auto cached = run();
+  EXPECT_EQ(loss.num_traces(), 1);
+  EXPECT_TRUE(AllClose(traced.first, imperative.first));
+  EXPECT_TRUE(AllClose(cached.second, imperative.second));
+  // Every frame's gradient sums to 0 over the classes (softmax minus a
+  // distribution), and is not all zero.
+  double total = 0, norm = 0;
+  for (size_t i = 0; i < imperative.second.size(); ++i) {
+    total += imperative.second[i];
+    norm += std::abs(imperative.second[i]);
+  }
+  EXPECT_NEAR(total, 0, 1e-5);
+  EXPECT_GT(norm, 0.1);
 }
 
 // Counts how often Forward runs; multiplies by a shape-derived constant.

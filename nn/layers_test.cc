@@ -164,6 +164,45 @@ TEST(SoftmaxCrossEntropyLoss, SparseAndDenseLabels) {
   EXPECT_TRUE(AllClose(ToDouble(dense_loss({pred, one_hot})[0]), got));
 }
 
+TEST(CTCLoss, GluonLayoutsBlankLastAndWeight) {
+  // (N, T, C) = (2, 4, 3): the blank is class 2, labels pad with -1.
+  const NDArray ntc = RandomArray({2, 4, 3}, DType::kFloat32, -2, 2);
+  const NDArray label = NDArray::FromVector<float>({2, 2}, {0, 1, 1, -1});
+  const std::vector<double> want =
+      ToDouble(nd::Call("CTCLoss", {nd::transpose(ntc, TShape{1, 0, 2}), label},
+                        {{"blank_label", "last"}}));
+  CTCLoss ctc;
+  EXPECT_TRUE(AllClose(ToDouble(ctc({ntc, label})[0]), want));
+  CTCLoss hybrid;
+  hybrid.Hybridize();
+  for (int call = 0; call < 2; ++call) {  // Trace, then the cached graph.
+    EXPECT_TRUE(AllClose(ToDouble(hybrid({ntc, label})[0]), want)) << call;
+  }
+  CTCLoss::Options time_major;
+  time_major.layout = "TNC";
+  time_major.label_layout = "TN";
+  time_major.weight = 0.5;
+  CTCLoss ctc_tn(time_major);
+  const NDArray l = ctc_tn({nd::transpose(ntc, TShape{1, 0, 2}),
+                            nd::transpose(label, TShape{1, 0})})[0];
+  EXPECT_TRUE(AllClose(ToDouble(l), {want[0] / 2, want[1] / 2}));
+  // Lengths: sequence 1 uses 2 frames and 1 label.
+  const NDArray lengths =
+      ctc({ntc, label, NDArray::FromVector<float>({2}, {4, 2}),
+           NDArray::FromVector<float>({2}, {2, 1})})[0];
+  const std::vector<double> with_lengths =
+      ToDouble(nd::Call("CTCLoss",
+                        {nd::transpose(ntc, TShape{1, 0, 2}), label,
+                         NDArray::FromVector<float>({2}, {4, 2}),
+                         NDArray::FromVector<float>({2}, {2, 1})},
+                        {{"blank_label", "last"},
+                         {"use_data_lengths", "True"},
+                         {"use_label_lengths", "True"}}));
+  EXPECT_TRUE(AllClose(ToDouble(lengths), with_lengths));
+  EXPECT_NE(with_lengths[1], want[1]);
+  EXPECT_THROW(CTCLoss(CTCLoss::Options{"NCT", "NT", 1.0}), InvalidArgument);
+}
+
 TEST(SoftmaxCrossEntropyLoss, SparseLabelsAlongAnyClassAxis) {
   // Classes on axis 1 of (2, 3, 4): one label per (n, position).
   const NDArray pred = RandomArray({2, 3, 4}, DType::kFloat32, -2, 2);

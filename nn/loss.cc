@@ -1,5 +1,7 @@
 #include "nn/loss.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "imperative/nd.h"
@@ -46,6 +48,52 @@ std::vector<NDArray> SoftmaxCrossEntropyLoss::Forward(
         target.shape().ToString(), " but pred has ", shape.ToString()));
   }
   return {nd::negative(nd::sum(logp * target, TShape{axis}))};
+}
+
+CTCLoss::CTCLoss(Options options) : options_(std::move(options)) {
+  if (options_.layout != "NTC" && options_.layout != "TNC") {
+    throw InvalidArgument(absl::StrCat("CTCLoss: layout \"", options_.layout,
+                                       "\" is not NTC or TNC"));
+  }
+  if (options_.label_layout != "NT" && options_.label_layout != "TN") {
+    throw InvalidArgument(absl::StrCat("CTCLoss: label_layout \"",
+                                       options_.label_layout,
+                                       "\" is not NT or TN"));
+  }
+}
+
+std::vector<NDArray> CTCLoss::Forward(const std::vector<NDArray>& inputs) {
+  if (inputs.size() < 2 || inputs.size() > 4) {
+    throw InvalidArgument(absl::StrCat(
+        "CTCLoss takes 2 to 4 inputs (pred, label[, pred_lengths[, "
+        "label_lengths]]), got ",
+        inputs.size()));
+  }
+  const auto time_major = [](const NDArray& a, const char* name) {
+    if (a.shape().ndim() < 2) {
+      throw ShapeError(absl::StrCat("CTCLoss: ", name, " has shape ",
+                                    a.shape().ToString(),
+                                    "; at least 2 axes needed"));
+    }
+    std::vector<int64_t> axes(a.shape().ndim());
+    for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+    std::swap(axes[0], axes[1]);
+    return nd::transpose(a, TShape(axes));
+  };
+  const NDArray pred =
+      options_.layout == "NTC" ? time_major(inputs[0], "pred") : inputs[0];
+  const NDArray label = options_.label_layout == "TN"
+                            ? time_major(inputs[1], "label")
+                            : inputs[1];
+  std::vector<NDArray> args = {pred, label};
+  args.insert(args.end(), inputs.begin() + 2, inputs.end());
+  const NDArray loss =
+      nd::Call("CTCLoss", args,
+               {{"use_data_lengths", inputs.size() > 2 ? "True" : "False"},
+                {"use_label_lengths", inputs.size() > 3 ? "True" : "False"},
+                {"blank_label", "last"}});
+  if (options_.weight == 1.0) return {loss};
+  return {loss * options_.weight};
 }
 
 }  // namespace nn

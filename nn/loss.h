@@ -40,6 +40,32 @@ class SoftmaxCrossEntropyLoss : public HybridBlock {
   Options options_;
 };
 
+// Gluon's CTCLoss: the CTC loss (the CTCLoss op) of activations pred
+// against label sequences, with the blank as the last class (labels in
+// [0, C - 1), padded with -1), as Gluon sets it. pred is (N, T, C) for
+// layout "NTC" or (T, N, C) for "TNC"; label (N, L) for "NT" or (L, N) for
+// "TN". Inputs {pred, label}, {pred, label, pred_lengths} or {pred, label,
+// pred_lengths, label_lengths} (each (N,)); the loss is scaled by `weight`.
+//
+//   nn::CTCLoss ctc;
+//   NDArray loss = ctc({logits, labels})[0];  // (N,)
+class CTCLoss : public HybridBlock {
+ public:
+  struct Options {
+    std::string layout = "NTC";
+    std::string label_layout = "NT";
+    double weight = 1.0;
+  };
+  explicit CTCLoss(Options options);
+  CTCLoss() : CTCLoss(Options()) {}
+
+  std::vector<NDArray> Forward(const std::vector<NDArray>& inputs) override;
+  std::string TypeName() const override { return "CTCLoss"; }
+
+ private:
+  Options options_;
+};
+
 }  // namespace nn
 }  // namespace mx
 
