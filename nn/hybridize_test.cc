@@ -107,20 +107,25 @@ TEST(Hybridize, WholeNetworkMatchesImperative) {
   ExpectHybridMatchesImperative(net, {4, 2, 6, 6});
 }
 
+// A loss block's values and its gradient with respect to a random pred.
+std::pair<std::vector<double>, std::vector<double>> LossAndGradient(
+    HybridBlock& loss, const TShape& pred_shape, uint32_t seed,
+    const NDArray& label) {
+  NDArray pred = RandomArray(pred_shape, DType::kFloat32, -1, 1, seed);
+  autograd::AttachGrad(&pred);
+  NDArray l;
+  {
+    autograd::RecordScope record;
+    l = loss({pred, label})[0];
+  }
+  autograd::Backward({l});
+  return std::make_pair(ToDouble(l), ToDouble(pred.grad()));
+}
+
 TEST(Hybridize, LossMatchesImperative) {
   SoftmaxCrossEntropyLoss loss;
   const NDArray label = NDArray::FromVector<float>({3}, {2, 0, 1});
-  auto run = [&] {
-    NDArray pred = RandomArray({3, 4}, DType::kFloat32, -1, 1, 9);
-    autograd::AttachGrad(&pred);
-    NDArray l;
-    {
-      autograd::RecordScope record;
-      l = loss({pred, label})[0];
-    }
-    autograd::Backward({l});
-    return std::make_pair(ToDouble(l), ToDouble(pred.grad()));
-  };
+  const auto run = [&] { return LossAndGradient(loss, {3, 4}, 9, label); };
   const auto imperative = run();
   loss.Hybridize();
   const auto hybrid = run();
@@ -136,17 +141,7 @@ TEST(Hybridize, CtcLossGradientMatchesImperative) {
   CTCLoss loss;
   const NDArray label =
       NDArray::FromVector<float>({2, 3}, {0, 1, 1, 2, -1, -1});
-  auto run = [&] {
-    NDArray pred = RandomArray({2, 5, 4}, DType::kFloat32, -1, 1, 10);
-    autograd::AttachGrad(&pred);
-    NDArray l;
-    {
-      autograd::RecordScope record;
-      l = loss({pred, label})[0];
-    }
-    autograd::Backward({l});
-    return std::make_pair(ToDouble(l), ToDouble(pred.grad()));
-  };
+  const auto run = [&] { return LossAndGradient(loss, {2, 5, 4}, 10, label); };
   const auto imperative = run();
   loss.Hybridize();
   const auto traced = run();

@@ -6,18 +6,26 @@
 namespace mx_ctc {
 namespace {
 
-// Length b of `values` (truncated), or -1 when outside [0, limit].
-int64_t LengthAt(const double* values, int64_t b, int64_t limit) {
-  const double v = std::trunc(values[b]);
-  return v >= 0 && v <= static_cast<double>(limit) ? static_cast<int64_t>(v)
-                                                   : -1;
-}
-
 template <typename... Parts>
 std::string Message(const Parts&... parts) {
   std::ostringstream os;
   (os << ... << parts);
   return os.str();
+}
+
+// Length b of `values` (truncated; `limit` without values) into *out; an
+// error message when outside [0, limit].
+std::string LengthAt(const double* values, const char* name, int64_t b,
+                     int64_t limit, int64_t* out) {
+  *out = limit;
+  if (values == nullptr) return "";
+  const double v = std::trunc(values[b]);
+  if (!(v >= 0 && v <= static_cast<double>(limit))) {
+    return Message(name, "[", b, "] is ", values[b], "; it must be in [0, ",
+                   limit, "]");
+  }
+  *out = static_cast<int64_t>(v);
+  return "";
 }
 
 }  // namespace
@@ -27,22 +35,13 @@ std::string PackCtcLabels(const CtcInput& in, CtcSequences* out) {
   out->blank = in.blank_first ? 0 : in.classes - 1;
   const double padding = in.blank_first ? 0 : -1;
   for (int64_t b = 0; b < in.n; ++b) {
-    int64_t frames = in.t_max;
-    if (in.data_lengths != nullptr) {
-      frames = LengthAt(in.data_lengths, b, in.t_max);
-      if (frames < 0) {
-        return Message("data_lengths[", b, "] is ", in.data_lengths[b],
-                       "; it must be in [0, ", in.t_max, "]");
-      }
+    int64_t frames = 0, len = 0;
+    std::string error =
+        LengthAt(in.data_lengths, "data_lengths", b, in.t_max, &frames);
+    if (error.empty()) {
+      error = LengthAt(in.label_lengths, "label_lengths", b, in.l_max, &len);
     }
-    int64_t len = in.l_max;
-    if (in.label_lengths != nullptr) {
-      len = LengthAt(in.label_lengths, b, in.l_max);
-      if (len < 0) {
-        return Message("label_lengths[", b, "] is ", in.label_lengths[b],
-                       "; it must be in [0, ", in.l_max, "]");
-      }
-    }
+    if (!error.empty()) return error;
     const int64_t offset = static_cast<int64_t>(out->labels.size());
     for (int64_t j = 0; j < len; ++j) {
       const double v = std::trunc(in.labels[b * in.l_max + j]);

@@ -288,11 +288,7 @@ MX_REGISTER_OP(_backward_CTCLoss)
   // Labels and lengths get zeros; data the head gradient times the
   // gradient the forward pass computed.
   SetGradient("CTCLoss", [](GradBuilder& b, const std::vector<NodeEntry>& g) {
-    std::vector<NodeEntry> grads = {b.Op("_backward_CTCLoss", {g[0], b.y(1)})};
-    for (size_t i = 1; i < b.n->inputs.size(); ++i) {
-      grads.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
-    }
-    return grads;
+    return WithZeroGradsFrom(b, {b.Op("_backward_CTCLoss", {g[0], b.y(1)})}, 1);
   });
   return true;
 }();

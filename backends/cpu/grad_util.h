@@ -67,15 +67,22 @@ inline void SetUnaryGrad(
   });
 }
 
+// `grads` followed by zeros_like of every input from `first` on: the
+// gradients of inputs that lend only shapes, indices or labels.
+inline std::vector<NodeEntry> WithZeroGradsFrom(GradBuilder& b,
+                                                std::vector<NodeEntry> grads,
+                                                size_t first) {
+  for (size_t i = first; i < b.n->inputs.size(); ++i) {
+    grads.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
+  }
+  return grads;
+}
+
 // Registers a zero gradient (zeros_like of each input) for an op that is
 // constant almost everywhere: comparisons, rounding, logical ops.
 inline void SetZeroGrad(const std::string& op) {
   SetGradient(op, [](GradBuilder& b, const std::vector<NodeEntry>&) {
-    std::vector<NodeEntry> zeros;
-    for (size_t i = 0; i < b.n->inputs.size(); ++i) {
-      zeros.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
-    }
-    return zeros;
+    return WithZeroGradsFrom(b, {}, 0);
   });
 }
 

@@ -338,11 +338,7 @@ namespace {
   // Linear in ograd: its adjoint upsamples the head gradients; the args
   // only gave shapes.
   SetGradient("_backward_UpSampling", [](B& b, const std::vector<E>& g) {
-    std::vector<E> grads{b.Op("UpSampling", g, b.n->attrs.dict)};
-    for (size_t i = 1; i < b.n->inputs.size(); ++i) {
-      grads.push_back(b.Op("zeros_like", {b.x(static_cast<int>(i))}));
-    }
-    return grads;
+    return WithZeroGradsFrom(b, {b.Op("UpSampling", g, b.n->attrs.dict)}, 1);
   });
   return true;
 }();

@@ -3,6 +3,7 @@
 // (box_nms_kernels.cu), _contrib_MultiBoxDetection and
 // _contrib_MultiBoxTarget (multibox_detection_kernels.cu,
 // multibox_target_kernels.cu).
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -160,6 +161,17 @@ void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               out[0].dtype());
 }
 
+// The SSD ops' `variances` (vx, vy, vw, vh), as MXNet's floats.
+std::array<float, 4> SsdVariances(const std::string& op, const Attrs& attrs) {
+  const auto v =
+      mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
+  if (!v || v->size() != 4) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
+  }
+  return {static_cast<float>((*v)[0]), static_cast<float>((*v)[1]),
+          static_cast<float>((*v)[2]), static_cast<float>((*v)[3])};
+}
+
 // _contrib_MultiBoxDetection: (cls_prob, loc_pred, anchor) -> detections.
 void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                        const int32_t* req, Tensors out) {
@@ -177,11 +189,6 @@ void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   if (IntAttr(op, attrs, "background_id", 0) != 0) {
     Unsupported(op, "background_id other than 0");
   }
-  const auto variances =
-      mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
-  if (!variances || variances->size() != 4) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
-  }
   SsdDetection p;
   p.batches = cls.dim(0);
   p.classes = cls.dim(1);
@@ -192,7 +199,8 @@ void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   };
   p.threshold = as_float(NumberAttr(op, attrs, "threshold", 0.01));
   p.nms_threshold = as_float(NumberAttr(op, attrs, "nms_threshold", 0.5));
-  for (int k = 0; k < 4; ++k) p.variances[k] = as_float((*variances)[k]);
+  const std::array<float, 4> variances = SsdVariances(op, attrs);
+  for (int k = 0; k < 4; ++k) p.variances[k] = variances[k];
   p.clip = FlagAttr(op, attrs, "clip", "True");
   p.force_suppress = FlagAttr(op, attrs, "force_suppress", "False");
   p.nms_topk = IntAttr(op, attrs, "nms_topk", -1);
@@ -222,11 +230,6 @@ void MultiBoxTarget(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                 op + ": needs anchor (1, A, 4), label (B, M, >= 5) and "
                      "cls_pred (B, classes, A)");
   }
-  const auto variances =
-      mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
-  if (!variances || variances->size() != 4) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
-  }
   SsdTargets p;
   p.batches = label.dim(0);
   p.anchors = anchor.dim(1);
@@ -241,8 +244,8 @@ void MultiBoxTarget(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.ignore_label = as_float("ignore_label", -1);
   p.negative_mining_ratio = as_float("negative_mining_ratio", -1);
   p.negative_mining_thresh = as_float("negative_mining_thresh", 0.5);
-  for (int k = 0; k < 4; ++k)
-    p.variances[k] = static_cast<float>((*variances)[k]);
+  const std::array<float, 4> variances = SsdVariances(op, attrs);
+  for (int k = 0; k < 4; ++k) p.variances[k] = variances[k];
   if (p.batches > 2147483647) Unsupported(op, "more than 2^31 images");
   const size_t flag_bytes = AlignedBytes(sizeof(unsigned long long));
   char* scratch = static_cast<char*>(
