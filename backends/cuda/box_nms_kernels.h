@@ -38,14 +38,14 @@ cudaError_t LaunchBoxNmsGrad(int dtype, int64_t batches, int64_t n, int64_t k,
 
 // SSD anchors (backends/cpu/multibox_prior_ops.cc): at cell (r, c) of an
 // h x w map, centre ((c + offset_x) * step_x, (r + offset_y) * step_y),
-// anchor a spans +- half[a] (width, height); y (h * w * anchors, 4) as
-// corners, clamped to [0, 1] when clip.
-constexpr int kMaxPriorAnchors = 64;
+// anchor a spans +- (half_w[a], half_h[a]) (device arrays of `anchors`
+// values); y (h * w * anchors, 4) as corners, clamped to [0, 1] when clip.
 struct PriorBoxes {
   int64_t h = 0, w = 0, anchors = 0;
   double step_y = 1, step_x = 1, offset_y = 0.5, offset_x = 0.5;
   bool clip = false;
-  double half_w[kMaxPriorAnchors] = {}, half_h[kMaxPriorAnchors] = {};
+  const double* half_w = nullptr;
+  const double* half_h = nullptr;
 };
 cudaError_t LaunchMultiBoxPrior(int dtype, const PriorBoxes& p, void* y,
                                 int req, cudaStream_t stream);

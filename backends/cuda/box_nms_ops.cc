@@ -142,23 +142,33 @@ void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.h = in[0].dim(2);
   p.w = in[0].dim(3);
   p.anchors = static_cast<int64_t>(sizes.size() + ratios.size() - 1);
-  if (p.anchors > kMaxPriorAnchors) Unsupported(op, "more than 64 anchors");
   p.step_y = steps[0] > 0 ? steps[0] : 1.0 / p.h;
   p.step_x = steps[1] > 0 ? steps[1] : 1.0 / p.w;
   p.offset_y = offsets[0];
   p.offset_x = offsets[1];
   p.clip = FlagAttr(op, attrs, "clip", "False");
+  // Half widths then half heights, copied to the workspace (from pageable
+  // memory: staged before cudaMemcpyAsync returns).
+  std::vector<double> half(2 * p.anchors);
   for (int64_t a = 0; a < p.anchors; ++a) {
-    const mx_math::AnchorHalfExtent half = mx_math::AnchorHalfExtentOf(
+    const mx_math::AnchorHalfExtent e = mx_math::AnchorHalfExtentOf(
         sizes.data(), static_cast<int64_t>(sizes.size()), ratios.data(), a, p.h,
         p.w);
-    p.half_w[a] = half.w;
-    p.half_h[a] = half.h;
+    half[a] = e.w;
+    half[p.anchors + a] = e.h;
   }
-  CheckLaunch(op,
-              LaunchMultiBoxPrior(out[0].dtype(), p, out[0].data<void>(),
-                                  req[0], StreamOf(ctx)),
-              out[0].dtype());
+  cudaStream_t s = StreamOf(ctx);
+  auto* dev_half =
+      static_cast<double*>(Workspace(ctx, half.size() * sizeof(double)));
+  CheckCuda(cudaMemcpyAsync(dev_half, half.data(), half.size() * sizeof(double),
+                            cudaMemcpyHostToDevice, s),
+            op);
+  p.half_w = dev_half;
+  p.half_h = dev_half + p.anchors;
+  CheckLaunch(
+      op,
+      LaunchMultiBoxPrior(out[0].dtype(), p, out[0].data<void>(), req[0], s),
+      out[0].dtype());
 }
 
 // The SSD ops' `variances` (vx, vy, vw, vh), as MXNet's floats.

@@ -111,10 +111,13 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
                             int64_t inner, const void* x, int64_t* y, int req,
                             cudaStream_t stream);
 
-// Running sums along the middle axis of (outer, len, inner), y of x's
-// dtype (numeric): double for floats, wrapping int64 for integers.
+// Running sums along the middle axis of (outer, len, inner) into y of
+// `dtype` (numeric): double for floats, wrapping int64 for integers. x has
+// y's dtype, or with x_is_acc already that accumulator's (float64 or
+// int64: another input dtype cast first, as the CPU converts each element).
 cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
-                         const void* x, void* y, int req, cudaStream_t stream);
+                         const void* x, bool x_is_acc, void* y, int req,
+                         cudaStream_t stream);
 
 // argsort along the middle axis of (outer, len, inner): stable, NaN last;
 // y of out_dtype (float32/64/16, int32, int64, uint8, int8).

@@ -13,6 +13,7 @@
 #include "backends/common/attr_parse.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise.h"
 #include "backends/cuda/index_kernels.h"
 
 namespace mx_cuda {
@@ -442,16 +443,15 @@ void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 
 // ---- _arange, tril, triu. ----
 
-// cumsum along axis (or the flattened array); the output's dtype must be
-// the input's here (another dtype is a NotImplemented error on the GPU).
+// cumsum along axis (or the flattened array). With an output dtype other
+// than the input's, the input is first cast to the output's accumulator
+// (float64 or int64, the CPU's per-element conversion).
 void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             const int32_t* req, Tensors out) {
   const std::string op = "cumsum";
   if (req[0] == MX_REQ_NULL) return;
   RequireNumeric(op, in[0]);
-  if (out[0].dtype() != in[0].dtype()) {
-    Unsupported(op, "a dtype other than the input's");
-  }
+  RequireNumeric(op, out[0]);
   int64_t outer = 1, len = in[0].size(), inner = 1;
   const std::string axis_text = attrs.Get("axis", "None");
   if (axis_text != "None") {
@@ -467,10 +467,21 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     }
     len = in[0].dim(a);
   }
+  cudaStream_t s = StreamOf(ctx);
+  const void* x = in[0].data<void>();
+  const bool cast = out[0].dtype() != in[0].dtype();
+  if (cast && in[0].size() > 0) {
+    const int acc = IsFloat(out[0].dtype()) ? MX_DTYPE_FLOAT64 : MX_DTYPE_INT64;
+    void* converted = Workspace(ctx, in[0].size() * sizeof(int64_t));
+    CheckLaunch(op,
+                LaunchCast(in[0].dtype(), acc, in[0].size(), x, converted, s),
+                in[0].dtype());
+    x = converted;
+  }
   CheckLaunch(op,
-              LaunchCumsum(in[0].dtype(), outer, len, inner, in[0].data<void>(),
-                           out[0].data<void>(), req[0], StreamOf(ctx)),
-              in[0].dtype());
+              LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
+                           out[0].data<void>(), req[0], s),
+              out[0].dtype());
 }
 
 void Arange(const KernelContext& ctx, const Attrs& attrs, Tensors,

@@ -220,11 +220,15 @@ struct TriangleLauncher {
 // ---- cumsum: one thread per line, sums as the CPU's (double for
 // floats, wrapping int64 for integers). ----
 
-template <int kReq, typename T>
+template <typename T>
+using CumsumAcc = typename std::conditional<std::is_integral<T>::value, int64_t,
+                                            double>::type;
+
+// x of type X: T, or T's accumulator (another input dtype cast first).
+template <int kReq, typename T, typename X>
 __global__ void CumsumKernel(int64_t lines, int64_t len, int64_t inner,
-                             const T* x, T* y) {
-  using S = typename std::conditional<std::is_integral<T>::value, int64_t,
-                                      double>::type;
+                             const X* x, T* y) {
+  using S = CumsumAcc<T>;
   for (int64_t line = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
        line < lines; line += int64_t{blockDim.x} * gridDim.x) {
     const int64_t base = (line / inner) * len * inner + line % inner;
@@ -240,12 +244,19 @@ __global__ void CumsumKernel(int64_t lines, int64_t len, int64_t inner,
 struct CumsumLauncher {
   int64_t lines, len, inner;
   const void* x;
+  bool x_is_acc;
   void* y;
   cudaStream_t s;
   template <int R, typename T>
   void operator()() const {
-    CumsumKernel<R, T><<<Blocks(lines), kThreads, 0, s>>>(
-        lines, len, inner, static_cast<const T*>(x), static_cast<T*>(y));
+    if (x_is_acc) {
+      CumsumKernel<R, T, CumsumAcc<T>><<<Blocks(lines), kThreads, 0, s>>>(
+          lines, len, inner, static_cast<const CumsumAcc<T>*>(x),
+          static_cast<T*>(y));
+    } else {
+      CumsumKernel<R, T, T><<<Blocks(lines), kThreads, 0, s>>>(
+          lines, len, inner, static_cast<const T*>(x), static_cast<T*>(y));
+    }
   }
 };
 
@@ -271,10 +282,12 @@ cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
 }
 
 cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
-                         const void* x, void* y, int req, cudaStream_t stream) {
+                         const void* x, bool x_is_acc, void* y, int req,
+                         cudaStream_t stream) {
   if (outer * len * inner == 0) return cudaSuccess;
   return DispatchNumeric(
-      dtype, req, CumsumLauncher{outer * inner, len, inner, x, y, stream});
+      dtype, req,
+      CumsumLauncher{outer * inner, len, inner, x, x_is_acc, y, stream});
 }
 
 cudaError_t LaunchArange(int dtype, int64_t n, double lo, double step,

@@ -18,8 +18,7 @@ namespace kernel {
 // compute type.
 template <typename T>
 struct ReduceAcc {
-  using type = std::conditional_t<std::is_integral<T>::value, int64_t,
-                                  typename Acc<T>::type>;
+  using type = std::conditional_t<std::is_integral<T>::value, int64_t, double>;
 };
 
 template <typename A>

@@ -118,7 +118,11 @@ void AddIndexCases(std::vector<OpCase>* t) {
                          {{"axis", "-1"}}}));
   }
   t->push_back(Shaped("cumsum", {{{7}}, {{3, 4}}, {{2, 3, 5}}},
-                      {{}, {{"axis", "0"}}, {{"axis", "-1"}}}));
+                      {{},
+                       {{"axis", "0"}},
+                       {{"axis", "-1"}},
+                       {{"axis", "-1"}, {"dtype", "float64"}},
+                       {{"dtype", "int32"}}}));
   t->push_back(
       Shaped("argsort", {{{3, 4}}, {{2, 3, 5}}, {{5, 8}}, {{2, 300, 3}}},
              {{},
@@ -143,6 +147,15 @@ void AddIndexCases(std::vector<OpCase>* t) {
                         {{}, {{"k", "1"}}, {{"k", "-2"}}}));
   }
 }
+
+// 70 anchor sizes 0.05, 0.06, ..., 0.74.
+constexpr char kManySizes[] =
+    "(0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, "
+    "0.17, 0.18, 0.19, 0.20, 0.21, 0.22, 0.23, 0.24, 0.25, 0.26, 0.27, 0.28, "
+    "0.29, 0.30, 0.31, 0.32, 0.33, 0.34, 0.35, 0.36, 0.37, 0.38, 0.39, 0.40, "
+    "0.41, 0.42, 0.43, 0.44, 0.45, 0.46, 0.47, 0.48, 0.49, 0.50, 0.51, 0.52, "
+    "0.53, 0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.60, 0.61, 0.62, 0.63, 0.64, "
+    "0.65, 0.66, 0.67, 0.68, 0.69, 0.70, 0.71, 0.72, 0.73, 0.74)";
 
 // Ops of the CUDA plugin's norm, loss and deconvolution kernels (and any
 // plugin claiming them): shapes and attributes from the CPU op tests.
@@ -376,7 +389,9 @@ void AddNnCases(std::vector<OpCase>* t) {
                        {{"sizes", "(0.9,)"},
                         {"clip", "True"},
                         {"steps", "(0.1, 0.2)"},
-                        {"offsets", "(0, 1)"}}}));
+                        {"offsets", "(0, 1)"}},
+                       // 72 anchors per cell (the GPU once stopped at 64).
+                       {{"sizes", kManySizes}, {"ratios", "(1, 2, 3)"}}}));
   // MultiBoxDetection: probabilities and anchors in [0, 1], so boxes
   // overlap, some anchors fall under the thresholds and classes compete.
   OpCase detection = Shaped(
