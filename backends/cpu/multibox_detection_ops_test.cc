@@ -1,5 +1,6 @@
 // _contrib_MultiBoxDetection against MXNet's rules worked out by hand:
 // decoding, the score threshold, sorting, suppression, nms_topk's layout.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -118,6 +119,45 @@ TEST(MultiBoxDetection, TopkRowsAndNoNmsLayoutsAsMxnet) {
   EXPECT_TRUE(AllClose(ToDouble(y),
                        Rows({Row(0, 0.6, 0), Row(0, 0.9, 1), Row(0, 0.8, 2)}),
                        1e-5, 1e-6));
+}
+
+TEST(MultiBoxDetection, DecodesMultiBoxTargetsBackToTheGroundTruth) {
+  // SSD's three ops together: anchors of a 4 x 4 map, the targets of two
+  // ground-truth boxes, and those targets fed back as predictions.
+  const NDArray anchors =
+      nd::Call("_contrib_MultiBoxPrior", {RandomArray({1, 1, 4, 4})},
+               {{"sizes", "(0.3, 0.5)"}, {"ratios", "(1, 2)"}});
+  const int64_t a = anchors.shape()[1];                         // 4 * 4 * 3
+  const std::vector<double> boxes = {0, 0.1, 0.15, 0.45, 0.5,   // class 0
+                                     2, 0.5, 0.4,  0.95, 0.9};  // class 2
+  const std::vector<NDArray> targets = nd::CallMulti(
+      "_contrib_MultiBoxTarget",
+      {anchors, ArrayOf({1, 2, 5}, boxes), RandomArray({1, 4, a})}, {});
+  const std::vector<double> cls_target = ToDouble(targets[2]);
+  // Probability 1 for each anchor's target class (background elsewhere).
+  std::vector<double> prob(4 * a, 0.0);
+  for (int64_t j = 0; j < a; ++j) {
+    prob[static_cast<int64_t>(std::max(0.0, cls_target[j])) * a + j] = 1;
+  }
+  const NDArray y = nd::Call(
+      "_contrib_MultiBoxDetection",
+      {ArrayOf({1, 4, a}, prob), targets[0].Reshape({1, a * 4}), anchors},
+      {{"clip", "False"}, {"nms_threshold", "0"}});
+  const std::vector<double> rows = ToDouble(y);
+  int64_t detections = 0;
+  for (int64_t r = 0; r < a && rows[r * 6] >= 0; ++r, ++detections) {
+    const int64_t id = static_cast<int64_t>(rows[r * 6]);
+    ASSERT_TRUE(id == 0 || id == 2) << r;
+    const double* want = &boxes[(id == 0 ? 0 : 5) + 1];
+    EXPECT_TRUE(
+        AllClose(std::vector<double>(&rows[r * 6 + 2], &rows[r * 6 + 6]),
+                 std::vector<double>(want, want + 4), 1e-4, 1e-5))
+        << "row " << r;
+  }
+  int64_t positives = 0;
+  for (double c : cls_target) positives += c > 0;
+  EXPECT_EQ(detections, positives);
+  EXPECT_GE(positives, 2);
 }
 
 TEST(MultiBoxDetection, BadInputsAreTypedErrors) {
