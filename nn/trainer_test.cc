@@ -2,6 +2,8 @@
 #include "nn/trainer.h"
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -300,6 +302,69 @@ double TrainMlp(bool hybridize) {
 TEST(Training, MlpConvergesImperatively) { EXPECT_GE(TrainMlp(false), 0.97); }
 
 TEST(Training, MlpConvergesHybridized) { EXPECT_GE(TrainMlp(true), 0.97); }
+
+// Sequences of 8 frames, each frame a noisy one-hot of a symbol in
+// {0, 1, 2, blank = 3}; the labels are the paths collapsed as CTC does.
+// A per-frame Dense layer trained with CTCLoss must learn to read them.
+TEST(Training, CtcLossTrainsAFrameClassifier) {
+  random::Seed(4);
+  const int64_t n = 32, t = 8, classes = 4;
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<int> symbol(0, 3);
+  std::normal_distribution<float> noise(0, 0.2f);
+  std::vector<float> xs, labels(n * t, -1);
+  std::vector<std::vector<int>> collapsed(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int prev = -1;
+    for (int64_t f = 0; f < t; ++f) {
+      const int s = symbol(gen);
+      for (int c = 0; c < classes; ++c) xs.push_back((c == s) + noise(gen));
+      if (s != 3 && s != prev) collapsed[i].push_back(s);
+      prev = s;
+    }
+    for (size_t j = 0; j < collapsed[i].size(); ++j) {
+      labels[i * t + j] = static_cast<float>(collapsed[i][j]);
+    }
+  }
+  const NDArray x = NDArray::FromVector<float>({n, t, classes}, xs);
+  const NDArray y = NDArray::FromVector<float>({n, t}, labels);
+  Dense::Options dense;
+  dense.flatten = false;
+  auto net = std::make_shared<Dense>(classes, dense);
+  net->Initialize(init::Xavier());
+  net->Hybridize();
+  CTCLoss ctc;
+  AdamOptions o;
+  o.learning_rate = 0.05;
+  Trainer trainer(net->CollectParams(), MakeAdam(o));
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    NDArray loss;
+    {
+      autograd::RecordScope record;
+      loss = ctc({(*net)(x), y})[0];
+    }
+    autograd::Backward({loss});
+    trainer.Step(n);
+    last = ToDouble(nd::mean(loss))[0];
+    if (step == 0) first = last;
+  }
+  EXPECT_LT(last, first * 0.2) << first << " -> " << last;
+  // Greedy decoding (best class per frame, collapsed) reads the labels.
+  const std::vector<double> best = ToDouble(nd::argmax((*net)(x), 2));
+  int correct = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int> decoded;
+    int prev = -1;
+    for (int64_t f = 0; f < t; ++f) {
+      const int s = static_cast<int>(best[i * t + f]);
+      if (s != 3 && s != prev) decoded.push_back(s);
+      prev = s;
+    }
+    correct += decoded == collapsed[i];
+  }
+  EXPECT_GE(correct, 30) << "of " << n;
+}
 
 }  // namespace
 }  // namespace testing
