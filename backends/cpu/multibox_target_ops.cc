@@ -53,6 +53,9 @@ struct MultiBoxTargetParam {
   }
 };
 
+// 2^28 overlaps (1 GiB of floats) per image.
+constexpr int64_t kMaxOverlapPairs = int64_t{1} << 28;
+
 void MultiBoxTargetShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                          std::vector<TShape>* out) {
   const MultiBoxTargetParam& p = attrs.get<MultiBoxTargetParam>();
@@ -75,6 +78,14 @@ void MultiBoxTargetShape(const NodeAttrs& attrs, std::vector<TShape>* in,
         OpLabel(attrs), ": anchor ", a.ToString(), ", label ", l.ToString(),
         " and cls_pred ", c.ToString(),
         " must be (1, A, 4), (B, M, >= 5) and (B, classes, A) with A, M >= 1"));
+  }
+  // Each image's overlaps are an A x M matrix: bounded so that a small
+  // input cannot ask for a huge allocation.
+  if (a[1] > kMaxOverlapPairs / l[1]) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel(attrs), ": ", a[1], " anchors x ", l[1],
+                     " label rows need more than the ", kMaxOverlapPairs,
+                     " overlaps allowed per image"));
   }
   AssignShape(attrs, out, 0, TShape{l[0], a[1] * 4}, true);
   AssignShape(attrs, out, 1, TShape{l[0], a[1] * 4}, true);

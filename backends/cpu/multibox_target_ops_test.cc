@@ -117,6 +117,15 @@ TEST(MultiBoxTarget, BadInputsAreTypedErrors) {
             {});
       },
       {"(B, classes, A)"});
+  // 2^15 anchors x 2^14 rows: 2^29 overlaps from 3 MB of inputs.
+  ExpectError<InvalidArgument>(
+      [] {
+        nd::CallMulti("_contrib_MultiBoxTarget",
+                      {nd::zeros({1, 1 << 15, 4}), nd::zeros({1, 1 << 14, 5}),
+                       nd::zeros({1, 2, 1 << 15})},
+                      {});
+      },
+      {"overlaps allowed per image"});
 }
 
 }  // namespace

@@ -71,10 +71,12 @@ cudaError_t LaunchMultiBoxDetection(int dtype, const SsdDetection& p,
 // (anchors, 4), label (batches, rows, width), cls_pred (batches, classes,
 // anchors) -> loc_target, loc_mask (batches, anchors * 4), cls_target
 // (batches, anchors). Parameters are MXNet's floats, rounded by the caller.
-// *bad (set to ~0 by the caller) gets the lowest batches * rows + row of a
-// class -1 row whose box is not all -1.
+// The images are a batch's [first_image, first_image + batches); *bad (set
+// to ~0 by the caller) gets the lowest image * rows + row (image counted in
+// the whole batch) of a class -1 row whose box is not all -1.
 struct SsdTargets {
   int64_t batches = 0, anchors = 0, rows = 0, width = 5, classes = 1;
+  int64_t first_image = 0;
   float overlap_threshold = 0.5f, ignore_label = -1;
   float negative_mining_ratio = -1, negative_mining_thresh = 0.5f;
   float variances[4] = {0.1f, 0.1f, 0.2f, 0.2f};

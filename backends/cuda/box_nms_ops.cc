@@ -3,6 +3,7 @@
 // (box_nms_kernels.cu), _contrib_MultiBoxDetection and
 // _contrib_MultiBoxTarget (multibox_detection_kernels.cu,
 // multibox_target_kernels.cu).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -257,19 +258,39 @@ void MultiBoxTarget(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const std::array<float, 4> variances = SsdVariances(op, attrs);
   for (int k = 0; k < 4; ++k) p.variances[k] = variances[k];
   if (p.batches > 2147483647) Unsupported(op, "more than 2^31 images");
+  // Images in groups whose scratch (the overlap matrices) stays under
+  // 1 GiB; the CPU's shape check bounds one image's.
+  SsdTargets one = p;
+  one.batches = 1;
+  const size_t per_image = MultiBoxTargetScratchBytes(one);
+  const int64_t group = std::max<int64_t>(
+      1,
+      static_cast<int64_t>((size_t{1} << 30) / std::max<size_t>(1, per_image)));
+  SsdTargets part = p;
+  part.batches = std::min(group, p.batches);
   const size_t flag_bytes = AlignedBytes(sizeof(unsigned long long));
   char* scratch = static_cast<char*>(
-      Workspace(ctx, flag_bytes + MultiBoxTargetScratchBytes(p)));
+      Workspace(ctx, flag_bytes + MultiBoxTargetScratchBytes(part)));
   auto* bad = reinterpret_cast<unsigned long long*>(scratch);
   cudaStream_t s = StreamOf(ctx);
   CheckCuda(cudaMemsetAsync(bad, 0xff, sizeof(*bad), s), op);
-  CheckLaunch(
-      op,
-      LaunchMultiBoxTarget(
-          anchor.dtype(), p, anchor.data<void>(), label.data<void>(),
-          cls.data<void>(), out[0].data<void>(), req[0], out[1].data<void>(),
-          req[1], out[2].data<void>(), req[2], bad, scratch + flag_bytes, s),
-      anchor.dtype());
+  const size_t elem = DTypeSize(anchor.dtype());
+  const auto at = [elem](const Tensor& t, int64_t items) {
+    return static_cast<char*>(t.data<void>()) + items * elem;
+  };
+  for (int64_t first = 0; first < p.batches; first += group) {
+    part.batches = std::min(group, p.batches - first);
+    part.first_image = first;
+    CheckLaunch(op,
+                LaunchMultiBoxTarget(anchor.dtype(), part, anchor.data<void>(),
+                                     at(label, first * p.rows * p.width),
+                                     at(cls, first * p.classes * p.anchors),
+                                     at(out[0], first * p.anchors * 4), req[0],
+                                     at(out[1], first * p.anchors * 4), req[1],
+                                     at(out[2], first * p.anchors), req[2], bad,
+                                     scratch + flag_bytes, s),
+                anchor.dtype());
+  }
   unsigned long long host = 0;
   ReadBack(op, s, bad, &host, sizeof(host));
   if (host != ~0ull) {

@@ -78,7 +78,8 @@ __global__ void MultiBoxTargetKernel(SsdTargets p, const T* anchor,
       if (static_cast<float>(Load(row, 0)) != -1.0f) continue;
       for (int k = 1; k < 5; ++k) {
         if (static_cast<float>(Load(row, k)) != -1.0f) {
-          atomicMin(bad, static_cast<unsigned long long>(b * m + r));
+          atomicMin(bad, static_cast<unsigned long long>(
+                             (p.first_image + b) * m + r));
         }
       }
       num_gt = r;
