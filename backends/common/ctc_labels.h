@@ -16,9 +16,9 @@
 namespace mx_ctc {
 
 // A sequence's lattice of T x (2L + 1) states is bounded so that a small
-// input cannot ask for a huge allocation (2^28 states: 2 GiB of doubles
-// for alpha and beta together).
-constexpr int64_t kMaxLatticeStates = int64_t{1} << 28;
+// input cannot ask for a huge allocation (2^27 states: 1 GiB of doubles
+// each for alpha and beta; 2000 frames of 500 labels need 2^21).
+constexpr int64_t kMaxLatticeStates = int64_t{1} << 27;
 
 struct CtcInput {
   int64_t t_max = 0, n = 0, classes = 0, l_max = 0;

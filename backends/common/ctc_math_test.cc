@@ -97,15 +97,18 @@ TEST(PackCtcLabels, PaddingLengthsAndErrors) {
 }
 
 TEST(PackCtcLabels, BoundsTheLattice) {
-  // 2^20 frames x (2 * 200 + 1) states is over 2^28.
-  const std::vector<double> labels(200, 1.0);
+  // 2^20 frames: 63 labels (127 states) fit in 2^27 states, 64 do not.
+  const std::vector<double> labels(64, 1.0);
   mx_ctc::CtcInput in;
   in.t_max = int64_t{1} << 20;
   in.n = 1;
   in.classes = 2;
-  in.l_max = 200;
+  in.l_max = 63;
   in.labels = labels.data();
   mx_ctc::CtcSequences seqs;
+  EXPECT_EQ(mx_ctc::PackCtcLabels(in, &seqs), "");
+  EXPECT_EQ(seqs.max_states, 127);
+  in.l_max = 64;
   EXPECT_NE(mx_ctc::PackCtcLabels(in, &seqs).find("needs a lattice of"),
             std::string::npos);
 }

@@ -23,13 +23,15 @@ __global__ void CtcLossKernel(CtcBatch batch, const CtcSequence* seqs,
                               double* scratch) {
   using A = typename Acc<T>::type;
   __shared__ double log_p;
-  const int64_t i = blockIdx.x, n = batch.n, classes = batch.classes;
+  const int64_t local = blockIdx.x, i = batch.first + local;
+  const int64_t n = batch.n, classes = batch.classes;
   const CtcSequence seq = seqs[i];
   const int64_t frames = seq.frames, states = 2 * seq.num_labels + 1;
   const int64_t* labels = all_labels + seq.label_offset;
   const int64_t lattice = batch.t_max * batch.max_states;
-  double* lp = scratch + i * batch.t_max * classes;
-  double* alpha = scratch + n * batch.t_max * classes + i * 2 * lattice;
+  double* lp = scratch + local * batch.t_max * classes;
+  double* alpha =
+      scratch + batch.count * batch.t_max * classes + local * 2 * lattice;
   double* beta = alpha + lattice;
   for (int64_t t = threadIdx.x; t < frames; t += blockDim.x) {
     const T* row = x + (t * n + i) * classes;
@@ -92,7 +94,7 @@ void LaunchLoss(const CtcBatch& b, const CtcSequence* seqs,
                 const int64_t* labels, const void* x, void* loss, int req_loss,
                 void* grad, int req_grad, double* scratch,
                 cudaStream_t stream) {
-  CtcLossKernel<T><<<static_cast<unsigned>(b.n), kThreads, 0, stream>>>(
+  CtcLossKernel<T><<<static_cast<unsigned>(b.count), kThreads, 0, stream>>>(
       b, seqs, labels, static_cast<const T*>(x), static_cast<T*>(loss),
       req_loss, static_cast<T*>(grad), req_grad, scratch);
 }
@@ -123,7 +125,7 @@ struct BackwardLauncher {
 }  // namespace
 
 size_t CtcScratchBytes(const CtcBatch& b) {
-  return static_cast<size_t>(b.n * b.t_max) *
+  return static_cast<size_t>(b.count * b.t_max) *
          static_cast<size_t>(b.classes + 2 * b.max_states) * sizeof(double);
 }
 
@@ -131,7 +133,7 @@ cudaError_t LaunchCtcLoss(int dtype, const CtcBatch& b, const CtcSequence* seqs,
                           const int64_t* labels, const void* x, void* loss,
                           int req_loss, void* grad, int req_grad, void* scratch,
                           cudaStream_t stream) {
-  if (b.n == 0) return cudaSuccess;
+  if (b.count == 0) return cudaSuccess;
   double* d = static_cast<double*>(scratch);
   switch (dtype) {
     case MX_DTYPE_FLOAT32:

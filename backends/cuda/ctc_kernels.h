@@ -18,17 +18,20 @@ struct CtcSequence {
   int64_t frames = 0, label_offset = 0, num_labels = 0;
 };
 
+// A launch covers sequences [first, first + count) of the n.
 struct CtcBatch {
   int64_t t_max = 0, n = 0, classes = 0, blank = 0;
   int64_t max_states = 1;  // The largest 2L + 1.
+  int64_t first = 0, count = 0;
 };
 
-// Scratch for the log-softmax and the alpha and beta lattices.
+// Scratch for the log-softmax and the alpha and beta lattices of `count`
+// sequences.
 size_t CtcScratchBytes(const CtcBatch& b);
 
 // data x (t_max, n, classes) -> loss (n) and grad (t_max, n, classes), each
-// as its request says (grad skipped for MX_REQ_NULL). `seqs` (n) and
-// `labels` are device arrays.
+// as its request says (grad skipped for MX_REQ_NULL), for the launch's
+// sequences. `seqs` (n) and `labels` are device arrays.
 cudaError_t LaunchCtcLoss(int dtype, const CtcBatch& b, const CtcSequence* seqs,
                           const int64_t* labels, const void* x, void* loss,
                           int req_loss, void* grad, int req_grad, void* scratch,

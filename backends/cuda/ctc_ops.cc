@@ -2,6 +2,7 @@
 // and lengths are read back to the host and checked with the CPU kernel's
 // rules (backends/common/ctc_labels.h), as MXNet's kernel reads them
 // back: a CTCLoss call synchronizes its stream once.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -91,8 +92,16 @@ void CtcLoss(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     host_seqs[i] =
         CtcSequence{seqs.frames[i], seqs.label_offset[i], seqs.num_labels[i]};
   }
-  // Sequences, packed labels and the lattices in one workspace. The
-  // copies are from pageable memory: staged before cudaMemcpyAsync returns.
+  // Sequences, packed labels and the lattices in one workspace, the
+  // sequences in groups whose lattices stay under 2 GiB (one sequence's is
+  // bounded by the label check). The copies are from pageable memory:
+  // staged before cudaMemcpyAsync returns.
+  CtcBatch one = b;
+  one.count = 1;
+  const size_t per_sequence = CtcScratchBytes(one);
+  const int64_t group = std::max<int64_t>(
+      1, static_cast<int64_t>((size_t{2} << 30) / per_sequence));
+  b.count = std::min(group, b.n);
   const size_t seq_bytes = AlignedBytes(host_seqs.size() * sizeof(CtcSequence));
   const size_t label_bytes = AlignedBytes(seqs.labels.size() * sizeof(int64_t));
   char* scratch = static_cast<char*>(
@@ -112,11 +121,15 @@ void CtcLoss(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                               cudaMemcpyHostToDevice, s),
               op);
   }
-  CheckLaunch(op,
-              LaunchCtcLoss(x.dtype(), b, dev_seqs, dev_labels, x.data<void>(),
-                            out[0].data<void>(), req[0], out[1].data<void>(),
-                            req[1], scratch + seq_bytes + label_bytes, s),
-              x.dtype());
+  for (b.first = 0; b.first < b.n; b.first += group) {
+    b.count = std::min(group, b.n - b.first);
+    CheckLaunch(
+        op,
+        LaunchCtcLoss(x.dtype(), b, dev_seqs, dev_labels, x.data<void>(),
+                      out[0].data<void>(), req[0], out[1].data<void>(), req[1],
+                      scratch + seq_bytes + label_bytes, s),
+        x.dtype());
+  }
 }
 
 // (out_grad (N,), grad (T, N, C)) -> data_grad.
