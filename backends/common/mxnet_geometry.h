@@ -1,5 +1,6 @@
-// MXNet's geometry rules for the resize, ROI and anchor ops, shared by
-// mxcore's CPU kernels and the CUDA plugin's so both read the same pixels:
+// MXNet's geometry rules for the resize, ROI and SSD ops (anchors, box
+// decoding and encoding, overlaps), shared by mxcore's CPU kernels and the
+// CUDA plugin's so both read the same pixels and match the same boxes:
 // host code, and device code where nvcc compiles it. Header-only, plain
 // math (no mxcore or plugin types); mxnet_geometry_test.cc checks them on
 // the host.
