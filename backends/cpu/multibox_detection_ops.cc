@@ -129,7 +129,9 @@ void DetectOne(const MultiBoxDetectionParam& p, int64_t classes,
     for (int k = 0; k < 4; ++k) row[2 + k] = static_cast<T>(box[k]);
     ++valid;
   }
-  if (valid == 0 || !(p.nms_threshold > 0 && p.nms_threshold <= 1)) return;
+  // As MXNet's (and the CUDA kernel's), the float parameter decides.
+  const float nms_threshold = static_cast<float>(p.nms_threshold);
+  if (valid == 0 || !(nms_threshold > 0 && nms_threshold <= 1)) return;
   const std::vector<T> unsorted(out, out + valid * 6);
   std::vector<int64_t> order(valid);
   for (int64_t r = 0; r < valid; ++r) order[r] = r;
@@ -143,7 +145,7 @@ void DetectOne(const MultiBoxDetectionParam& p, int64_t classes,
   for (int64_t r = 0; r < keep; ++r) {
     std::copy_n(unsorted.begin() + order[r] * 6, 6, out + r * 6);
   }
-  const A nms_threshold = static_cast<A>(static_cast<float>(p.nms_threshold));
+
   const auto box_of = [&](int64_t r, A* b) {
     for (int k = 0; k < 4; ++k) b[k] = static_cast<A>(out[r * 6 + 2 + k]);
   };
@@ -156,7 +158,7 @@ void DetectOne(const MultiBoxDetectionParam& p, int64_t classes,
       const A id_q = static_cast<A>(out[q * 6]);
       if (id_q < 0 || (!p.force_suppress && id_q != id_r)) continue;
       box_of(q, bq);
-      if (mx_math::SsdOverlap(br, bq) >= nms_threshold) {
+      if (mx_math::SsdOverlap(br, bq) >= static_cast<A>(nms_threshold)) {
         out[q * 6] = static_cast<T>(-1.0f);
       }
     }

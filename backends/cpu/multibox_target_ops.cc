@@ -166,9 +166,10 @@ ImageTargets TargetsOf(const MultiBoxTargetParam& p, int64_t anchors,
       }
     }
   }
-  if (p.negative_mining_ratio > 0) {
-    int64_t wanted = static_cast<int64_t>(
-        positives * static_cast<float>(p.negative_mining_ratio));
+  // As MXNet's (and the CUDA kernel's), the float parameter decides.
+  const float ratio = static_cast<float>(p.negative_mining_ratio);
+  if (ratio > 0) {
+    int64_t wanted = static_cast<int64_t>(positives * ratio);
     wanted = std::min(wanted, anchors - positives);
     const float thresh = static_cast<float>(p.negative_mining_thresh);
     std::vector<std::pair<float, int64_t>> candidates;  // (-prob, anchor)

@@ -53,11 +53,11 @@ cudaError_t LaunchMultiBoxPrior(int dtype, const PriorBoxes& p, void* y,
 // SSD decoding and NMS (backends/cpu/multibox_detection_ops.cc): cls_prob
 // (batches, classes, anchors), loc_pred (batches, anchors * 4), anchor
 // (anchors, 4) -> y (batches, anchors, 6). Thresholds and variances are
-// MXNet's float parameters, already rounded to float by the caller.
+// MXNet's float parameters.
 struct SsdDetection {
   int64_t batches = 0, classes = 0, anchors = 0;
-  double threshold = 0.01, nms_threshold = 0.5;
-  double variances[4] = {0.1, 0.1, 0.2, 0.2};
+  float threshold = 0.01f, nms_threshold = 0.5f;
+  float variances[4] = {0.1f, 0.1f, 0.2f, 0.2f};
   bool clip = true, force_suppress = false;
   int64_t nms_topk = -1;
 };

@@ -4,7 +4,6 @@
 // _contrib_MultiBoxTarget (multibox_detection_kernels.cu,
 // multibox_target_kernels.cu).
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -172,15 +171,20 @@ void MultiBoxPrior(const KernelContext& ctx, const Attrs& attrs, Tensors in,
       out[0].dtype());
 }
 
-// The SSD ops' `variances` (vx, vy, vw, vh), as MXNet's floats.
-std::array<float, 4> SsdVariances(const std::string& op, const Attrs& attrs) {
+// The SSD ops' parameters are floats in MXNet: a number attribute, and the
+// `variances` (vx, vy, vw, vh) into `out`.
+float FloatAttr(const std::string& op, const Attrs& attrs, const char* key,
+                double fallback) {
+  return static_cast<float>(NumberAttr(op, attrs, key, fallback));
+}
+
+void SsdVariances(const std::string& op, const Attrs& attrs, float out[4]) {
   const auto v =
       mxplugin::ParseFloatTuple(attrs.Get("variances", "(0.1,0.1,0.2,0.2)"));
   if (!v || v->size() != 4) {
     throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": variances needs 4 values");
   }
-  return {static_cast<float>((*v)[0]), static_cast<float>((*v)[1]),
-          static_cast<float>((*v)[2]), static_cast<float>((*v)[3])};
+  for (int k = 0; k < 4; ++k) out[k] = static_cast<float>((*v)[k]);
 }
 
 // _contrib_MultiBoxDetection: (cls_prob, loc_pred, anchor) -> detections.
@@ -204,14 +208,9 @@ void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.batches = cls.dim(0);
   p.classes = cls.dim(1);
   p.anchors = cls.dim(2);
-  // MXNet's parameters are floats.
-  const auto as_float = [](double v) {
-    return static_cast<double>(static_cast<float>(v));
-  };
-  p.threshold = as_float(NumberAttr(op, attrs, "threshold", 0.01));
-  p.nms_threshold = as_float(NumberAttr(op, attrs, "nms_threshold", 0.5));
-  const std::array<float, 4> variances = SsdVariances(op, attrs);
-  for (int k = 0; k < 4; ++k) p.variances[k] = variances[k];
+  p.threshold = FloatAttr(op, attrs, "threshold", 0.01);
+  p.nms_threshold = FloatAttr(op, attrs, "nms_threshold", 0.5);
+  SsdVariances(op, attrs, p.variances);
   p.clip = FlagAttr(op, attrs, "clip", "True");
   p.force_suppress = FlagAttr(op, attrs, "force_suppress", "False");
   p.nms_topk = IntAttr(op, attrs, "nms_topk", -1);
@@ -247,16 +246,12 @@ void MultiBoxTarget(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.rows = label.dim(1);
   p.width = label.dim(2);
   p.classes = cls.dim(1);
-  // MXNet's parameters are floats.
-  const auto as_float = [&](const char* key, double fallback) {
-    return static_cast<float>(NumberAttr(op, attrs, key, fallback));
-  };
-  p.overlap_threshold = as_float("overlap_threshold", 0.5);
-  p.ignore_label = as_float("ignore_label", -1);
-  p.negative_mining_ratio = as_float("negative_mining_ratio", -1);
-  p.negative_mining_thresh = as_float("negative_mining_thresh", 0.5);
-  const std::array<float, 4> variances = SsdVariances(op, attrs);
-  for (int k = 0; k < 4; ++k) p.variances[k] = variances[k];
+  p.overlap_threshold = FloatAttr(op, attrs, "overlap_threshold", 0.5);
+  p.ignore_label = FloatAttr(op, attrs, "ignore_label", -1);
+  p.negative_mining_ratio = FloatAttr(op, attrs, "negative_mining_ratio", -1);
+  p.negative_mining_thresh =
+      FloatAttr(op, attrs, "negative_mining_thresh", 0.5);
+  SsdVariances(op, attrs, p.variances);
   if (p.batches > 2147483647) Unsupported(op, "more than 2^31 images");
   // Images in groups whose scratch (the overlap matrices) stays under
   // 1 GiB; the CPU's shape check bounds one image's.
