@@ -61,11 +61,19 @@ struct SsdDetection {
   bool clip = true, force_suppress = false;
   int64_t nms_topk = -1;
 };
-size_t MultiBoxDetectionScratchBytes(const SsdDetection& p, int dtype);
+// Scratch for batches x anchors items: decoded rows (6 values of the
+// dtype each), the compacted and ranked item indices, the suppression flags.
+struct SsdDetectionScratch {
+  void* rows = nullptr;
+  int64_t* compact = nullptr;
+  int64_t* order = nullptr;
+  unsigned char* dropped = nullptr;
+};
 cudaError_t LaunchMultiBoxDetection(int dtype, const SsdDetection& p,
                                     const void* cls_prob, const void* loc_pred,
                                     const void* anchor, void* y, int req,
-                                    void* scratch, cudaStream_t stream);
+                                    const SsdDetectionScratch& scratch,
+                                    cudaStream_t stream);
 
 // SSD training targets (backends/cpu/multibox_target_ops.cc): anchor
 // (anchors, 4), label (batches, rows, width), cls_pred (batches, classes,

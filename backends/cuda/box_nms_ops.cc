@@ -215,8 +215,19 @@ void MultiBoxDetection(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   p.force_suppress = FlagAttr(op, attrs, "force_suppress", "False");
   p.nms_topk = IntAttr(op, attrs, "nms_topk", -1);
   if (p.batches > 2147483647) Unsupported(op, "more than 2^31 batch items");
-  void* scratch =
-      Workspace(ctx, MultiBoxDetectionScratchBytes(p, out[0].dtype()));
+  // The rows, the two index arrays and the flags, carved from one
+  // workspace.
+  const size_t items = static_cast<size_t>(p.batches * p.anchors);
+  const size_t row_bytes = AlignedBytes(items * 6 * DTypeSize(out[0].dtype()));
+  const size_t index_bytes = AlignedBytes(items * sizeof(int64_t));
+  char* base =
+      static_cast<char*>(Workspace(ctx, row_bytes + 2 * index_bytes + items));
+  SsdDetectionScratch scratch;
+  scratch.rows = base;
+  scratch.compact = reinterpret_cast<int64_t*>(base + row_bytes);
+  scratch.order = reinterpret_cast<int64_t*>(base + row_bytes + index_bytes);
+  scratch.dropped =
+      reinterpret_cast<unsigned char*>(base + row_bytes + 2 * index_bytes);
   CheckLaunch(op,
               LaunchMultiBoxDetection(out[0].dtype(), p, cls.data<void>(),
                                       loc.data<void>(), anchor.data<void>(),

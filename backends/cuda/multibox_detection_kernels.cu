@@ -157,35 +157,11 @@ __global__ void SelectKernel(SsdDetection p, const T* rows_all, T* y,
   }
 }
 
-struct Scratch {
-  void* rows;
-  int64_t *compact, *order;
-  unsigned char* dropped;
-};
-
-size_t Align8(size_t bytes) { return (bytes + 7) / 8 * 8; }
-
-size_t ElementBytes(int dtype) {
-  return dtype == MX_DTYPE_FLOAT64 ? 8 : dtype == MX_DTYPE_FLOAT16 ? 2 : 4;
-}
-
-Scratch Carve(const SsdDetection& p, int dtype, void* scratch) {
-  const size_t items = static_cast<size_t>(p.batches * p.anchors);
-  char* at = static_cast<char*>(scratch);
-  Scratch s;
-  s.rows = at;
-  at += Align8(items * 6 * ElementBytes(dtype));
-  s.compact = reinterpret_cast<int64_t*>(at);
-  s.order = s.compact + items;
-  s.dropped = reinterpret_cast<unsigned char*>(s.order + items);
-  return s;
-}
-
 struct DetectionLauncher {
   SsdDetection p;
   const void *cls, *loc, *anchor;
   void* y;
-  Scratch s;
+  SsdDetectionScratch s;
   cudaStream_t stream;
   template <int R, typename T>
   void operator()() const {
@@ -201,20 +177,15 @@ struct DetectionLauncher {
 
 }  // namespace
 
-size_t MultiBoxDetectionScratchBytes(const SsdDetection& p, int dtype) {
-  const size_t items = static_cast<size_t>(p.batches * p.anchors);
-  return Align8(items * 6 * ElementBytes(dtype)) +
-         items * (2 * sizeof(int64_t) + 1);
-}
-
 cudaError_t LaunchMultiBoxDetection(int dtype, const SsdDetection& p,
                                     const void* cls_prob, const void* loc_pred,
                                     const void* anchor, void* y, int req,
-                                    void* scratch, cudaStream_t stream) {
+                                    const SsdDetectionScratch& scratch,
+                                    cudaStream_t stream) {
   if (p.batches == 0 || p.anchors == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  DetectionLauncher{p, cls_prob, loc_pred, anchor, y,
-                                    Carve(p, dtype, scratch), stream});
+  return Dispatch(
+      dtype, req,
+      DetectionLauncher{p, cls_prob, loc_pred, anchor, y, scratch, stream});
 }
 
 }  // namespace mx_cuda
