@@ -71,6 +71,9 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"polygamma", {{"n", "1"}}},
       {"UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}},
       {"_backward_UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}}},
+      {"RNN", {{"state_size", "4"}, {"num_layers", "2"}, {"mode", "lstm"}}},
+      {"_backward_RNN",
+       {{"state_size", "4"}, {"num_layers", "1"}, {"mode", "gru"}}},
   };
   return *table;
 }

@@ -26,6 +26,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "backends/common/rnn_cell.h"
 
@@ -130,6 +132,25 @@ template <typename E>
 E* DropoutMaskAt(const RnnConfig& c, E* reserve, int64_t layer) {
   return LayerOutputAt(c, reserve, c.layers - 1) +
          layer * RnnLayerOutputCount<int64_t>(c);
+}
+
+// MXNet's sequence lengths (use_sequence_length): each of the n values
+// truncated to an integer in [0, t_max] into `out`. Returns "" or a message
+// naming the first value out of range (or NaN).
+inline std::string RnnLengths(const double* v, int64_t n, int64_t t_max,
+                              int64_t* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(v[i] >= 0 && v[i] < static_cast<double>(t_max) + 1)) {
+      char msg[128];
+      std::snprintf(msg, sizeof(msg),
+                    "sequence_length[%lld]=%g is outside [0, %lld]",
+                    static_cast<long long>(i), v[i],
+                    static_cast<long long>(t_max));
+      return msg;
+    }
+    out[i] = static_cast<int64_t>(v[i]);
+  }
+  return "";
 }
 
 template <typename A>

@@ -189,19 +189,20 @@ void RNNType(const NodeAttrs& attrs, std::vector<DType>* in,
 // Sequence lengths as int64, each in [0, T] (truncated, as MXNet's casts).
 std::vector<int64_t> LengthsOf(const NodeAttrs& attrs, const TBlob& b,
                                int64_t t_max) {
-  std::vector<int64_t> lengths(b.Size());
+  std::vector<double> values(b.Size());
   MX_DTYPE_SWITCH(b.dtype, T, {
     const T* v = b.data<T>();
-    for (size_t i = 0; i < lengths.size(); ++i) {
-      const double len = static_cast<double>(v[i]);
-      if (!(len >= 0 && len < static_cast<double>(t_max) + 1)) {
-        throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": sequence_length[",
-                                           i, "]=", len, " is outside [0, ",
-                                           t_max, "]"));
-      }
-      lengths[i] = static_cast<int64_t>(len);
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = static_cast<double>(v[i]);
     }
   });
+  std::vector<int64_t> lengths(values.size());
+  const std::string error =
+      mx_rnn::RnnLengths(values.data(), static_cast<int64_t>(values.size()),
+                         t_max, lengths.data());
+  if (!error.empty()) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": ", error));
+  }
   return lengths;
 }
 

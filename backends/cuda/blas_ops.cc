@@ -39,12 +39,12 @@ BlasTypes TypesOf(const std::string& op, int dtype) {
   }
 }
 
-// Row-major C (m x n, `batch` of them at the given element strides) =
-// op(A) op(B) (+ C when `accumulate`).
+}  // namespace
+
 void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
           bool tb, int64_t m, int64_t n, int64_t k, const void* a,
-          const void* b, void* c, bool accumulate, int64_t batch = 1,
-          int64_t stride_a = 0, int64_t stride_b = 0, int64_t stride_c = 0) {
+          const void* b, void* c, bool accumulate, int64_t batch,
+          int64_t stride_a, int64_t stride_b, int64_t stride_c) {
   if (m == 0 || n == 0 || batch == 0) return;
   const BlasTypes t = TypesOf(op, dtype);
   cublasHandle_t h =
@@ -84,6 +84,8 @@ void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
               op + ": batched gemm");
   }
 }
+
+namespace {
 
 // MXNet's dot of N-d arrays: a's last axis (first when transposed) with
 // b's first axis (last when transposed); the rest flattened.

@@ -22,23 +22,6 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
-// A numeric input as host doubles: cast to float64 on the device, then read
-// back.
-std::vector<double> HostDoubles(const std::string& op, const KernelContext& ctx,
-                                const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.size()));
-  if (v.empty()) return v;
-  const size_t bytes = v.size() * sizeof(double);
-  cudaStream_t s = StreamOf(ctx);
-  void* tmp = Workspace(ctx, bytes);
-  CheckLaunch(
-      op,
-      LaunchCast(t.dtype(), MX_DTYPE_FLOAT64, t.size(), t.data<void>(), tmp, s),
-      t.dtype());
-  ReadBack(op, s, tmp, v.data(), bytes);
-  return v;
-}
-
 // (data, label[, data_lengths][, label_lengths]) -> (loss, grad).
 void CtcLoss(const KernelContext& ctx, const Attrs& attrs, Tensors in,
              const int32_t* req, Tensors out) {

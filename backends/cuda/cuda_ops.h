@@ -2,6 +2,9 @@
 #ifndef MXCORE_BACKENDS_CUDA_CUDA_OPS_H_
 #define MXCORE_BACKENDS_CUDA_CUDA_OPS_H_
 
+#include <cstdint>
+#include <string>
+
 #include "backends/plugin_api/mx_plugin_cpp.h"
 
 namespace mx_cuda {
@@ -26,6 +29,16 @@ void RegisterDynamicOps(mxplugin::Plugin& plugin);
 void RegisterBoxNmsOps(mxplugin::Plugin& plugin);
 // dot, _backward_dot, batch_dot, FullyConnected (cuBLAS).
 void RegisterBlasOps(mxplugin::Plugin& plugin);
+// Row-major C (m x n, `batch` of them at the given element strides) =
+// op(A) op(B) (+ C when `accumulate`) on cuBLAS (blas_ops.cc): float32 and
+// float64 in full precision, float16 with float accumulation.
+void Gemm(const std::string& op, const mxplugin::KernelContext& ctx, int dtype,
+          bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a,
+          const void* b, void* c, bool accumulate, int64_t batch = 1,
+          int64_t stride_a = 0, int64_t stride_b = 0, int64_t stride_c = 0);
+// RNN and _backward_RNN (backends/common/rnn_driver.h over cuBLAS and
+// rnn_kernels.cu).
+void RegisterRnnOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Deconvolution and _backward_Deconvolution (cuDNN, conv_plan.h).

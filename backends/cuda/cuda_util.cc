@@ -273,6 +273,22 @@ void ReadBack(const std::string& what, cudaStream_t s, const void* src,
   CheckCuda(cudaStreamSynchronize(s), what);
 }
 
+std::vector<double> HostDoubles(const std::string& op,
+                                const mxplugin::KernelContext& ctx,
+                                const mxplugin::Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.size()));
+  if (v.empty()) return v;
+  const size_t bytes = v.size() * sizeof(double);
+  cudaStream_t s = StreamOf(ctx);
+  void* tmp = Workspace(ctx, bytes);
+  CheckLaunch(
+      op,
+      LaunchCast(t.dtype(), MX_DTYPE_FLOAT64, t.size(), t.data<void>(), tmp, s),
+      t.dtype());
+  ReadBack(op, s, tmp, v.data(), bytes);
+  return v;
+}
+
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t) {
   std::vector<int64_t> s(t.ndim(), 1);
   for (int d = t.ndim() - 2; d >= 0; --d) s[d] = s[d + 1] * t.dim(d + 1);

@@ -99,6 +99,39 @@ void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
 void ReadBack(const std::string& what, cudaStream_t s, const void* src,
               void* dst, size_t bytes);
 
+// A numeric tensor's values as host doubles: cast to float64 on the device
+// (in the kernel's workspace), then read back (a stream synchronize).
+std::vector<double> HostDoubles(const std::string& op,
+                                const mxplugin::KernelContext& ctx,
+                                const mxplugin::Tensor& t);
+
+// Carves one workspace (Workspace allows one block per call) into aligned
+// buffers. Run the same carving twice: first without a base to count the
+// bytes, then over the workspace of that size.
+//
+//   auto carve = [&](ScratchCarver& c) { x = c.Take<float>(n); ... };
+//   ScratchCarver count;
+//   carve(count);
+//   ScratchCarver real(Workspace(ctx, count.bytes()));
+//   carve(real);
+class ScratchCarver {
+ public:
+  explicit ScratchCarver(void* base = nullptr)
+      : base_(static_cast<char*>(base)) {}
+  // `count` elements of X (null while counting).
+  template <typename X>
+  X* Take(int64_t count) {
+    X* p = base_ == nullptr ? nullptr : reinterpret_cast<X*>(base_ + used_);
+    used_ += AlignedBytes(static_cast<size_t>(count) * sizeof(X));
+    return p;
+  }
+  size_t bytes() const { return used_; }
+
+ private:
+  char* base_;
+  size_t used_ = 0;
+};
+
 // Row-major element strides of t's shape.
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t);
 

@@ -339,6 +339,7 @@ std::vector<OpCase> MakeTable() {
   AddLayoutCases(&t);
   AddIndexCases(&t);
   AddNnCases(&t);
+  AddRnnCases(&t);
   return t;
 }
 
