@@ -1,5 +1,5 @@
 // The whole C++ Gluon-style API in one include: Parameter, Block,
-// HybridBlock, SymbolBlock, the layers, losses, optimizers and Trainer.
+// HybridBlock, SymbolBlock, the layers (recurrent ones included), losses, optimizers and Trainer.
 //
 //   #include "nn/nn.h"
 //   auto net = std::make_shared<mx::nn::HybridSequential>();
@@ -17,6 +17,7 @@
 #include "nn/optimizer.h"
 #include "nn/parameter.h"
 #include "nn/params_file.h"
+#include "nn/rnn_layers.h"
 #include "nn/sequential.h"
 #include "nn/symbol_block.h"
 #include "nn/trainer.h"

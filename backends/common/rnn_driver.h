@@ -142,10 +142,9 @@ inline std::string RnnLengths(const double* v, int64_t n, int64_t t_max,
   for (int64_t i = 0; i < n; ++i) {
     if (!(v[i] >= 0 && v[i] < static_cast<double>(t_max) + 1)) {
       char msg[128];
-      std::snprintf(msg, sizeof(msg),
-                    "sequence_length[%lld]=%g is outside [0, %lld]",
-                    static_cast<long long>(i), v[i],
-                    static_cast<long long>(t_max));
+      std::snprintf(
+          msg, sizeof(msg), "sequence_length[%lld]=%g is outside [0, %lld]",
+          static_cast<long long>(i), v[i], static_cast<long long>(t_max));
       return msg;
     }
     out[i] = static_cast<int64_t>(v[i]);

@@ -50,9 +50,9 @@ RnnAttrs ParseRnn(const std::string& op, const Attrs& attrs, const Tensor& x) {
   } else if (mode == "gru") {
     c.mode = RnnMode::kGru;
   } else {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": mode=\"" + mode + "\" is not rnn_relu, rnn_tanh, "
-                "lstm or gru");
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": mode=\"" + mode +
+                                                "\" is not rnn_relu, rnn_tanh, "
+                                                "lstm or gru");
   }
   c.layers = static_cast<int64_t>(NumberAttr(op, attrs, "num_layers", 0));
   c.state_size = static_cast<int64_t>(NumberAttr(op, attrs, "state_size", 0));
@@ -88,8 +88,8 @@ RnnAttrs ParseRnn(const std::string& op, const Attrs& attrs, const Tensor& x) {
   c.input_size = x.dim(2);
   // cuBLAS takes int extents.
   const int64_t gh = mx_rnn::GateCount(c.mode) * c.state_size;
-  if (c.seq_len * c.batch > INT_MAX || gh > INT_MAX ||
-      c.input_size > INT_MAX || c.dirs * c.state_size > INT_MAX) {
+  if (c.seq_len * c.batch > INT_MAX || gh > INT_MAX || c.input_size > INT_MAX ||
+      c.dirs * c.state_size > INT_MAX) {
     Unsupported(op, "an extent over 2^31 - 1");
   }
   return a;
@@ -138,10 +138,10 @@ struct GpuRnnDevice {
               op);
   }
   void Multiply(A* x, const A* m, int64_t n) {
-    CheckLaunch(op,
-                LaunchBinary(Binary::kMul, dt, n, x, m, x, MX_REQ_WRITE,
-                             nullptr, s),
-                dt);
+    CheckLaunch(
+        op,
+        LaunchBinary(Binary::kMul, dt, n, x, m, x, MX_REQ_WRITE, nullptr, s),
+        dt);
   }
   void DropoutMask(A* mask, int64_t n, double p) {
     CheckLaunch(op, LaunchDropoutMask(dt, n, p, ctx.RandomU64(), mask, s), dt);
@@ -161,7 +161,8 @@ const A* AccInput(const std::string& op, cudaStream_t s, int acc,
                   const Tensor& t, A* buf) {
   if (t.dtype() == acc) return t.data<A>();
   if (buf != nullptr) {
-    CheckLaunch(op, LaunchCast(t.dtype(), acc, t.size(), t.data<void>(), buf, s),
+    CheckLaunch(op,
+                LaunchCast(t.dtype(), acc, t.size(), t.data<void>(), buf, s),
                 t.dtype());
   }
   return buf;
@@ -180,7 +181,8 @@ void StoreOutput(const std::string& op, cudaStream_t s, int acc, const A* src,
   if (req == MX_REQ_NULL || src == out.data<A>()) return;
   const void* from = src;
   if (out.dtype() != acc) {
-    CheckLaunch(op, LaunchCast(acc, out.dtype(), out.size(), src, cast, s), acc);
+    CheckLaunch(op, LaunchCast(acc, out.dtype(), out.size(), src, cast, s),
+                acc);
     from = cast;
   }
   CheckLaunch(op,
@@ -199,7 +201,8 @@ std::vector<int64_t> LengthsOf(const std::string& op, const KernelContext& ctx,
   std::vector<int64_t> lengths(v.size());
   const std::string error =
       mx_rnn::RnnLengths(v.data(), c.batch, c.seq_len, lengths.data());
-  if (!error.empty()) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + error);
+  if (!error.empty())
+    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + error);
   return lengths;
 }
 
@@ -276,10 +279,10 @@ void RnnForwardOn(const std::string& op, const KernelContext& ctx, int acc,
   A* scratch = nullptr;
   const auto carve = [&](ScratchCarver& sc) {
     inputs.Carve(sc, acc, a, in, 0);
-    for (int i = 0; i < a.visible; ++i) results[i].Carve(sc, acc, out[i], req[i]);
-    reserve = req[a.visible] == MX_REQ_NULL
-                  ? sc.Take<A>(reserve_out.size())
-                  : reserve_out.data<A>();
+    for (int i = 0; i < a.visible; ++i)
+      results[i].Carve(sc, acc, out[i], req[i]);
+    reserve = req[a.visible] == MX_REQ_NULL ? sc.Take<A>(reserve_out.size())
+                                            : reserve_out.data<A>();
     scratch = sc.Take<A>(mx_rnn::RnnForwardScratchCount(c));
   };
   ScratchCarver count;

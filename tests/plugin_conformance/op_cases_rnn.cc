@@ -53,8 +53,7 @@ AttrDict AttrsOf(const RnnShape& r, bool state_outputs) {
 // saved gates, h and c per layer and direction, then the outputs of all
 // layers but the last).
 int64_t ReserveCount(const RnnShape& r, int64_t t, int64_t n) {
-  const int64_t per_unit =
-      r.mode == "lstm" ? 6 : r.mode == "gru" ? 5 : 1;
+  const int64_t per_unit = r.mode == "lstm" ? 6 : r.mode == "gru" ? 5 : 1;
   return r.layers * r.dirs * t * n * r.hidden * per_unit +
          (r.layers - 1) * t * n * r.dirs * r.hidden;
 }
@@ -64,9 +63,9 @@ int64_t ReserveCount(const RnnShape& r, int64_t t, int64_t n) {
 void AddRnnCases(std::vector<OpCase>* t) {
   // Two data shapes per case: (T 4, N 2, I 3) and (3, 1, 5).
   const int64_t dims[2][3] = {{4, 2, 3}, {3, 1, 5}};
-  for (const RnnShape& r : {RnnShape{"lstm", 2, 2, 3}, RnnShape{"gru", 1, 1, 4},
-                            RnnShape{"rnn_tanh", 2, 2, 2},
-                            RnnShape{"rnn_relu", 1, 1, 3}}) {
+  for (const RnnShape& r :
+       {RnnShape{"lstm", 2, 2, 3}, RnnShape{"gru", 1, 1, 4},
+        RnnShape{"rnn_tanh", 2, 2, 2}, RnnShape{"rnn_relu", 1, 1, 3}}) {
     for (bool state_outputs : {true, false}) {
       std::vector<Shapes> variants;
       for (const auto& d : dims) {
@@ -91,27 +90,26 @@ void AddRnnCases(std::vector<OpCase>* t) {
   }
   // Sequence lengths in [0, T] (int32) and LSTM clipping.
   const RnnShape lstm{"lstm", 2, 2, 3};
-  OpCase lengths = Shaped("RNN",
-                          {ForwardShapes(lstm, 4, 3, 2, true),
-                           ForwardShapes(lstm, 5, 2, 3, true)},
-                          {[&] {
-                            AttrDict a = AttrsOf(lstm, true);
-                            a["use_sequence_length"] = "True";
-                            a["lstm_state_clip_min"] = "-0.4";
-                            a["lstm_state_clip_max"] = "0.5";
-                            return a;
-                          }()});
+  OpCase lengths = Shaped(
+      "RNN",
+      {ForwardShapes(lstm, 4, 3, 2, true), ForwardShapes(lstm, 5, 2, 3, true)},
+      {[&] {
+        AttrDict a = AttrsOf(lstm, true);
+        a["use_sequence_length"] = "True";
+        a["lstm_state_clip_min"] = "-0.4";
+        a["lstm_state_clip_max"] = "0.5";
+        return a;
+      }()});
   lengths.ranges = {{-1, 1}, {-1, 1}, {-1, 1}, {-1, 1}, {0, 4}};
   lengths.int32_inputs = {4};
   lengths.no_grad = {4};
   t->push_back(lengths);
   const RnnShape gru{"gru", 1, 2, 2};
-  OpCase gru_lengths =
-      Shaped("RNN", {ForwardShapes(gru, 4, 3, 2, true)}, {[&] {
-               AttrDict a = AttrsOf(gru, true);
-               a["use_sequence_length"] = "True";
-               return a;
-             }()});
+  OpCase gru_lengths = Shaped("RNN", {ForwardShapes(gru, 4, 3, 2, true)}, {[&] {
+                                AttrDict a = AttrsOf(gru, true);
+                                a["use_sequence_length"] = "True";
+                                return a;
+                              }()});
   gru_lengths.ranges = {{-1, 1}, {-1, 1}, {-1, 1}, {0, 5}};
   gru_lengths.int32_inputs = {3};
   gru_lengths.no_grad = {3};
