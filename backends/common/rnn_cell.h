@@ -48,10 +48,10 @@ MX_HOST_DEVICE inline A Sigmoid(A x) {
   return A(1) / (A(1) + Exp(-x));
 }
 
-// One step of one direction of one layer, rows n in [0, N), units j in
-// [0, H); every (N, k*H) matrix is row-major with row stride k*H.
+// What every step kernel needs to know: the cell, the extents, the step
+// and the sequences' lengths, LSTM clipping.
 template <typename A>
-struct RnnStep {
+struct RnnStepInfo {
   RnnMode mode;
   int64_t n, h_size;
   int64_t t;               // The time step, compared with the lengths.
@@ -59,6 +59,12 @@ struct RnnStep {
   bool clip;               // LSTM cell clipping,
   bool clip_nan;           // with NaN clipped to clip_min (else kept).
   A clip_min, clip_max;
+};
+
+// One step of one direction of one layer, rows n in [0, N), units j in
+// [0, H); every (N, k*H) matrix is row-major with row stride k*H.
+template <typename A>
+struct RnnStep : RnnStepInfo<A> {
   const A* gx;      // (N, G*H) Wx x, no bias.
   const A* gh;      // (N, G*H) Wh h', no bias.
   const A* bx;      // (G*H,)
@@ -73,7 +79,7 @@ struct RnnStep {
 };
 
 template <typename A>
-MX_HOST_DEVICE inline bool Active(const RnnStep<A>& s, int64_t row) {
+MX_HOST_DEVICE inline bool Active(const RnnStepInfo<A>& s, int64_t row) {
   return s.lengths == nullptr || s.t < s.lengths[row];
 }
 
@@ -150,13 +156,7 @@ MX_HOST_DEVICE inline void RnnStepForwardAt(const RnnStep<A>& s, int64_t i) {
 // c_prev, and dh the part of h_prev's gradient that does not pass through
 // Wh (GRU's z h'; everything where inactive).
 template <typename A>
-struct RnnStepGrad {
-  RnnMode mode;
-  int64_t n, h_size;
-  int64_t t;
-  const int64_t* lengths;
-  bool clip;
-  A clip_min, clip_max;
+struct RnnStepGrad : RnnStepInfo<A> {
   const A* gates;   // (N, 4*H) saved by the forward step.
   const A* h;       // (N, H) this step's state.
   const A* c;       // (N, H) this step's cell state (LSTM).
@@ -177,8 +177,7 @@ MX_HOST_DEVICE inline void RnnStepBackwardAt(const RnnStepGrad<A>& s,
   const int64_t g = GateCount(s.mode) * hs;
   A* dgx = s.dgx + row * g + j;
   A* dgh = s.dgh + row * g + j;
-  const bool active = s.lengths == nullptr || s.t < s.lengths[row];
-  if (!active) {  // State carried through: gradients pass unchanged.
+  if (!Active(s, row)) {  // State carried through: gradients pass unchanged.
     for (int k = 0; k < GateCount(s.mode); ++k)
       dgx[k * hs] = dgh[k * hs] = A(0);
     return;

@@ -201,6 +201,21 @@ PrevState<A> PrevStateAt(const RnnConfig& c, const RnnInputs<A>& in,
   return {blk.h + tp * nh, blk.c != nullptr ? blk.c + tp * nh : nullptr};
 }
 
+template <typename A>
+RnnStepInfo<A> StepInfo(const RnnConfig& c, const RnnInputs<A>& in, int64_t t) {
+  RnnStepInfo<A> info;
+  info.mode = c.mode;
+  info.n = c.batch;
+  info.h_size = c.state_size;
+  info.t = t;
+  info.lengths = in.lengths;
+  info.clip = c.clip;
+  info.clip_nan = c.clip_nan;
+  info.clip_min = static_cast<A>(c.clip_min);
+  info.clip_max = static_cast<A>(c.clip_max);
+  return info;
+}
+
 }  // namespace internal
 
 // Runs all layers: y (T, N, D*H), hy and cy (L*D, N, H; either may be
@@ -209,6 +224,7 @@ template <typename A, typename Dev>
 void RnnForward(Dev& dev, const RnnConfig& c, const RnnInputs<A>& in, A* y,
                 A* hy, A* cy, A* reserve, A* scratch, bool train) {
   using internal::PrevStateAt;
+  using internal::StepInfo;
   using internal::StepTime;
   const int64_t t_max = c.seq_len, n = c.batch, hs = c.state_size;
   const int64_t gh = GateCount(c.mode) * hs, nh = n * hs;
@@ -229,15 +245,7 @@ void RnnForward(Dev& dev, const RnnConfig& c, const RnnInputs<A>& in, A* y,
         const internal::PrevState<A> prev = PrevStateAt(c, in, blk, ld, d, s);
         dev.Gemm(prev.h, in.w + w.wh, gh_step, n, gh, hs, false, true, false);
         RnnStep<A> st;
-        st.mode = c.mode;
-        st.n = n;
-        st.h_size = hs;
-        st.t = t;
-        st.lengths = in.lengths;
-        st.clip = c.clip;
-        st.clip_nan = c.clip_nan;
-        st.clip_min = static_cast<A>(c.clip_min);
-        st.clip_max = static_cast<A>(c.clip_max);
+        static_cast<RnnStepInfo<A>&>(st) = StepInfo<A>(c, in, t);
         st.gx = gx_all + t * n * gh;
         st.gh = gh_step;
         st.bx = in.w + w.bx;
@@ -288,6 +296,7 @@ template <typename A, typename Dev>
 void RnnBackward(Dev& dev, const RnnConfig& c, const RnnInputs<A>& in,
                  const A* reserve, const RnnGrads<A>& g, A* scratch) {
   using internal::PrevStateAt;
+  using internal::StepInfo;
   using internal::StepTime;
   const int64_t t_max = c.seq_len, n = c.batch, hs = c.state_size;
   const int64_t gh = GateCount(c.mode) * hs, nh = n * hs, tn = t_max * n;
@@ -324,14 +333,7 @@ void RnnBackward(Dev& dev, const RnnConfig& c, const RnnInputs<A>& in,
         const int64_t t = StepTime(c, d, s);
         const internal::PrevState<A> prev = PrevStateAt(c, in, blk, ld, d, s);
         RnnStepGrad<A> sg;
-        sg.mode = c.mode;
-        sg.n = n;
-        sg.h_size = hs;
-        sg.t = t;
-        sg.lengths = in.lengths;
-        sg.clip = c.clip;
-        sg.clip_min = static_cast<A>(c.clip_min);
-        sg.clip_max = static_cast<A>(c.clip_max);
+        static_cast<RnnStepInfo<A>&>(sg) = StepInfo<A>(c, in, t);
         sg.gates = blk.gates + t * n * 4 * hs;
         sg.h = blk.h + t * nh;
         sg.c = blk.c != nullptr ? blk.c + t * nh : nullptr;

@@ -6,36 +6,29 @@
 namespace mx_cuda {
 namespace {
 
+// The cell arithmetic of a step, by the step's kind.
 template <typename A>
-__global__ void StepForwardKernel(mx_rnn::RnnStep<A> s, int64_t total) {
+__device__ void RunStepAt(const mx_rnn::RnnStep<A>& s, int64_t i) {
+  mx_rnn::RnnStepForwardAt(s, i);
+}
+template <typename A>
+__device__ void RunStepAt(const mx_rnn::RnnStepGrad<A>& s, int64_t i) {
+  mx_rnn::RnnStepBackwardAt(s, i);
+}
+
+template <typename Step>
+__global__ void StepKernel(Step s, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    mx_rnn::RnnStepForwardAt(s, i);
+    RunStepAt(s, i);
   }
 }
 
-template <typename A>
-__global__ void StepBackwardKernel(mx_rnn::RnnStepGrad<A> s, int64_t total) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    mx_rnn::RnnStepBackwardAt(s, i);
-  }
-}
-
-template <typename A>
-cudaError_t Forward(const mx_rnn::RnnStep<A>& s, cudaStream_t stream) {
+template <typename Step>
+cudaError_t LaunchStep(const Step& s, cudaStream_t stream) {
   const int64_t total = s.n * s.h_size;
   if (total == 0) return cudaSuccess;
-  StepForwardKernel<A>
-      <<<kernel::Blocks(total), kernel::kThreads, 0, stream>>>(s, total);
-  return cudaGetLastError();
-}
-
-template <typename A>
-cudaError_t Backward(const mx_rnn::RnnStepGrad<A>& s, cudaStream_t stream) {
-  const int64_t total = s.n * s.h_size;
-  if (total == 0) return cudaSuccess;
-  StepBackwardKernel<A>
+  StepKernel<Step>
       <<<kernel::Blocks(total), kernel::kThreads, 0, stream>>>(s, total);
   return cudaGetLastError();
 }
@@ -44,19 +37,19 @@ cudaError_t Backward(const mx_rnn::RnnStepGrad<A>& s, cudaStream_t stream) {
 
 cudaError_t LaunchRnnStepForward(const mx_rnn::RnnStep<float>& s,
                                  cudaStream_t stream) {
-  return Forward(s, stream);
+  return LaunchStep(s, stream);
 }
 cudaError_t LaunchRnnStepForward(const mx_rnn::RnnStep<double>& s,
                                  cudaStream_t stream) {
-  return Forward(s, stream);
+  return LaunchStep(s, stream);
 }
 cudaError_t LaunchRnnStepBackward(const mx_rnn::RnnStepGrad<float>& s,
                                   cudaStream_t stream) {
-  return Backward(s, stream);
+  return LaunchStep(s, stream);
 }
 cudaError_t LaunchRnnStepBackward(const mx_rnn::RnnStepGrad<double>& s,
                                   cudaStream_t stream) {
-  return Backward(s, stream);
+  return LaunchStep(s, stream);
 }
 
 }  // namespace mx_cuda
