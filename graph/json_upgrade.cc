@@ -1,5 +1,6 @@
 #include "graph/json_upgrade.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,30 +170,56 @@ void AddBatchNormAuxInputs(json* doc) {
   doc->erase("node_row_ptr");
 }
 
+namespace {
+
+// The shape `text` parses to with its 0 dimensions made -1 (unknown);
+// nullopt when it does not parse (InferShape reports it with its node).
+std::optional<TShape> WithUnknownDims(const std::string& text) {
+  TShape shape;
+  try {
+    shape = TShape::Parse(text);
+  } catch (const InvalidArgument&) {
+    return std::nullopt;
+  }
+  for (int d = 0; d < shape.ndim(); ++d) {
+    if (shape[d] == 0) shape[d] = -1;
+  }
+  return shape;
+}
+
+// Creation ops whose `shape` attribute MXNet 1.x completes by shape
+// inference where it is 0 (Gluon's begin_state writes (L, 0, H)).
+bool IsCreationOp(const json& node) {
+  if (!node.contains("op") || !node["op"].is_string()) return false;
+  const std::string op = node["op"];
+  return op == "_zeros" || op == "_ones" || op == "_full" ||
+         op == "_zeros_without_dtype";
+}
+
+}  // namespace
+
 void MarkUnknownShapeDims(json* doc) {
   if (IsNpShape(*doc)) return;
   json* nodes = Nodes(doc);
   if (nodes == nullptr) return;
   for (json& node : *nodes) {
     json* attrs = Attrs(node);
-    if (attrs == nullptr || !attrs->contains("__shape__") ||
-        !(*attrs)["__shape__"].is_string()) {
-      continue;
+    if (attrs == nullptr) continue;
+    if (attrs->contains("__shape__") && (*attrs)["__shape__"].is_string()) {
+      const std::optional<TShape> hint =
+          WithUnknownDims((*attrs)["__shape__"].get<std::string>());
+      if (hint && hint->ndim() == 0) {
+        attrs->erase("__shape__");  // "()": no hint.
+      } else if (hint) {
+        (*attrs)["__shape__"] = hint->ToString();
+      }
     }
-    TShape shape;
-    try {
-      shape = TShape::Parse((*attrs)["__shape__"].get<std::string>());
-    } catch (const InvalidArgument&) {
-      continue;  // InferShape reports the bad hint with its node
+    if (IsCreationOp(node) && attrs->contains("shape") &&
+        (*attrs)["shape"].is_string()) {
+      const std::optional<TShape> shape =
+          WithUnknownDims((*attrs)["shape"].get<std::string>());
+      if (shape && shape->ndim() > 0) (*attrs)["shape"] = shape->ToString();
     }
-    if (shape.ndim() == 0) {
-      attrs->erase("__shape__");
-      continue;
-    }
-    for (int d = 0; d < shape.ndim(); ++d) {
-      if (shape[d] == 0) shape[d] = -1;
-    }
-    (*attrs)["__shape__"] = shape.ToString();
   }
 }
 

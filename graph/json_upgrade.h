@@ -36,8 +36,10 @@ void AddBatchNormAuxInputs(nlohmann::json* doc);
 
 // MXNet 1.x (without NumPy shape semantics) writes 0 for an unknown
 // dimension in a variable's __shape__ hint ("(64, 0, 7, 7)" from Gluon
-// export) and () for an unknown shape: rewrites them as -1 dimensions and
-// drops an empty hint. Documents marked "is_np_shape" (MXNet 2, mxcore's
+// export) and () for an unknown shape, and 0 for the dimensions shape
+// inference completes in the `shape` of _zeros, _ones and _full (Gluon's
+// recurrent begin states: "(1, 0, 256)"): rewrites them as -1 dimensions
+// and drops an empty hint. Documents marked "is_np_shape" (MXNet 2, mxcore's
 // own) mean a zero-size dimension by 0 and are left alone.
 void MarkUnknownShapeDims(nlohmann::json* doc);
 

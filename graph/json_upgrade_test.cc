@@ -131,6 +131,22 @@ TEST(JsonUpgrade, ZeroInALegacyShapeHintMeansUnknown) {
   EXPECT_FALSE(empty["nodes"][0]["attrs"].contains("__shape__"));
 }
 
+TEST(JsonUpgrade, ZeroInALegacyCreationShapeMeansUnknown) {
+  // Gluon 1.x's begin state; its batch axis comes from shape inference.
+  json doc =
+      OneOp(10600, "_zeros", {{"shape", "(1, 0, 3)"}, {"dtype", "float32"}});
+  MarkUnknownShapeDims(&doc);
+  EXPECT_EQ(doc["nodes"][1]["attrs"]["shape"], "(1,-1,3)");
+  // Other ops' shape attributes, and NumPy-shape documents, keep theirs.
+  json reshape = OneOp(10600, "Reshape", {{"shape", "(0, -1)"}});
+  MarkUnknownShapeDims(&reshape);
+  EXPECT_EQ(reshape["nodes"][1]["attrs"]["shape"], "(0, -1)");
+  json np = OneOp(10900, "_zeros", {{"shape", "(0, 3)"}});
+  np["attrs"]["is_np_shape"] = {"int", 1};
+  UpgradeLegacyJSON(&np);
+  EXPECT_EQ(np["nodes"][1]["attrs"]["shape"], "(0, 3)");
+}
+
 TEST(JsonUpgrade, NumPyShapeDocumentsKeepZeroSizeDimensions) {
   json doc =
       OneOp(10900, "relu", json::object(), "attrs", {{"__shape__", "(0,3)"}});

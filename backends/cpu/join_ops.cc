@@ -168,7 +168,10 @@ MX_REGISTER_OP(Concat)
     .SetInferShape(ConcatShape)
     .SetInferType(SameType)
     .SetCompute(Context::kCPU, ConcatCompute)
-    .AddAlias("concat");
+    .AddAlias("concat")
+    // Gluon's recurrent layers join their flattened parameters with it.
+    .AddAlias("_rnn_param_concat")
+    .AddAlias("_npi_rnn_param_concat");
 
 // ---- stack. ----
 

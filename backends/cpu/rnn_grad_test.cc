@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "graph/symbol.h"
 #include "gtest/gtest.h"
+#include "imperative/executor.h"
 #include "imperative/nd.h"
 #include "testing/grad_check.h"
 #include "testing/op_test_util.h"
@@ -283,6 +285,72 @@ TEST(RNN, Float32AndFloat16FollowFloat64) {
     const double tol = dt == DType::kFloat32 ? 1e-5 : 5e-3;
     EXPECT_TRUE(AllClose(ToDouble(y), want, tol, tol));
   }
+}
+
+// The graph MXNet 1.x's Gluon exports for a hybridized rnn.LSTM(3,
+// input_size=2): each parameter flattened by Reshape, joined by
+// _rnn_param_concat, zero begin states whose batch axis (0) shape
+// inference fills, and the RNN node.
+TEST(RNN, RunsTheGraphGluonExports) {
+  const char* kJson = R"JSON({
+    "nodes": [
+      {"op": "null", "name": "data", "inputs": []},
+      {"op": "null", "name": "lstm0_l0_i2h_weight",
+       "attrs": {"__dtype__": "0", "__shape__": "(12, 2)"}, "inputs": []},
+      {"op": "null", "name": "lstm0_l0_h2h_weight",
+       "attrs": {"__dtype__": "0", "__shape__": "(12, 3)"}, "inputs": []},
+      {"op": "null", "name": "lstm0_l0_i2h_bias",
+       "attrs": {"__dtype__": "0", "__shape__": "(12,)"}, "inputs": []},
+      {"op": "null", "name": "lstm0_l0_h2h_bias",
+       "attrs": {"__dtype__": "0", "__shape__": "(12,)"}, "inputs": []},
+      {"op": "Reshape", "name": "lstm0_reshape0", "attrs": {"shape": "(-1,)"},
+       "inputs": [[1, 0, 0]]},
+      {"op": "Reshape", "name": "lstm0_reshape1", "attrs": {"shape": "(-1,)"},
+       "inputs": [[2, 0, 0]]},
+      {"op": "Reshape", "name": "lstm0_reshape2", "attrs": {"shape": "(-1,)"},
+       "inputs": [[3, 0, 0]]},
+      {"op": "Reshape", "name": "lstm0_reshape3", "attrs": {"shape": "(-1,)"},
+       "inputs": [[4, 0, 0]]},
+      {"op": "_rnn_param_concat", "name": "lstm0_rnn_param_concat0",
+       "attrs": {"dim": "0", "num_args": "4"},
+       "inputs": [[5, 0, 0], [6, 0, 0], [7, 0, 0], [8, 0, 0]]},
+      {"op": "_zeros", "name": "lstm0_begin_state_0",
+       "attrs": {"__layout__": "LNC", "dtype": "float32",
+                 "shape": "(1, 0, 3)"}, "inputs": []},
+      {"op": "_zeros", "name": "lstm0_begin_state_1",
+       "attrs": {"__layout__": "LNC", "dtype": "float32",
+                 "shape": "(1, 0, 3)"}, "inputs": []},
+      {"op": "RNN", "name": "lstm0_rnn0",
+       "attrs": {"bidirectional": "False", "lstm_state_clip_max": "None",
+                 "lstm_state_clip_min": "None", "lstm_state_clip_nan": "False",
+                 "mode": "lstm", "num_layers": "1", "p": "0.0",
+                 "projection_size": "None", "state_outputs": "True",
+                 "state_size": "3", "use_sequence_length": "False"},
+       "inputs": [[0, 0, 0], [9, 0, 0], [10, 0, 0], [11, 0, 0]]}
+    ],
+    "arg_nodes": [0, 1, 2, 3, 4],
+    "heads": [[12, 0, 0]],
+    "attrs": {"mxnet_version": ["int", 10600]}
+  })JSON";
+  const Symbol net = Symbol::FromJSON(kJson);
+  const std::vector<std::string> args = net.ListArguments();
+  ASSERT_EQ(args.size(), 5u);
+  const std::vector<TShape> shapes = {{4, 2, 2}, {12, 2}, {12, 3}, {12}, {12}};
+  std::vector<NDArray> values;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    values.push_back(RandomArray(shapes[i], DType::kFloat32, -1, 1, 80 + i));
+  }
+  auto exec = Executor::Bind(net, Context::CPU(), values, {}, {}, {});
+  exec->Forward();
+  std::vector<NDArray> flat;
+  for (size_t i = 1; i < values.size(); ++i) {
+    flat.push_back(nd::reshape(values[i], {-1}));
+  }
+  const NDArray zeros = nd::zeros({1, 2, 3});
+  const NDArray want = nd::CallMulti(
+      "RNN", {values[0], nd::concat(flat, 0), zeros, zeros},
+      {{"mode", "lstm"}, {"state_size", "3"}, {"num_layers", "1"}})[0];
+  EXPECT_TRUE(AllClose(ToDouble(exec->outputs()[0]), ToDouble(want), 0, 0));
 }
 
 TEST(RNN, ParameterCountIsMXNets) {

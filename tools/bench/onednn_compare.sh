@@ -16,24 +16,8 @@ bazel build --config=opt ${MX_BAZEL_FLAGS:-} //backends/onednn:onednn_benchmark 
   //backends/onednn:libmx_onednn.so
 bash "$peers/libtorch/build.sh" "$tmp/mx_torch_peer" >/dev/null
 bash "$peers/onednn/build.sh" "$tmp/mx_onednn_peer" >/dev/null
-# LibTorch at its best: OpenBLAS picks its kernels by the CPU model, and
-# where a VM hides the model it falls back to SSE3 kernels ("Prescott":
-# a 1024^3 GEMM at 15 GFLOP/s instead of 100 on an AVX-512 Xeon VM,
-# 2026-11-28). Then the kernels the CPU's flags allow are named (unless
-# OPENBLAS_CORETYPE is set).
-if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
-  core=$(OPENBLAS_VERBOSE=2 OPENBLAS_NUM_THREADS=1 timeout 10 \
-    "$tmp/mx_torch_peer" 1 2>&1 >/dev/null | sed -n 's/^Core: //p' | head -n 1 || true)
-  flags=$(grep -m 1 '^flags' /proc/cpuinfo)
-  if [[ "$core" == Prescott ]]; then
-    if [[ " $flags " == *" avx512bw "* && " $flags " == *" avx512vl "* ]]; then
-      export OPENBLAS_CORETYPE=SKYLAKEX
-    elif [[ " $flags " == *" avx2 "* && " $flags " == *" fma "* ]]; then
-      export OPENBLAS_CORETYPE=HASWELL
-    fi
-  fi
-  echo "OpenBLAS detected core: ${core:-?}; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-}"
-fi
+source tools/bench/openblas_core.sh
+openblas_core "$tmp/mx_torch_peer"
 bench=bazel-bin/backends/onednn/onednn_benchmark
 plugin=bazel-bin/backends/onednn/libmx_onednn.so
 out="$tmp/onednn_compare.txt"
