@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
 #include "imperative/nd.h"
+#include "testing/cpu_reference.h"
 #include "testing/grad_check.h"
 #include "testing/op_test_util.h"
 
@@ -351,6 +352,32 @@ TEST(RNN, RunsTheGraphGluonExports) {
       "RNN", {values[0], nd::concat(flat, 0), zeros, zeros},
       {{"mode", "lstm"}, {"state_size", "3"}, {"num_layers", "1"}})[0];
   EXPECT_TRUE(AllClose(ToDouble(exec->outputs()[0]), ToDouble(want), 0, 0));
+}
+
+// (float16 goes through the same Assign; AddToAccumulates compares in
+// double, finer than a float16 sum rounds.)
+TEST(RNN, AddToAccumulates) {
+  const Spec s{"lstm", 2, 2, 3, 2, 3, 2};
+  for (DType dt : {DType::kFloat64, DType::kFloat32}) {
+    SCOPED_TRACE(DTypeName(dt));
+    std::vector<NDArray> in;
+    for (const NDArray& a : InputsOf(s, 91)) {
+      in.push_back(nd::Call("Cast", {a}, {{"dtype", DTypeName(dt)}}));
+    }
+    EXPECT_TRUE(AddToAccumulates("RNN", AttrsOf(s), in));
+    // The gradient op: head gradients of out, hy, cy, the forward inputs
+    // and the reserve of a forward pass.
+    const std::vector<NDArray> fwd = nd::CallMulti("RNN", in, AttrsOf(s));
+    std::vector<NDArray> back;
+    for (int i = 0; i < 3; ++i) {
+      back.push_back(nd::Call(
+          "Cast", {RandomArray(fwd[i].shape(), DType::kFloat64, -1, 1, 93 + i)},
+          {{"dtype", DTypeName(dt)}}));
+    }
+    back.insert(back.end(), in.begin(), in.end());
+    back.push_back(fwd[3]);
+    EXPECT_TRUE(AddToAccumulates("_backward_RNN", AttrsOf(s), back));
+  }
 }
 
 TEST(RNN, ParameterCountIsMXNets) {

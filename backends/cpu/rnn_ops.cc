@@ -258,11 +258,32 @@ const A* AccData(const TBlob& b, std::vector<A>* copy) {
   }
 }
 
+// Scratch of n elements from the op's temp space (pooled: no page faults
+// from a fresh allocation every call).
+template <typename A>
+A* Temp(const OpContext& ctx, int64_t n) {
+  return ctx.TempSpace<A>(static_cast<size_t>(std::max<int64_t>(1, n)));
+}
+
+// Where the driver writes result `out`: the output itself when it has the
+// arithmetic type and is written, else temp space (then StoreResult).
 template <typename T, typename A>
-void AssignAll(const TBlob& out, OpReqType req, const std::vector<A>& v) {
-  if (req == OpReqType::kNullOp) return;
+A* ResultBuffer(const OpContext& ctx, const TBlob& out, OpReqType req) {
+  if constexpr (std::is_same_v<T, A>) {
+    if (req == OpReqType::kWriteTo) return out.data<A>();
+  }
+  return Temp<A>(ctx, out.Size());
+}
+
+template <typename T, typename A>
+void StoreResult(const TBlob& out, OpReqType req, const A* result) {
+  if (req == OpReqType::kNullOp ||
+      static_cast<const void*>(result) == out.data<T>()) {
+    return;
+  }
   T* dst = out.data<T>();
-  for (size_t i = 0; i < v.size(); ++i) Assign(dst + i, req, v[i]);
+  const int64_t n = out.Size();
+  for (int64_t i = 0; i < n; ++i) Assign(dst + i, req, result[i]);
 }
 
 // The forward inputs (data, parameters, state[, state_cell]
@@ -298,21 +319,19 @@ void RNNCompute(const OpContext& ctx, const NodeAttrs& attrs,
     const AccInputs<T, A> inputs(attrs, c, in, 0);
     CpuRnnDevice<A> dev;
     if (ctx.is_train && c.dropout > 0) dev.rng = &ctx.random();
-    std::vector<A> y(out[0].Size()), hy, cy, reserve, scratch;
-    if (visible > 1) hy.resize(out[1].Size());
-    if (visible > 2) cy.resize(out[2].Size());
-    A* res = out[visible].data<A>();
-    if (req[visible] == OpReqType::kNullOp) {
-      reserve.resize(out[visible].Size());
-      res = reserve.data();
+    A* results[3] = {};
+    for (int i = 0; i < visible; ++i) {
+      results[i] = ResultBuffer<T, A>(ctx, out[i], req[i]);
     }
-    scratch.resize(mx_rnn::RnnForwardScratchCount(c));
+    // The reserve has the arithmetic type (float32 for float16 data).
+    A* reserve = ResultBuffer<A, A>(ctx, out[visible], req[visible]);
     mx_rnn::RnnForward<A>(
-        dev, c, inputs.view, y.data(), visible > 1 ? hy.data() : nullptr,
-        visible > 2 ? cy.data() : nullptr, res, scratch.data(), ctx.is_train);
-    AssignAll<T>(out[0], req[0], y);
-    if (visible > 1) AssignAll<T>(out[1], req[1], hy);
-    if (visible > 2) AssignAll<T>(out[2], req[2], cy);
+        dev, c, inputs.view, results[0], results[1], results[2], reserve,
+        Temp<A>(ctx, mx_rnn::RnnForwardScratchCount(c)), ctx.is_train);
+    for (int i = 0; i < visible; ++i) {
+      StoreResult<T>(out[i], req[i], results[i]);
+    }
+    StoreResult<A>(out[visible], req[visible], reserve);
   });
 }
 
@@ -333,7 +352,8 @@ MX_REGISTER_OP(RNN)
     .SetInferShape(RNNShape)
     .SetInferType(RNNType)
     .SetResourceRequest([](const NodeAttrs&) {
-      return std::vector<ResourceRequest>{{ResourceRequest::kRandom}};
+      return std::vector<ResourceRequest>{{ResourceRequest::kTempSpace},
+                                          {ResourceRequest::kRandom}};
     })
     .SetCompute(Context::kCPU, RNNCompute)
     .AddAlias("rnn")
@@ -344,7 +364,7 @@ MX_REGISTER_OP(RNN)
 // parameters, state[, state_cell].
 int NumHeads(const NodeAttrs& attrs) { return NumVisibleOutputs(attrs); }
 
-void RNNBackwardCompute(const OpContext&, const NodeAttrs& attrs,
+void RNNBackwardCompute(const OpContext& ctx, const NodeAttrs& attrs,
                         const std::vector<TBlob>& in,
                         const std::vector<OpReqType>& req,
                         const std::vector<TBlob>& out) {
@@ -359,20 +379,20 @@ void RNNBackwardCompute(const OpContext&, const NodeAttrs& attrs,
     g.dy = AccData<T, A>(in[0], &dy_copy);
     if (heads > 1) g.dhy = AccData<T, A>(in[1], &dhy_copy);
     if (heads > 2) g.dcy = AccData<T, A>(in[2], &dcy_copy);
-    std::vector<A> dx(out[0].Size()), dw(out[1].Size()), dhx(out[2].Size());
-    std::vector<A> dcx(lstm ? out[3].Size() : 0);
-    g.dx = dx.data();
-    g.dw = dw.data();
-    g.dhx = dhx.data();
-    g.dcx = lstm ? dcx.data() : nullptr;
-    std::vector<A> scratch(mx_rnn::RnnBackwardScratchCount(c));
+    A* grads[4] = {};
+    for (size_t i = 0; i < out.size(); ++i) {
+      grads[i] = ResultBuffer<T, A>(ctx, out[i], req[i]);
+    }
+    g.dx = grads[0];
+    g.dw = grads[1];
+    g.dhx = grads[2];
+    g.dcx = lstm ? grads[3] : nullptr;
     CpuRnnDevice<A> dev;
     mx_rnn::RnnBackward<A>(dev, c, inputs.view, in.back().data<A>(), g,
-                           scratch.data());
-    AssignAll<T>(out[0], req[0], dx);
-    AssignAll<T>(out[1], req[1], dw);
-    AssignAll<T>(out[2], req[2], dhx);
-    if (lstm) AssignAll<T>(out[3], req[3], dcx);
+                           Temp<A>(ctx, mx_rnn::RnnBackwardScratchCount(c)));
+    for (size_t i = 0; i < out.size(); ++i) {
+      StoreResult<T>(out[i], req[i], grads[i]);
+    }
   });
 }
 
@@ -398,6 +418,9 @@ MX_REGISTER_OP(_backward_RNN)
       for (size_t i = 0; i < out->size(); ++i) {
         AssignType(attrs, out, static_cast<int>(i), (*in)[heads + i], true);
       }
+    })
+    .SetResourceRequest([](const NodeAttrs&) {
+      return std::vector<ResourceRequest>{{ResourceRequest::kTempSpace}};
     })
     .SetCompute(Context::kCPU, RNNBackwardCompute);
 

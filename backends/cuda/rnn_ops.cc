@@ -274,15 +274,13 @@ void RnnForwardOn(const std::string& op, const KernelContext& ctx, int acc,
     throw Error(MX_STATUS_SHAPE_ERROR, op + ": the reserve output is wrong");
   }
   StagedInputs<A> inputs;
-  Result<A> results[3];
-  A* reserve = nullptr;
+  Result<A> results[4];  // out[, hy[, cy]], then the reserve.
   A* scratch = nullptr;
   const auto carve = [&](ScratchCarver& sc) {
     inputs.Carve(sc, acc, a, in, 0);
-    for (int i = 0; i < a.visible; ++i)
+    for (int i = 0; i <= a.visible; ++i) {
       results[i].Carve(sc, acc, out[i], req[i]);
-    reserve = req[a.visible] == MX_REQ_NULL ? sc.Take<A>(reserve_out.size())
-                                            : reserve_out.data<A>();
+    }
     scratch = sc.Take<A>(mx_rnn::RnnForwardScratchCount(c));
   };
   ScratchCarver count;
@@ -293,9 +291,9 @@ void RnnForwardOn(const std::string& op, const KernelContext& ctx, int acc,
   GpuRnnDevice<A> dev{op, ctx, s, acc};
   mx_rnn::RnnForward<A>(dev, c, inputs.view, results[0].data,
                         a.visible > 1 ? results[1].data : nullptr,
-                        a.visible > 2 ? results[2].data : nullptr, reserve,
-                        scratch, ctx.is_train());
-  for (int i = 0; i < a.visible; ++i) {
+                        a.visible > 2 ? results[2].data : nullptr,
+                        results[a.visible].data, scratch, ctx.is_train());
+  for (int i = 0; i <= a.visible; ++i) {
     StoreOutput(op, s, acc, results[i].data, out[i], req[i], results[i].cast);
   }
 }
