@@ -36,19 +36,4 @@ for b in json.load(sys.stdin)["benchmarks"]:
         $2 == "lstm_train_ms" {print "libtorch", t, "train_ms", $3}' >>"$out"
   done
 done
-python3 - "$out" <<'PY'
-import collections, statistics, sys
-runs = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    name, t, metric, value = line.split()
-    runs[(name, t, metric)].append(float(value))
-med = {k: statistics.median(v) for k, v in runs.items()}
-print("%-9s %2s %-9s %10s   (runs)" % ("program", "T", "metric", "median"))
-for k in sorted(med):
-    print("%-9s %2s %-9s %10.3f   %s" % (*k, med[k], runs[k]))
-for t in ("1", "2"):
-    for m in ("infer_ms", "train_ms"):
-        if ("mxcore", t, m) in med and ("libtorch", t, m) in med:
-            print("T=%s %s mxcore/libtorch %.2f" %
-                  (t, m, med[("mxcore", t, m)] / med[("libtorch", t, m)]))
-PY
+python3 tools/bench/medians.py "$out" mxcore libtorch

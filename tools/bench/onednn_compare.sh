@@ -52,25 +52,4 @@ for ((r = 0; r < rounds; ++r)); do
         $2 == "gemm_1024_sgemm_gflops" {print "bare_onednn", t, "gemm_gflops", $3}' >>"$out"
   done
 done
-python3 - "$out" <<'PY'
-import collections, statistics, sys
-runs = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    name, t, metric, value = line.split()
-    runs[(name, t, metric)].append(float(value))
-med = {k: statistics.median(v) for k, v in runs.items()}
-print("%-12s %2s %-12s %10s   (runs)" % ("program", "T", "metric", "median"))
-for k in sorted(med):
-    print("%-12s %2s %-12s %10.3f   %s" % (*k, med[k], runs[k]))
-print("\nratios (time ratio for steps: < 1 is faster than the peer; "
-      "GFLOP/s ratio for gemm: > 1 is faster)")
-for name in ("builtin", "onednn"):
-    for t in ("1", "2"):
-        for metric in ("mlp_ms", "cnn_ms", "gemm_gflops"):
-            m = med.get((name, t, metric))
-            for peer in ("libtorch", "bare_onednn"):
-                p = med.get((peer, t, metric))
-                if m and p:
-                    print("mxcore-%-8s T=%s %-12s / %-12s %.2f" %
-                          (name, t, metric, peer, m / p))
-PY
+python3 tools/bench/medians.py "$out" builtin,onednn libtorch,bare_onednn
