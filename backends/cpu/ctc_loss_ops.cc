@@ -96,16 +96,6 @@ void CTCLossType(const NodeAttrs& attrs, std::vector<DType>* in,
   }
 }
 
-// Input values as doubles (labels and lengths of any numeric dtype).
-std::vector<double> DoublesOf(const TBlob& b) {
-  std::vector<double> v(b.Size());
-  MX_DTYPE_SWITCH(b.dtype, T, {
-    const T* x = b.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(x[i]);
-  });
-  return v;
-}
-
 // The sequences' frames and packed labels, checked (mx_ctc's rules).
 mx_ctc::CtcSequences SequencesOf(const NodeAttrs& attrs,
                                  const std::vector<TBlob>& in) {

@@ -317,11 +317,6 @@ void RandomType(const NodeAttrs& attrs, std::vector<DType>* in,
   AttrType<P>(attrs, in, out);
 }
 
-// Uniform double in [0, 1) from the top 53 bits of one draw.
-inline double Canonical(RandomEngine& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
 void UniformCompute(const OpContext& ctx, const NodeAttrs& attrs,
                     const std::vector<TBlob>&,
                     const std::vector<OpReqType>& req,

@@ -40,6 +40,15 @@ std::vector<int64_t> BroadcastStrides(const TShape& in, const TShape& out) {
   return strides;
 }
 
+std::vector<double> DoublesOf(const TBlob& b) {
+  std::vector<double> v(b.Size());
+  MX_DTYPE_SWITCH(b.dtype, T, {
+    const T* x = b.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(x[i]);
+  });
+  return v;
+}
+
 std::vector<int64_t> Strides(const TShape& shape) {
   std::vector<int64_t> strides(shape.ndim());
   int64_t stride = 1;

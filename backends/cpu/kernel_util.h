@@ -159,6 +159,23 @@ inline int64_t BroadcastOffset(int64_t i, const TShape& out,
 // Row-major strides of a shape.
 std::vector<int64_t> Strides(const TShape& shape);
 
+// A numeric blob's values as doubles (labels, lengths of any dtype).
+std::vector<double> DoublesOf(const TBlob& b);
+
+// A uniform double in [0, 1) from the top 53 bits of one draw.
+inline double Canonical(RandomEngine& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+// Dropout's mask: each of n elements 0 with probability p, else 1/(1-p)
+// (0 for p = 1, which MXNet allows; the draws still happen so later random
+// ops see the same stream). One draw per element.
+template <typename T>
+void DrawDropoutMask(RandomEngine& rng, double p, T* mask, int64_t n) {
+  const T keep = static_cast<T>(p < 1 ? 1.0 / (1.0 - p) : 0.0);
+  for (int64_t i = 0; i < n; ++i) mask[i] = Canonical(rng) < p ? T(0.0f) : keep;
+}
+
 // "op \"name\"" for messages.
 std::string OpLabel(const NodeAttrs& attrs);
 

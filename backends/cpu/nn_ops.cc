@@ -210,9 +210,8 @@ void RreluCompute(const OpContext& ctx, const LeakyReLUParam& p,
     for (int64_t i = 0; i < n; ++i) {
       double slope = mean;
       if (ctx.is_train) {
-        // 53 random bits give a uniform double in [0, 1).
-        const double u = static_cast<double>(ctx.random()() >> 11) * 0x1.0p-53;
-        slope = p.lower_bound + u * (p.upper_bound - p.lower_bound);
+        slope = p.lower_bound +
+                Canonical(ctx.random()) * (p.upper_bound - p.lower_bound);
       }
       const A v = static_cast<A>(x[i]);
       const A m = v > A(0) ? A(1) : static_cast<A>(slope);
@@ -402,15 +401,8 @@ void DropoutImpl(const OpContext& ctx, const DropoutParam& p, const TBlob& in,
   // The mask as stored, so that output = data * mask exactly.
   std::vector<T> mask(static_cast<size_t>(mask_blob.Size()), T(1.0f));
   if (active) {
-    // p = 1 drops everything (MXNet allows it); no 1/0 scale then. The
-    // draws still happen so later random ops see the same stream.
-    const T keep_scale = static_cast<T>(p.p < 1 ? 1.0 / (1.0 - p.p) : 0.0);
-    RandomEngine& rng = ctx.random();
-    for (T& m : mask) {
-      // 53 random bits give a uniform double in [0, 1).
-      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-      m = u < p.p ? T(0.0f) : keep_scale;
-    }
+    DrawDropoutMask(ctx.random(), p.p, mask.data(),
+                    static_cast<int64_t>(mask.size()));
   }
   const T* x = in.data<T>();
   T* y = out[0].data<T>();

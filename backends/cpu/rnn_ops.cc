@@ -189,13 +189,7 @@ void RNNType(const NodeAttrs& attrs, std::vector<DType>* in,
 // Sequence lengths as int64, each in [0, T] (truncated, as MXNet's casts).
 std::vector<int64_t> LengthsOf(const NodeAttrs& attrs, const TBlob& b,
                                int64_t t_max) {
-  std::vector<double> values(b.Size());
-  MX_DTYPE_SWITCH(b.dtype, T, {
-    const T* v = b.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) {
-      values[i] = static_cast<double>(v[i]);
-    }
-  });
+  const std::vector<double> values = DoublesOf(b);
   std::vector<int64_t> lengths(values.size());
   const std::string error =
       mx_rnn::RnnLengths(values.data(), static_cast<int64_t>(values.size()),
@@ -225,13 +219,9 @@ struct CpuRnnDevice {
   void Multiply(A* x, const A* m, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] *= m[i];
   }
-  // Dropout's rule and draws (nn_ops.cc): 53 random bits per element.
+  // The Dropout op's rule and draws.
   void DropoutMask(A* mask, int64_t n, double p) {
-    const A keep = static_cast<A>(p < 1 ? 1.0 / (1.0 - p) : 0.0);
-    for (int64_t i = 0; i < n; ++i) {
-      const double u = static_cast<double>((*rng)() >> 11) * 0x1.0p-53;
-      mask[i] = u < p ? A(0) : keep;
-    }
+    DrawDropoutMask(*rng, p, mask, n);
   }
   void StepForward(const mx_rnn::RnnStep<A>& s) {
     ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
