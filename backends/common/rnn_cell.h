@@ -78,6 +78,16 @@ struct RnnStep : RnnStepInfo<A> {
   int64_t y_stride;
 };
 
+// An LSTM cell state after MXNet's clipping (lstm_state_clip_min/max/nan).
+template <typename A>
+MX_HOST_DEVICE inline A ClipCell(const RnnStepInfo<A>& s, A c) {
+  if (!s.clip) return c;
+  const bool nan = !(c == c);  // NOLINT: the NaN test
+  return c < s.clip_min || (nan && s.clip_nan) ? s.clip_min
+         : c > s.clip_max                      ? s.clip_max
+                                               : c;
+}
+
 template <typename A>
 MX_HOST_DEVICE inline bool Active(const RnnStepInfo<A>& s, int64_t row) {
   return s.lengths == nullptr || s.t < s.lengths[row];
@@ -117,13 +127,7 @@ MX_HOST_DEVICE inline void RnnStepForwardAt(const RnnStep<A>& s, int64_t i) {
     case RnnMode::kLstm: {
       const A in = Sigmoid(pre[0]), forget = Sigmoid(pre[1]);
       const A cell = Tanh(pre[2]), out = Sigmoid(pre[3]);
-      A c = forget * s.c_prev[i] + in * cell;
-      if (s.clip) {
-        const bool nan = !(c == c);  // NOLINT: the NaN test
-        c = c < s.clip_min || (nan && s.clip_nan) ? s.clip_min
-            : c > s.clip_max                      ? s.clip_max
-                                                  : c;
-      }
+      const A c = ClipCell(s, forget * s.c_prev[i] + in * cell);
       saved[0] = in;
       saved[hs] = forget;
       saved[2 * hs] = cell;

@@ -271,20 +271,110 @@ TEST(RNNGradient, DropoutBetweenLayersInTraining) {
   EXPECT_TRUE(AllClose(ToDouble(with_p[0]), ToDouble(without[0]), 0, 0));
 }
 
+// float32 runs a vectorized step of its own (backends/cpu/rnn_step_rows.h)
+// and float16 computes in float32: both follow float64 (which the tests
+// above hold to the reference) in every mode, with sequence lengths and
+// LSTM clipping, at a hidden size that is no multiple of a vector.
 TEST(RNN, Float32AndFloat16FollowFloat64) {
-  const Spec s{"lstm", 2, 2, 4, 3, 5, 4};
-  const std::vector<NDArray> in = InputsOf(s, 71);
-  const std::vector<double> want =
-      ToDouble(nd::CallMulti("RNN", in, AttrsOf(s))[0]);
-  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
-    std::vector<NDArray> cast;
-    for (const NDArray& a : in) {
-      cast.push_back(nd::Call("Cast", {a}, {{"dtype", DTypeName(dt)}}));
+  for (const char* mode : kModes) {
+    for (bool lengths : {false, true}) {
+      SCOPED_TRACE(std::string(mode) + (lengths ? " with lengths" : ""));
+      const Spec s{mode, 2, 2, 4, 3, 5, 13};
+      std::vector<NDArray> in = InputsOf(s, 71);
+      AttrDict attrs = AttrsOf(s);
+      const size_t floats = in.size();
+      if (lengths) {
+        in.push_back(ArrayOf({3}, {4, 0, 2}, DType::kInt32));
+        attrs["use_sequence_length"] = "True";
+        if (s.mode == "lstm") {
+          attrs["lstm_state_clip_min"] = "-0.4";
+          attrs["lstm_state_clip_max"] = "0.5";
+        }
+      }
+      const std::vector<NDArray> want = nd::CallMulti("RNN", in, attrs);
+      const size_t visible = s.mode == "lstm" ? 3 : 2;
+      for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+        std::vector<NDArray> cast = in;
+        for (size_t i = 0; i < floats; ++i) {
+          cast[i] = nd::Call("Cast", {in[i]}, {{"dtype", DTypeName(dt)}});
+        }
+        const std::vector<NDArray> got = nd::CallMulti("RNN", cast, attrs);
+        const double tol = dt == DType::kFloat32 ? 1e-5 : 5e-3;
+        for (size_t k = 0; k < visible; ++k) {
+          EXPECT_EQ(got[k].dtype(), dt);
+          EXPECT_TRUE(AllClose(ToDouble(got[k]), ToDouble(want[k]), tol, tol))
+              << "output " << k << " in " << DTypeName(dt);
+        }
+      }
     }
-    const NDArray y = nd::CallMulti("RNN", cast, AttrsOf(s))[0];
-    EXPECT_EQ(y.dtype(), dt);
-    const double tol = dt == DType::kFloat32 ? 1e-5 : 5e-3;
-    EXPECT_TRUE(AllClose(ToDouble(y), want, tol, tol));
+  }
+}
+
+// The same for the gradients of every input (the vectorized float32
+// backward step against float64's per-unit one).
+TEST(RNNGradient, Float32FollowsFloat64) {
+  for (const char* mode : kModes) {
+    for (bool lengths : {false, true}) {
+      SCOPED_TRACE(std::string(mode) + (lengths ? " with lengths" : ""));
+      const Spec s{mode, 2, 2, 4, 3, 5, 11};
+      std::vector<NDArray> in = InputsOf(s, 91);
+      AttrDict attrs = AttrsOf(s);
+      const size_t floats = in.size();
+      if (lengths) {
+        in.push_back(ArrayOf({3}, {3, 0, 4}, DType::kInt32));
+        attrs["use_sequence_length"] = "True";
+        if (s.mode == "lstm") {
+          attrs["lstm_state_clip_min"] = "-0.4";
+          attrs["lstm_state_clip_max"] = "0.5";
+        }
+      }
+      const int64_t states = s.layers * s.dirs;
+      std::vector<NDArray> heads = {
+          RandomArray({s.t, s.n, s.dirs * s.hidden}, DType::kFloat64, -1, 1,
+                      92),
+          RandomArray({states, s.n, s.hidden}, DType::kFloat64, -1, 1, 93)};
+      if (s.mode == "lstm") {
+        heads.push_back(
+            RandomArray({states, s.n, s.hidden}, DType::kFloat64, -1, 1, 94));
+      }
+      const auto want = Gradients("RNN", attrs, in, heads);
+      auto to_float = [](std::vector<NDArray>* arrays, size_t count) {
+        for (size_t i = 0; i < count; ++i) {
+          (*arrays)[i] =
+              nd::Call("Cast", {(*arrays)[i]}, {{"dtype", "float32"}});
+        }
+      };
+      to_float(&in, floats);
+      to_float(&heads, heads.size());
+      const auto got = Gradients("RNN", attrs, in, heads);
+      for (size_t k = 0; k < floats; ++k) {
+        EXPECT_TRUE(AllClose(got[k], want[k], 1e-4, 1e-4)) << "input " << k;
+      }
+    }
+  }
+}
+
+// A NaN in the data reaches the same outputs in float32 as in float64
+// (rnn_relu's max(a, 0) turns it into 0 in both).
+TEST(RNN, NaNFollowsFloat64InFloat32) {
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    const Spec s{mode, 1, 2, 3, 2, 3, 9};
+    std::vector<NDArray> in = InputsOf(s, 81);
+    std::vector<double> x = ToDouble(in[0]);
+    x[s.input + 1] = std::nan("");  // Step 0, sequence 1.
+    in[0] = ArrayOf({s.t, s.n, s.input}, x, DType::kFloat64);
+    const std::vector<double> want =
+        ToDouble(nd::CallMulti("RNN", in, AttrsOf(s))[0]);
+    for (NDArray& a : in) a = nd::Call("Cast", {a}, {{"dtype", "float32"}});
+    const std::vector<double> got =
+        ToDouble(nd::CallMulti("RNN", in, AttrsOf(s))[0]);
+    int nans = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "at " << i;
+      nans += std::isnan(want[i]);
+    }
+    if (s.mode != "rnn_relu") EXPECT_GT(nans, 0);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/rnn_step_rows.h"
 #include "base/error.h"
 
 namespace mx {
@@ -200,7 +201,12 @@ std::vector<int64_t> LengthsOf(const NodeAttrs& attrs, const TBlob& b,
   return lengths;
 }
 
-// The driver's device on the CPU: Eigen products and parallel loops.
+// The driver's device on the CPU: Eigen products and parallel loops (by
+// rows with the vectorized float32 step, units otherwise).
+int64_t RowsPerChunk(int64_t h_size) {
+  return std::max<int64_t>(1, 1024 / std::max<int64_t>(1, h_size));
+}
+
 template <typename A>
 struct CpuRnnDevice {
   RandomEngine* rng = nullptr;
@@ -224,14 +230,24 @@ struct CpuRnnDevice {
     DrawDropoutMask(*rng, p, mask, n);
   }
   void StepForward(const mx_rnn::RnnStep<A>& s) {
-    ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepForwardAt(s, i);
-    });
+    if constexpr (std::is_same_v<A, float>) {  // Vectorized, by rows.
+      ParallelFor(s.n, RowsPerChunk(s.h_size),
+                  [&](int64_t b, int64_t e) { RnnStepForwardRows(s, b, e); });
+    } else {
+      ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepForwardAt(s, i);
+      });
+    }
   }
   void StepBackward(const mx_rnn::RnnStepGrad<A>& s) {
-    ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepBackwardAt(s, i);
-    });
+    if constexpr (std::is_same_v<A, float>) {
+      ParallelFor(s.n, RowsPerChunk(s.h_size),
+                  [&](int64_t b, int64_t e) { RnnStepBackwardRows(s, b, e); });
+    } else {
+      ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepBackwardAt(s, i);
+      });
+    }
   }
 };
 
