@@ -255,7 +255,7 @@ std::string OpCase(int flags, const std::string& op, const std::vector<In>& ins,
   for (const In& x : ins) {
     e.U8(x.dtype);
     e.U8(static_cast<int>(x.dims.size()));
-    for (int d : x.dims) e.U8(d);
+    for (int d : x.dims) e.U8(d < 6 ? d : 192 + d);  // See kLongDim.
   }
   e.U8(static_cast<int>(attrs.size()));
   for (const auto& [k, v] : attrs) {
@@ -311,6 +311,23 @@ void OpAttrCorpus() {
   Write(d, "broadcast_add", OpCase(4, "broadcast_add", {{f32, {2, 1}}, {f32, {1, 3}}}, {}, fill));
   Write(d, "sum_keepdims", OpCase(0, "sum", {{f32, {2, 3}}}, {{"axis", Tuple({1})}, {"keepdims", Word("True")}}, fill));
   Write(d, "clip_int", OpCase(0, "clip", {{i32, {5}}}, {{"a_min", Float("-1")}, {"a_max", Float("2")}}, fill));
+  // MXNet's fused RNN: an LSTM differentiated, a bidirectional GRU with
+  // sequence lengths, two clipped LSTM layers with dropout in training
+  // (parameter vectors of 48, 24 and 32: long dims).
+  Write(d, "rnn_lstm_grad", OpCase(4, "RNN", {{f32, {2, 2, 2}}, {f32, {48}}, {f32, {1, 2, 2}}, {f32, {1, 2, 2}}},
+                                   {{"state_size", Int(2)}, {"num_layers", Int(1)}, {"mode", Word("lstm")},
+                                    {"state_outputs", Word("True")}}, fill));
+  Write(d, "rnn_gru_bidirectional_lengths",
+        OpCase(4, "RNN", {{f32, {3, 2, 1}}, {f32, {24}}, {f32, {2, 2, 1}}, {i32, {2}}},
+               {{"state_size", Int(1)}, {"num_layers", Int(1)}, {"mode", Word("gru")},
+                {"bidirectional", Word("True")}, {"use_sequence_length", Word("True")},
+                {"state_outputs", Word("True")}},
+               std::string("\x02\x00\x00\x00\x01\x00\x00\x00", 8)));
+  Write(d, "rnn_lstm_clip_dropout_train",
+        OpCase(6, "RNN", {{f32, {2, 1, 1}}, {f32, {32}}, {f32, {2, 1, 1}}, {f32, {2, 1, 1}}},
+               {{"state_size", Int(1)}, {"num_layers", Int(2)}, {"mode", Word("lstm")}, {"p", Float("0.5")},
+                {"lstm_state_clip_min", Float("-1")}, {"lstm_state_clip_max", Float("1")}}, fill));
+  Write(d, "ctc_loss_grad", OpCase(4, "CTCLoss", {{f32, {4, 2, 3}}, {f32, {2, 2}}}, {}, fill));
   // Regression inputs for issue 16's findings.
   Write(d, "F8_reshape_overflow", OpCase(1, "Reshape", {{f32, {6}}}, {{"shape", Wild("(4611686018427387904,4)")}}));
   Write(d, "F8_zeros_overflow", OpCase(1, "_zeros", {}, {{"shape", Wild("(4611686018427387904,4)")}}));

@@ -8,13 +8,14 @@
 //   op       a string (length byte + bytes): a registered op's name, or
 //                 else hashed to pick one (FNV-1a mod the sorted registry)
 //   ninputs  u8   % 6
-//   each input: dtype u8 % 8, rank u8 % 6, rank x dim u8 % 6
+//   each input: dtype u8 % 8, rank u8 % 6, rank x dim (u8 < 192: % 6,
+//                 else % 64)
 //   nattrs   u8   % 7
 //   each attr: key (u8 >= 240: a raw string, else a known key), value (below)
 //   the rest: bytes the input arrays are filled with (cyclically)
 //
 // Sizes are bounded by construction, so nothing here can legitimately ask
-// for more than a few MiB: input arrays have rank <= 5, dims <= 5 and at most
+// for more than a few MiB: input arrays have rank <= 5, dims <= 63 and at most
 // 64 elements; in bounded mode (the default) every number an attribute gets
 // is in [-4, 5] (or a float from a short list without huge values), and a
 // tuple's positive entries multiply to at most 4096, so any output
@@ -46,15 +47,18 @@ using mx::fuzz::ByteReader;
 
 constexpr int64_t kMaxInputElements = 64;
 constexpr int64_t kMaxTupleProduct = 4096;
+// A dim byte from here on is a dim up to 63 (still within
+// kMaxInputElements): RNN's packed parameter vector needs 16-48.
+constexpr uint8_t kLongDim = 192;
 
 std::string SmallInt(ByteReader* in) {
   return std::to_string(in->Range(-4, 5));
 }
 
 std::string SmallFloat(ByteReader* in) {
-  static const char* const kFloats[] = {"0",   "1",    "-1",  "0.5",  "2",
-                                        "3.5", "-2.5", "5",   "-5",   "nan",
-                                        "inf", "-inf", "1e-3", "-0", "0.25"};
+  static const char* const kFloats[] = {"0",   "1",    "-1",   "0.5", "2",
+                                        "3.5", "-2.5", "5",    "-5",  "nan",
+                                        "inf", "-inf", "1e-3", "-0",  "0.25"};
   return kFloats[in->U8() % (sizeof(kFloats) / sizeof(kFloats[0]))];
 }
 
@@ -153,7 +157,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<int64_t> dims;
     int64_t product = 1;
     for (int d = 0; d < rank; ++d) {
-      int64_t v = in.U8() % 6;
+      const uint8_t b = in.U8();
+      int64_t v = b < kLongDim ? b % 6 : b % 64;
       if (v > 1 && product * v > kMaxInputElements) v = 1;
       if (v > 0) product *= v;
       dims.push_back(v);
@@ -179,8 +184,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                           inputs[i].shape, inputs[i].dtype));
     }
     mx::Symbol s = mx::Symbol::Create(op, vars, attrs, "node");
-    mx::fuzz::Guard(
-        [&] { mx::ApplyPasses(mx::Graph(s), {"InferShape", "InferType"}); });
+    mx::fuzz::Guard([&] {
+      mx::ApplyPasses(mx::Graph(s), {"InferShape", "InferType"});
+    });
     mx::fuzz::Guard([&] { s.ListOutputNames(); });
     std::string json;
     mx::fuzz::Guard([&] { json = s.ToJSON(); });

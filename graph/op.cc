@@ -112,6 +112,7 @@ Op& Op::SetInferShape(FInferShape fn) {
 Op& Op::SetParamParser(
     std::function<std::any(const std::string&, const AttrDict&)> fn) {
   param_parser_ = std::move(fn);
+  params_.clear();
   return *this;
 }
 Op::DeviceKernels Op::TakeKernels(int dev_type) {

@@ -161,6 +161,10 @@ class Op {
     param_parser_ = [](const std::string& op, const AttrDict& dict) {
       return std::any(ParseParams<P>(op, dict));
     };
+    params_.clear();
+    for (const auto& field : ParamSchema<P>::Get().fields()) {
+      params_.push_back({field.name, field.choices});
+    }
     return *this;
   }
   // Attributes parsed by a function (plugin ops); it throws
@@ -224,6 +228,14 @@ class Op {
   std::vector<std::string> OutputNames(const NodeAttrs& attrs) const;
   // Parses attrs->dict into attrs->parsed; throws InvalidArgument.
   void ParseAttrs(NodeAttrs* attrs) const;
+  // The attributes SetParams declared, in declaration order, with the
+  // allowed values of enumerated ones (documentation, fuzzing); empty for
+  // ops without a schema or with a parser function.
+  struct ParamInfo {
+    std::string name;
+    std::vector<std::string> choices;
+  };
+  const std::vector<ParamInfo>& params() const { return params_; }
   const FInferShape& infer_shape() const { return infer_shape_; }
   const FInferType& infer_type() const { return infer_type_; }
   // Null when the op has no such kernel for the device type (compute():
@@ -265,6 +277,7 @@ class Op {
   std::vector<std::string> output_names_;
   std::string key_var_num_args_;
   std::function<std::any(const std::string&, const AttrDict&)> param_parser_;
+  std::vector<ParamInfo> params_;
   FInferShape infer_shape_;
   FInferType infer_type_;
   absl::flat_hash_map<int, FCompute> compute_;
