@@ -353,7 +353,7 @@ NDArray norm(const NDArray& a, int ord, const TShape& axis, bool keepdims) {
   NDArray name(const NDArray& a, std::optional<int> axis, bool keepdims) { \
     AttrDict attrs{{"keepdims", Attr(keepdims)}};                          \
     if (axis) attrs["axis"] = Attr(*axis);                                 \
-    return Call(#name, {a}, attrs);                                        \
+    return Call("_npi_" #name, {a}, attrs);                                \
   }
 MX_ND_ARG_REDUCE_(argmax)
 MX_ND_ARG_REDUCE_(argmin)

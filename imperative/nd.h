@@ -226,7 +226,9 @@ NDArray nanprod(const NDArray& a, const TShape& axis = {},
 // L1 (ord 1) or L2 (ord 2) norm over the axes, entrywise; float inputs.
 NDArray norm(const NDArray& a, int ord = 2, const TShape& axis = {},
              bool keepdims = false);
-// Indices as int64; no axis means over the flattened array.
+// Indices as int64 (NumPy's _npi_argmax/_npi_argmin; MXNet graphs' legacy
+// argmax/argmin ops give them in the data's dtype); no axis means over the
+// flattened array.
 NDArray argmax(const NDArray& a, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
 NDArray argmin(const NDArray& a, std::optional<int> axis = std::nullopt,

@@ -13,12 +13,40 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 
 #include <type_traits>
 
 #include "backends/common/host_device.h"
 
 namespace mx_math {
+
+// The largest n such that every integer in [0, n] is exact in the dtype of
+// MXNet's code (float32 0, float64 1, float16 2, uint8 3, int32 4, int8 5,
+// int64 6, bool 7; -1 for another): how far indices of that dtype count
+// (argmax's, argsort's). float16's 2049 rounds to 2048, so 2048.
+MX_HOST_DEVICE inline int64_t LargestExactIndex(int dtype_code) {
+  switch (dtype_code) {
+    case 0:
+      return int64_t{1} << 24;
+    case 1:
+      return int64_t{1} << 53;
+    case 2:
+      return 2048;
+    case 3:
+      return 255;
+    case 4:
+      return 2147483647;
+    case 5:
+      return 127;
+    case 6:
+      return INT64_MAX;
+    case 7:
+      return 1;
+    default:
+      return -1;
+  }
+}
 
 // MXNet's rint: the floor unless the ceiling is strictly nearer, so halves
 // go toward -inf (rint(2.5) = 2, rint(-2.5) = -3), unlike C's rint.

@@ -123,5 +123,28 @@ TEST(ScaledSumOfSquares, InfinityAndNan) {
   EXPECT_TRUE(std::isnan(t.Norm()));
 }
 
+// Every integer up to the bound is exact, the next one is not (or is
+// past the type's range).
+TEST(LargestExactIndex, IsTheLastIntegerBeforeAGap) {
+  const int64_t f32 = LargestExactIndex(0), f64 = LargestExactIndex(1);
+  EXPECT_EQ(static_cast<int64_t>(static_cast<float>(f32 - 1)), f32 - 1);
+  EXPECT_EQ(static_cast<int64_t>(static_cast<float>(f32)), f32);
+  EXPECT_NE(static_cast<int64_t>(static_cast<float>(f32 + 1)), f32 + 1);
+  EXPECT_EQ(static_cast<int64_t>(static_cast<double>(f64)), f64);
+  EXPECT_NE(static_cast<int64_t>(static_cast<double>(f64 + 1)), f64 + 1);
+  const int64_t f16 = LargestExactIndex(2);
+  for (int64_t i = f16 - 3; i <= f16; ++i) {
+    EXPECT_EQ(static_cast<float>(Eigen::half(static_cast<float>(i))), i);
+  }
+  EXPECT_NE(static_cast<float>(Eigen::half(static_cast<float>(f16 + 1))),
+            f16 + 1);
+  EXPECT_EQ(LargestExactIndex(3), 255);        // uint8
+  EXPECT_EQ(LargestExactIndex(4), INT32_MAX);  // int32
+  EXPECT_EQ(LargestExactIndex(5), 127);        // int8
+  EXPECT_EQ(LargestExactIndex(6), INT64_MAX);  // int64
+  EXPECT_EQ(LargestExactIndex(7), 1);          // bool
+  EXPECT_EQ(LargestExactIndex(9), -1);
+}
+
 }  // namespace
 }  // namespace mx_math

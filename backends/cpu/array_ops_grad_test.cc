@@ -160,6 +160,25 @@ TEST(Argsort, NaNSortsLastAndGradientIsZero) {
       {"argsort", "dtype"});
 }
 
+// Indices in a dtype that holds every one of them exactly: float16 up to
+// 2048, so a line of 2049 sorts and one of 2051 (whose last index, 2050,
+// float16 holds, but not 2049) is refused rather than rounded.
+TEST(Argsort, IndicesMustBeExactInTheirDtype) {
+  std::vector<double> line(2051);
+  for (size_t i = 0; i < line.size(); ++i) line[i] = -static_cast<double>(i);
+  const NDArray ok = nd::Call(
+      "argsort",
+      {ArrayOf({2049}, std::vector<double>(line.begin(), line.begin() + 2049))},
+      {{"dtype", "float16"}});
+  EXPECT_EQ(ToDouble(ok)[0], 2048);
+  ExpectError<InvalidArgument>(
+      [&] {
+        ToDouble(nd::Call("argsort", {ArrayOf({2051}, line)},
+                          {{"dtype", "float16"}}));
+      },
+      {"argsort", "float16", "2050"});
+}
+
 TEST(GatherNd, PicksElementsAndSlices) {
   const NDArray x = Iota({2, 3, 2});
   // Two (row, column) pairs: (1, 2) and (0, 1) -> slices of 2.

@@ -431,7 +431,51 @@ TEST(Argmax, EmptyOrBadAxisIsAnError) {
     nd::argmax(RandomArray({2, 3}), 2);
     FAIL();
   } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("op \"argmax\""), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("op \"_npi_argmax\""),
+              std::string::npos);
+  }
+}
+
+// MXNet graphs' argmax/argmin (the legacy ops) give indices in the data's
+// dtype, so they meet float labels (an accuracy head's broadcast_equal);
+// an index the dtype cannot hold exactly is an error naming the op, not
+// MXNet's silent rounding.
+TEST(Argmax, TheLegacyOpsIndexInTheDataDtype) {
+  for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                   DType::kInt32, DType::kUInt8}) {
+    const NDArray x = RandomArray({3, 7, 2}, dt, 0, 9, 13);
+    for (const char* op : {"argmax", "argmin"}) {
+      const NDArray legacy = nd::Call(op, {x}, {{"axis", "1"}});
+      EXPECT_EQ(legacy.dtype(), dt);
+      const NDArray numpy =
+          nd::Call(std::string("_npi_") + op, {x}, {{"axis", "1"}});
+      EXPECT_EQ(numpy.dtype(), DType::kInt64);
+      EXPECT_EQ(ToDouble(legacy), ToDouble(numpy)) << op << DTypeName(dt);
+    }
+  }
+  const NDArray logits = ArrayOf({3, 4}, {0, 9, 1, 2, 5, 1, 1, 1, 0, 0, 0, 3});
+  const NDArray label = ArrayOf({3}, {1, 2, 3});
+  EXPECT_EQ(ToDouble(nd::Call(
+                "broadcast_equal",
+                {nd::Call("argmax", {logits}, {{"axis", "1"}}), label})),
+            (std::vector<double>{1, 0, 1}));
+  // float16 holds every index up to 2048: a line of 2049 is fine, of
+  // 3000 not; uint8 up to 255.
+  std::vector<double> line(2049, 0);
+  line.back() = 1;
+  EXPECT_EQ(ToDouble(nd::Call("argmax",
+                              {ArrayOf({2049}, line, DType::kFloat16)}, {})),
+            (std::vector<double>{2048}));
+  for (auto [n, dt] : {std::pair<int64_t, DType>{3000, DType::kFloat16},
+                       {300, DType::kUInt8}}) {
+    try {
+      ToDouble(nd::Call("argmax", {ArrayOf({n}, std::vector<double>(n, 0), dt)},
+                        {}));
+      ADD_FAILURE() << DTypeName(dt);
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("_npi_argmax"), std::string::npos)
+          << e.what();
+    }
   }
 }
 

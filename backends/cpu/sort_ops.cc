@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/common/mxnet_math.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
@@ -76,14 +77,12 @@ void ArgsortCompute(const OpContext&, const NodeAttrs& attrs,
   if (req[0] == OpReqType::kNullOp) return;
   const bool ascend = attrs.get<ArgsortParam>().is_ascend;
   const Lines l = LinesOf(attrs, in[0].shape);
-  MX_DTYPE_SWITCH(out[0].dtype, I, {
-    if (l.len > 0 && static_cast<double>(l.len - 1) !=
-                         static_cast<double>(static_cast<I>(l.len - 1))) {
-      throw InvalidArgument(
-          absl::StrCat(OpLabel(attrs), ": dtype=", DTypeName(out[0].dtype),
-                       " cannot hold indices up to ", l.len - 1));
-    }
-  });
+  // Every index up to len - 1 exact (float16 holds 2050 but not 2049).
+  if (l.len - 1 > mx_math::LargestExactIndex(static_cast<int>(out[0].dtype))) {
+    throw InvalidArgument(
+        absl::StrCat(OpLabel(attrs), ": dtype=", DTypeName(out[0].dtype),
+                     " cannot hold indices up to ", l.len - 1));
+  }
   std::vector<int64_t> order(static_cast<size_t>(l.len));
   for (int64_t line = 0; line < l.outer * l.inner; ++line) {
     const int64_t base = (line / l.inner) * l.len * l.inner + line % l.inner;

@@ -106,9 +106,11 @@ cudaError_t LaunchPickBackward(int dtype, int index_dtype, const PickShape& s,
                                int req, cudaStream_t stream);
 
 // argmax (is_max) or argmin over the middle axis of (outer, n, inner) into
-// int64 y (outer, inner): the first maximum (minimum), or the first NaN.
-cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
-                            int64_t inner, const void* x, int64_t* y, int req,
+// y (outer, inner), int64 or (the legacy ops) of x's dtype: the first
+// maximum (minimum), or the first NaN.
+cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
+                            int64_t outer, int64_t n, int64_t inner,
+                            const void* x, void* y, int req,
                             cudaStream_t stream);
 
 // Running sums along the middle axis of (outer, len, inner) into y of

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/common/attr_parse.h"
+#include "backends/common/mxnet_math.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/elementwise.h"
@@ -378,47 +379,25 @@ void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const std::string op = kMax ? "argmax" : "argmin";
   if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
-  if (out[0].dtype() != MX_DTYPE_INT64) {
+  // int64 (_npi_argmax) or the data's dtype (the legacy op), as the CPU's.
+  const int index_type = out[0].dtype();
+  if (index_type != MX_DTYPE_INT64 && index_type != in[0].dtype()) {
     throw Error(MX_STATUS_DTYPE_ERROR,
-                op + " on gpu: the output must be int64");
+                op + " on gpu: the output must be int64 or the data's dtype");
   }
   const Lines l = LinesOf(op, attrs, in[0], "None");
-  CheckLaunch(op,
-              LaunchArgReduce(kMax, in[0].dtype(), l.outer, l.len, l.inner,
-                              in[0].data<void>(), out[0].data<int64_t>(),
-                              req[0], StreamOf(ctx)),
-              in[0].dtype());
-}
-
-// Whether integer v is exactly representable in dtype (the CPU checks
-// that the largest index survives the conversion).
-bool Holds(int dtype, int64_t v) {
-  switch (dtype) {
-    case MX_DTYPE_UINT8:
-      return v <= 255;
-    case MX_DTYPE_INT8:
-      return v <= 127;
-    case MX_DTYPE_INT32:
-      return v <= 2147483647;
-    case MX_DTYPE_INT64:
-      return true;
-    case MX_DTYPE_FLOAT64:
-      return v == static_cast<int64_t>(static_cast<double>(v));
-    case MX_DTYPE_FLOAT32:
-      return v == static_cast<int64_t>(static_cast<float>(v));
-    case MX_DTYPE_FLOAT16: {
-      // 11 significant bits, largest finite 65504.
-      if (v > 65504) return false;
-      int64_t m = v;
-      while (m >= 2048) {
-        if (m % 2 != 0) return false;
-        m /= 2;
-      }
-      return true;
-    }
-    default:
-      return true;  // The launcher declines the dtype.
+  if (l.len - 1 > mx_math::LargestExactIndex(index_type)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + " on gpu: indices up to " + std::to_string(l.len - 1) +
+                    " are not exact in the data's dtype: cast the data or "
+                    "use _npi_" +
+                    op + " (int64)");
   }
+  CheckLaunch(op,
+              LaunchArgReduce(kMax, in[0].dtype(), index_type == MX_DTYPE_INT64,
+                              l.outer, l.len, l.inner, in[0].data<void>(),
+                              out[0].data<void>(), req[0], StreamOf(ctx)),
+              in[0].dtype());
 }
 
 void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -429,7 +408,8 @@ void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const bool ascend = FlagAttr(op, attrs, "is_ascend", "True");
   const Lines l = LinesOf(op, attrs, in[0], "-1");
   const int od = out[0].dtype();
-  if (l.len > 0 && !Holds(od, l.len - 1)) {
+  // Every index up to len - 1 exact (float16: 2049 is not), as the CPU.
+  if (l.len - 1 > mx_math::LargestExactIndex(od)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": dtype=" + DTypeName(od) +
                                                 " cannot hold indices up to " +
                                                 std::to_string(l.len - 1));
@@ -543,6 +523,8 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "SequenceMask", SequenceMask);
   RegisterGpuKernel(plugin, "argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
+  RegisterGpuKernel(plugin, "_npi_argmax", ArgReduce<true>);
+  RegisterGpuKernel(plugin, "_npi_argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "argsort", Argsort);
   RegisterGpuKernel(plugin, "_arange", Arange);
   RegisterGpuKernel(plugin, "cumsum", Cumsum);

@@ -34,9 +34,9 @@ __device__ __forceinline__ void Keep(bool is_max, A v, int64_t i, A* best,
   }
 }
 
-template <int kReq, typename T>
+template <int kReq, typename T, typename O>
 __global__ void ArgReduceKernel(bool is_max, int64_t outer, int64_t n,
-                                int64_t inner, const T* x, int64_t* y) {
+                                int64_t inner, const T* x, O* y) {
   using A = typename Acc<T>::type;
   __shared__ A sv[kThreads];
   __shared__ int64_t si[kThreads];
@@ -58,23 +58,32 @@ __global__ void ArgReduceKernel(bool is_max, int64_t outer, int64_t n,
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) y[o] = kReq == MX_REQ_ADD ? y[o] + si[0] : si[0];
+    if (threadIdx.x == 0)
+      Put<kReq>(y, o, static_cast<typename Acc<O>::type>(si[0]));
     __syncthreads();
   }
 }
 
 struct ArgReduceLauncher {
   bool is_max;
+  bool int64_indices;  // Else indices in the data's dtype (legacy ops).
   int64_t outer, n, inner;
   const void* x;
-  int64_t* y;
+  void* y;
   cudaStream_t st;
   template <int R, typename T>
   void operator()() const {
     // One block per output: Blocks() of outputs * kThreads threads.
-    ArgReduceKernel<R, T>
-        <<<Blocks(outer * inner * kThreads), kThreads, 0, st>>>(
-            is_max, outer, n, inner, static_cast<const T*>(x), y);
+    const int blocks = Blocks(outer * inner * kThreads);
+    if (int64_indices) {
+      ArgReduceKernel<R, T><<<blocks, kThreads, 0, st>>>(
+          is_max, outer, n, inner, static_cast<const T*>(x),
+          static_cast<int64_t*>(y));
+    } else {
+      ArgReduceKernel<R, T><<<blocks, kThreads, 0, st>>>(
+          is_max, outer, n, inner, static_cast<const T*>(x),
+          static_cast<T*>(y));
+    }
   }
 };
 
@@ -262,13 +271,15 @@ struct CumsumLauncher {
 
 }  // namespace
 
-cudaError_t LaunchArgReduce(bool is_max, int dtype, int64_t outer, int64_t n,
-                            int64_t inner, const void* x, int64_t* y, int req,
+cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
+                            int64_t outer, int64_t n, int64_t inner,
+                            const void* x, void* y, int req,
                             cudaStream_t stream) {
   if (outer * inner == 0 || n == 0)
     return IsFloat(dtype) ? cudaSuccess : cudaErrorInvalidValue;
-  return Dispatch(dtype, req,
-                  ArgReduceLauncher{is_max, outer, n, inner, x, y, stream});
+  return Dispatch(
+      dtype, req,
+      ArgReduceLauncher{is_max, int64_indices, outer, n, inner, x, y, stream});
 }
 
 cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,

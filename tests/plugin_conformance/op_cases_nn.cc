@@ -110,7 +110,7 @@ void AddIndexCases(std::vector<OpCase>* t) {
        {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
   mask_axis1.ranges = {{-1, 1}, {0, 6}};
   t->push_back(mask_axis1);
-  for (const char* op : {"argmax", "argmin"}) {
+  for (const char* op : {"argmax", "argmin", "_npi_argmax", "_npi_argmin"}) {
     t->push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
                         {{},
                          {{"axis", "1"}},
