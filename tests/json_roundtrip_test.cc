@@ -20,6 +20,8 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"_backward_Convolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}},
       {"Pooling", {{"kernel", "(2,2)"}, {"pool_type", "avg"}}},
       {"Activation", {{"act_type", "tanh"}}},
+      {"LRN", {{"nsize", "5"}, {"alpha", "0.0001"}, {"beta", "0.75"}}},
+      {"_backward_LRN", {{"nsize", "3"}}},
       {"Reshape", {{"shape", "(0,-1)"}}},
       {"expand_dims", {{"axis", "1"}}},
       {"slice", {{"begin", "(None,1)"}, {"end", "(2,None)"}}},

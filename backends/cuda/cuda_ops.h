@@ -39,6 +39,8 @@ void Gemm(const std::string& op, const mxplugin::KernelContext& ctx, int dtype,
 // RNN and _backward_RNN (backends/common/rnn_driver.h over cuBLAS and
 // rnn_kernels.cu).
 void RegisterRnnOps(mxplugin::Plugin& plugin);
+// LRN (lrn_ops.cc).
+void RegisterLrnOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Deconvolution and _backward_Deconvolution (cuDNN, conv_plan.h).

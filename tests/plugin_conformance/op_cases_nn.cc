@@ -161,6 +161,16 @@ constexpr char kManySizes[] =
 // plugin claiming them): shapes and attributes from the CPU op tests.
 // Labels are int32 class indices, as the CPU kernels also take them.
 void AddNnCases(std::vector<OpCase>* t) {
+  // LRN: windows clipped at both ends, an even nsize, one channel.
+  t->push_back(Shaped("LRN", {{{2, 5, 3, 3}}, {{1, 7, 2, 4}}, {{3, 1, 2, 2}}},
+                      {{{"nsize", "3"}},
+                       {{"nsize", "5"}, {"alpha", "0.5"}, {"beta", "0.6"}},
+                       {{"nsize", "4"}, {"alpha", "2"}, {"knorm", "1.5"}}}));
+  OpCase lrn_backward =
+      Shaped("_backward_LRN", {{{2, 5, 3, 3}, {2, 5, 3, 3}, {2, 5, 3, 3}}},
+             {{{"nsize", "3"}, {"alpha", "0.5"}}});
+  lrn_backward.ranges = {{-1, 1}, {-2, 2}, {0.5, 3}};  // tmp_norm > 0.
+  t->push_back(lrn_backward);
   OpCase prelu =
       Shaped("LeakyReLU", {{{2, 3, 4}, {3}}, {{4, 5}, {5}}, {{2, 3}, {1}}},
              {{{"act_type", "prelu"}}});
