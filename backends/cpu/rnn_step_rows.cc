@@ -127,32 +127,32 @@ void ActiveRowBackward(const mx_rnn::RnnStepGrad<float>& s, int64_t row) {
   }
 }
 
-}  // namespace
-
-void RnnStepForwardRows(const mx_rnn::RnnStep<float>& s, int64_t row_begin,
-                        int64_t row_end) {
-  for (int64_t row = row_begin; row < row_end; ++row) {
+// Runs `row_step` on the rows of [b, e) whose sequence is active at this
+// step, and rnn_cell.h's per-unit `unit_step` on the others (a finished
+// sequence carries its state, or its gradients, through).
+template <typename Step, typename RowStep, typename UnitStep>
+void ForRows(const Step& s, int64_t b, int64_t e, RowStep row_step,
+             UnitStep unit_step) {
+  for (int64_t row = b; row < e; ++row) {
     if (mx_rnn::Active(s, row)) {
-      ActiveRow(s, row);
-    } else {  // The per-unit step carries the state through.
-      for (int64_t j = 0; j < s.h_size; ++j) {
-        mx_rnn::RnnStepForwardAt(s, row * s.h_size + j);
-      }
+      row_step(s, row);
+    } else {
+      for (int64_t j = 0; j < s.h_size; ++j) unit_step(s, row * s.h_size + j);
     }
   }
 }
 
+}  // namespace
+
+void RnnStepForwardRows(const mx_rnn::RnnStep<float>& s, int64_t row_begin,
+                        int64_t row_end) {
+  ForRows(s, row_begin, row_end, ActiveRow, mx_rnn::RnnStepForwardAt<float>);
+}
+
 void RnnStepBackwardRows(const mx_rnn::RnnStepGrad<float>& s, int64_t row_begin,
                          int64_t row_end) {
-  for (int64_t row = row_begin; row < row_end; ++row) {
-    if (mx_rnn::Active(s, row)) {
-      ActiveRowBackward(s, row);
-    } else {  // The per-unit step passes the gradients through.
-      for (int64_t j = 0; j < s.h_size; ++j) {
-        mx_rnn::RnnStepBackwardAt(s, row * s.h_size + j);
-      }
-    }
-  }
+  ForRows(s, row_begin, row_end, ActiveRowBackward,
+          mx_rnn::RnnStepBackwardAt<float>);
 }
 
 }  // namespace cpu
