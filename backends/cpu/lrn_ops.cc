@@ -33,26 +33,26 @@ struct LRNParam {
   }
 };
 
-mx_lrn::LrnSpec SpecOf(const NodeAttrs& attrs, const TShape& data) {
+// The window and constants for data `d`, checking both (shape inference
+// and the kernels share it).
+mx_lrn::LrnSpec SpecOf(const NodeAttrs& attrs, const TShape& d) {
+  if (d.ndim() != 4) {
+    throw ShapeError(absl::StrCat(
+        OpLabel(attrs), ": data must be 4-D (N, C, H, W), got ", d.ToString()));
+  }
   const LRNParam& p = attrs.get<LRNParam>();
   if (p.nsize < 1) {
     throw InvalidArgument(
         absl::StrCat(OpLabel(attrs), ": nsize=", p.nsize, " must be >= 1"));
   }
-  return {data[1], data[2] * data[3], p.nsize, p.alpha, p.beta, p.knorm};
+  return {d[1], d[2] * d[3], p.nsize, p.alpha, p.beta, p.knorm};
 }
 
 void LRNShape(const NodeAttrs& attrs, std::vector<TShape>* in,
               std::vector<TShape>* out) {
   const TShape& d = (*in)[0];
   if (!d.ndim_known()) return;
-  if (d.ndim() != 4) {
-    throw ShapeError(absl::StrCat(OpLabel(attrs),
-                                  ": data must be 4-D (N, C, "
-                                  "H, W), got ",
-                                  d.ToString()));
-  }
-  SpecOf(attrs, d);  // The attributes' checks, at shape inference.
+  SpecOf(attrs, d);
   AssignShape(attrs, out, 0, d, true);
   AssignShape(attrs, out, 1, d, true);
 }
@@ -82,10 +82,7 @@ void LRNBackwardShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, in, 0, (*in)[1], false);
   AssignShape(attrs, in, 2, (*in)[1], false);
   AssignShape(attrs, out, 0, (*in)[1], true);
-  if ((*in)[1].ndim_known()) {
-    std::vector<TShape> forward_in = {(*in)[1]}, forward_out(2);
-    LRNShape(attrs, &forward_in, &forward_out);
-  }
+  if ((*in)[1].ndim_known()) SpecOf(attrs, (*in)[1]);
 }
 
 void LRNBackwardCompute(const OpContext&, const NodeAttrs& attrs,

@@ -201,12 +201,12 @@ std::vector<int64_t> LengthsOf(const NodeAttrs& attrs, const TBlob& b,
   return lengths;
 }
 
-// The driver's device on the CPU: Eigen products and parallel loops (by
-// rows with the vectorized float32 step, units otherwise).
+// Rows per ParallelFor chunk: about 1024 units, as the per-unit loop.
 int64_t RowsPerChunk(int64_t h_size) {
   return std::max<int64_t>(1, 1024 / std::max<int64_t>(1, h_size));
 }
 
+// The driver's device on the CPU: Eigen products and parallel loops.
 template <typename A>
 struct CpuRnnDevice {
   RandomEngine* rng = nullptr;
@@ -230,22 +230,23 @@ struct CpuRnnDevice {
     DrawDropoutMask(*rng, p, mask, n);
   }
   void StepForward(const mx_rnn::RnnStep<A>& s) {
-    if constexpr (std::is_same_v<A, float>) {  // Vectorized, by rows.
-      ParallelFor(s.n, RowsPerChunk(s.h_size),
-                  [&](int64_t b, int64_t e) { RnnStepForwardRows(s, b, e); });
-    } else {
-      ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepForwardAt(s, i);
-      });
-    }
+    RunStep(s, RnnStepForwardRows, mx_rnn::RnnStepForwardAt<A>);
   }
   void StepBackward(const mx_rnn::RnnStepGrad<A>& s) {
+    RunStep(s, RnnStepBackwardRows, mx_rnn::RnnStepBackwardAt<A>);
+  }
+
+ private:
+  // float32 by rows with the vectorized step (rnn_step_rows.h), other
+  // types unit by unit with rnn_cell.h's.
+  template <typename Step, typename Rows, typename Unit>
+  static void RunStep(const Step& s, Rows rows, Unit unit) {
     if constexpr (std::is_same_v<A, float>) {
       ParallelFor(s.n, RowsPerChunk(s.h_size),
-                  [&](int64_t b, int64_t e) { RnnStepBackwardRows(s, b, e); });
+                  [&](int64_t b, int64_t e) { rows(s, b, e); });
     } else {
       ParallelFor(s.n * s.h_size, 1024, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) mx_rnn::RnnStepBackwardAt(s, i);
+        for (int64_t i = b; i < e; ++i) unit(s, i);
       });
     }
   }

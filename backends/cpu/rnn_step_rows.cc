@@ -27,8 +27,8 @@ void ActiveRow(const mx_rnn::RnnStep<float>& s, int64_t row) {
   Row h(s.h + row * hs, hs);
   switch (s.mode) {
     case RnnMode::kRelu:
-      // NaN to 0, as the per-unit `a > 0 ? a : 0`.
-      h = (gx + bx + gh + bh > 0.0f).select(gx + bx + gh + bh, 0.0f);
+      h = gx + bx + gh + bh;
+      h = (h > 0.0f).select(h, 0.0f);  // NaN to 0, as `a > 0 ? a : 0`.
       break;
     case RnnMode::kTanh:
       h = (gx + bx + gh + bh).tanh();
