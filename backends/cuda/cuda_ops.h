@@ -41,6 +41,8 @@ void Gemm(const std::string& op, const mxplugin::KernelContext& ctx, int dtype,
 void RegisterRnnOps(mxplugin::Plugin& plugin);
 // LRN (lrn_ops.cc).
 void RegisterLrnOps(mxplugin::Plugin& plugin);
+// argsort, sort, topk and _backward_topk (ordering_ops.cc).
+void RegisterOrderingOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).
 void RegisterConvOps(mxplugin::Plugin& plugin);
 // Deconvolution and _backward_Deconvolution (cuDNN, conv_plan.h).

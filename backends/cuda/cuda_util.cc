@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -206,6 +207,39 @@ double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
         op + ": " + key + "=" + std::string(*text) + " is not a number");
   }
   return *v;
+}
+
+int64_t Prod(const mxplugin::Tensor& t, int begin, int end) {
+  int64_t n = 1;
+  for (int d = begin; d < end; ++d) n *= t.dim(d);
+  return n;
+}
+
+int AxisAttr(const std::string& op, const mxplugin::Attrs& attrs,
+             const char* key, double fallback, int ndim) {
+  const double v = NumberAttr(op, attrs, key, fallback);
+  if (v != std::floor(v) || v < -ndim || v >= ndim) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": " + key + "=" + attrs.Get(key) +
+                    " is not an axis of an array of rank " +
+                    std::to_string(ndim));
+  }
+  return static_cast<int>(v < 0 ? v + ndim : v);
+}
+
+AxisLines AxisLinesOf(const std::string& op, const mxplugin::Attrs& attrs,
+                      const mxplugin::Tensor& x, const char* fallback) {
+  AxisLines l;
+  if (attrs.Get("axis", fallback) == "None") {
+    l.len = x.size();
+    return l;
+  }
+  // The key is present here, or missing with a numeric fallback.
+  const int axis = AxisAttr(op, attrs, "axis", -1, x.ndim());
+  l.outer = Prod(x, 0, axis);
+  l.len = x.dim(axis);
+  l.inner = Prod(x, axis + 1, x.ndim());
+  return l;
 }
 
 bool FlagAttr(const std::string& op, const mxplugin::Attrs& attrs,

@@ -66,6 +66,20 @@ double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
 bool FlagAttr(const std::string& op, const mxplugin::Attrs& attrs,
               const char* key, const char* fallback);
 
+// The product of t's dims [begin, end).
+int64_t Prod(const mxplugin::Tensor& t, int begin, int end);
+// The axis attribute `key` (a missing key or "None": fallback) of an array
+// of rank ndim, made non-negative; InvalidArgument naming op otherwise.
+int AxisAttr(const std::string& op, const mxplugin::Attrs& attrs,
+             const char* key, double fallback, int ndim);
+// x as (outer, len, inner) around its "axis" attribute; the flattened
+// array (1, size, 1) when that is "None", or missing and fallback "None".
+struct AxisLines {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisLines AxisLinesOf(const std::string& op, const mxplugin::Attrs& attrs,
+                      const mxplugin::Tensor& x, const char* fallback);
+
 // Throws for a launch status: cudaErrorInvalidValue (a dtype the launcher
 // lacks) as DTypeError naming op and dtype, anything else as CheckCuda.
 void CheckLaunch(const std::string& op, cudaError_t err, int dtype);

@@ -121,11 +121,32 @@ cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
                          const void* x, bool x_is_acc, void* y, int req,
                          cudaStream_t stream);
 
-// argsort along the middle axis of (outer, len, inner): stable, NaN last;
-// y of out_dtype (float32/64/16, int32, int64, uint8, int8).
-cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
-                          int64_t inner, bool ascend, const void* x, void* y,
-                          int req, cudaStream_t stream);
+// The rank of every element of x (numeric dtype) in its line along the
+// middle axis of (outer, len, inner): its place in the stable order, NaN
+// last, ascending or descending; int64, in x's layout.
+cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
+                       bool ascend, const void* x, int64_t* rank,
+                       cudaStream_t stream);
+
+// What LaunchPlaceByRank writes of the kept elements (rank < keep).
+enum class Placed {
+  kIndex,  // Their positions along the axis, at their rank; y of `dtype`.
+  kValue,  // Themselves, at their rank; y of x's dtype (`dtype`).
+  kMask,   // 1 where kept, 0 elsewhere, in x's layout; y of x's dtype.
+};
+// y is (outer, keep, inner) for kIndex and kValue; numeric dtypes.
+cudaError_t LaunchPlaceByRank(Placed what, int dtype, int64_t outer,
+                              int64_t len, int64_t inner, int64_t keep,
+                              const int64_t* rank, const void* x, void* y,
+                              int req, cudaStream_t stream);
+
+// _backward_topk: adds g (outer, keep, inner) into dx (outer, len, inner)
+// at the positions `indices` (idx_dtype, g's layout) name along the axis;
+// positions outside [0, len) or not whole are skipped (the CPU raises).
+cudaError_t LaunchScatterKept(int dtype, int idx_dtype, int64_t outer,
+                              int64_t len, int64_t inner, int64_t keep,
+                              const void* g, const void* indices, void* dx,
+                              cudaStream_t stream);
 
 // y[i] = lo + (i / repeat) * step converted to dtype (integers truncate
 // and saturate).

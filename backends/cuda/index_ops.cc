@@ -1,7 +1,7 @@
 // GPU kernels for the indexing ops (index_kernels.cu): take, Embedding and
 // their gradient _backward_take, pick and _backward_pick, gather_nd and
 // _backward_gather_nd, where,
-// SequenceMask, argmax, argsort, _arange, tril and triu. Attributes are
+// SequenceMask, argmax, argmin, _arange, cumsum, tril and triu. Attributes are
 // read as the CPU ops read them; shapes were checked by the host's shape
 // inference. Out-of-range indices that are errors on the CPU (take's
 // mode=raise, gather_nd) are flagged by the kernel and raised here after
@@ -29,25 +29,6 @@ using mxplugin::Tensors;
 // Bytes before the scratch accumulators in the workspace: the flag int,
 // padded so the accumulators stay aligned for double atomics.
 constexpr size_t kFlagBytes = 256;
-
-int64_t Prod(const Tensor& t, int from, int to) {
-  int64_t n = 1;
-  for (int i = from; i < to; ++i) n *= t.dim(i);
-  return n;
-}
-
-// An axis attribute in [-ndim, ndim) made non-negative.
-int AxisAttr(const std::string& op, const Attrs& attrs, const char* key,
-             double fallback, int ndim) {
-  const double v = NumberAttr(op, attrs, key, fallback);
-  if (v != std::floor(v) || v < -ndim || v >= ndim) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": " + key + "=" + attrs.Get(key) +
-                    " is not an axis of an array of rank " +
-                    std::to_string(ndim));
-  }
-  return static_cast<int>(v < 0 ? v + ndim : v);
-}
 
 // The device flag (zeroed) and `scratch_bytes` of scratch after it.
 int* FlagAndScratch(const KernelContext& ctx, const std::string& op,
@@ -350,28 +331,7 @@ void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               len_dtype);
 }
 
-// ---- argmax, argsort. ----
-
-// (outer, len, inner) around the axis attribute; the flattened array
-// when it is "None" (or missing and fallback is None).
-struct Lines {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-Lines LinesOf(const std::string& op, const Attrs& attrs, const Tensor& x,
-              const char* fallback) {
-  Lines l;
-  const std::string text = attrs.Get("axis", fallback);
-  if (text == "None") {
-    l.len = x.size();
-    return l;
-  }
-  // The key is present here, or missing with fallback "-1".
-  const int axis = AxisAttr(op, attrs, "axis", -1, x.ndim());
-  l.outer = Prod(x, 0, axis);
-  l.len = x.dim(axis);
-  l.inner = Prod(x, axis + 1, x.ndim());
-  return l;
-}
+// ---- argmax, argmin. ----
 
 template <bool kMax>
 void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -385,7 +345,7 @@ void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     throw Error(MX_STATUS_DTYPE_ERROR,
                 op + " on gpu: the output must be int64 or the data's dtype");
   }
-  const Lines l = LinesOf(op, attrs, in[0], "None");
+  const AxisLines l = AxisLinesOf(op, attrs, in[0], "None");
   if (l.len - 1 > mx_math::LargestExactIndex(index_type)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
                 op + " on gpu: indices up to " + std::to_string(l.len - 1) +
@@ -398,27 +358,6 @@ void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                               l.outer, l.len, l.inner, in[0].data<void>(),
                               out[0].data<void>(), req[0], StreamOf(ctx)),
               in[0].dtype());
-}
-
-void Argsort(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-             const int32_t* req, Tensors out) {
-  const std::string op = "argsort";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
-  const bool ascend = FlagAttr(op, attrs, "is_ascend", "True");
-  const Lines l = LinesOf(op, attrs, in[0], "-1");
-  const int od = out[0].dtype();
-  // Every index up to len - 1 exact (float16: 2049 is not), as the CPU.
-  if (l.len - 1 > mx_math::LargestExactIndex(od)) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": dtype=" + DTypeName(od) +
-                                                " cannot hold indices up to " +
-                                                std::to_string(l.len - 1));
-  }
-  CheckLaunch(op,
-              LaunchArgsort(in[0].dtype(), od, l.outer, l.len, l.inner, ascend,
-                            in[0].data<void>(), out[0].data<void>(), req[0],
-                            StreamOf(ctx)),
-              od);
 }
 
 // ---- _arange, tril, triu. ----
@@ -525,7 +464,6 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "_npi_argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "_npi_argmin", ArgReduce<false>);
-  RegisterGpuKernel(plugin, "argsort", Argsort);
   RegisterGpuKernel(plugin, "_arange", Arange);
   RegisterGpuKernel(plugin, "cumsum", Cumsum);
   RegisterGpuKernel(plugin, "tril", Triangle<true>);

@@ -25,12 +25,6 @@ using mxplugin::Tensors;
 
 constexpr uint64_t kNoBadRow = ~uint64_t{0};
 
-int64_t Prod(const Tensor& t, int begin, int end) {
-  int64_t n = 1;
-  for (int d = begin; d < end; ++d) n *= t.dim(d);
-  return n;
-}
-
 // The softmax lines of data d: over axis 1 at every position
 // (multi_output), over the last axis (preserve_shape), else over all axes
 // but the first.

@@ -27,12 +27,6 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
-int64_t Prod(const Tensor& t, int begin, int end) {
-  int64_t n = 1;
-  for (int d = begin; d < end; ++d) n *= t.dim(d);
-  return n;
-}
-
 // The axis attribute `key` of t, wrapped into [0, ndim).
 int AxisOf(const std::string& op, const Attrs& attrs, const char* key,
            const char* fallback, const Tensor& t) {

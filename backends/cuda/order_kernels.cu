@@ -1,8 +1,7 @@
-// argmax/argmin, argsort, cumsum, _arange, tril and triu kernels of the
-// CUDA plugin
-// with the CPU kernels' semantics (backends/cpu/arg_reduce_ops.cc,
-// sort_ops.cc, init_ops.cc's _arange, triangle_ops.cc); launchers declared
-// in index_kernels.h.
+// argmax/argmin, argsort/sort/topk, cumsum, _arange, tril and triu
+// kernels of the CUDA plugin with the CPU kernels' semantics
+// (backends/cpu/arg_reduce_ops.cc, ordering_ops.cc, init_ops.cc's
+// _arange, triangle_ops.cc); launchers declared in index_kernels.h.
 #include "backends/cuda/index_kernels.h"
 #include "backends/cuda/index_util.cuh"
 
@@ -87,10 +86,11 @@ struct ArgReduceLauncher {
   }
 };
 
-// ---- argsort: each element's rank in its line, counted against every
-// element of the line (O(len^2) per line, the line read through shared
-// memory in tiles; exactly the CPU's stable order). A block ranks one
-// tile of kThreads elements of one line at a time. ----
+// ---- argsort, sort, topk: each element's rank in its line, counted
+// against every element of the line (O(len^2) per line, the line read
+// through shared memory in tiles; exactly the CPU's stable order), then
+// the kept elements (rank < keep) placed by rank. A block ranks one tile
+// of kThreads elements of one line at a time. ----
 
 // Whether (a at ia) sorts before (b at ib): NaN last, ties by position.
 template <typename A>
@@ -108,9 +108,9 @@ __device__ __forceinline__ bool Before(A a, int64_t ia, A b, int64_t ib,
   return less || (!greater && ia < ib);
 }
 
-template <int kReq, typename T, typename O>
-__global__ void ArgsortKernel(int64_t lines, int64_t len, int64_t inner,
-                              bool ascend, const T* x, O* y) {
+template <typename T>
+__global__ void RankKernel(int64_t lines, int64_t len, int64_t inner,
+                           bool ascend, const T* x, int64_t* rank) {
   using A = typename Acc<T>::type;
   __shared__ A tile[kThreads];
   const int64_t tiles = (len + kThreads - 1) / kThreads;
@@ -121,7 +121,7 @@ __global__ void ArgsortKernel(int64_t lines, int64_t len, int64_t inner,
     const int64_t base = (line / inner) * len * inner + line % inner;
     const bool active = i < len;
     const A vi = active ? Load(x, base + i * inner) : A(0);
-    int64_t rank = 0;
+    int64_t r = 0;
     for (int64_t j0 = 0; j0 < len; j0 += kThreads) {
       const int64_t j = j0 + threadIdx.x;
       if (j < len) tile[threadIdx.x] = Load(x, base + j * inner);
@@ -130,48 +130,110 @@ __global__ void ArgsortKernel(int64_t lines, int64_t len, int64_t inner,
       if (active) {
         // (vi at i) never sorts before itself, so it adds nothing.
         for (int64_t t = 0; t < count; ++t) {
-          if (Before(tile[t], j0 + t, vi, i, ascend)) ++rank;
+          if (Before(tile[t], j0 + t, vi, i, ascend)) ++r;
         }
       }
       __syncthreads();
     }
-    if (active) {
-      Put<kReq>(y, base + rank * inner, static_cast<typename Acc<O>::type>(i));
+    if (active) rank[base + i * inner] = r;
+  }
+}
+
+struct RankLauncher {
+  int64_t lines, len, inner;
+  bool ascend;
+  const void* x;
+  int64_t* rank;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    const int64_t tiles = (len + kThreads - 1) / kThreads;
+    RankKernel<T><<<Blocks(lines * tiles * kThreads), kThreads, 0, st>>>(
+        lines, len, inner, ascend, static_cast<const T*>(x), rank);
+  }
+};
+
+// One thread per element of x's (outer, len, inner).
+template <int kReq, typename T, Placed kWhat>
+__global__ void PlaceKernel(int64_t n, int64_t len, int64_t inner, int64_t keep,
+                            const int64_t* rank, const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  MX_GRID_LOOP(e, n) {
+    const int64_t r = rank[e];
+    if (kWhat == Placed::kMask) {
+      Put<kReq>(y, e, A(r < keep ? 1 : 0));
+      continue;
+    }
+    if (r >= keep) continue;
+    const int64_t outer = e / (len * inner), in = e % inner;
+    const int64_t at = outer * keep * inner + r * inner + in;
+    if (kWhat == Placed::kIndex) {
+      Put<kReq>(y, at, static_cast<A>((e / inner) % len));
+    } else {
+      Put<kReq>(y, at, Load(x, e));
     }
   }
 }
 
-struct ArgsortLauncher {
-  int dtype;
-  int64_t outer, len, inner;
-  bool ascend;
+struct PlaceLauncher {
+  Placed what;
+  int64_t n, len, inner, keep;
+  const int64_t* rank;
   const void* x;
   void* y;
   cudaStream_t st;
-  template <int R, typename O>
+  template <int R, typename T>
   void operator()() const {
-    const int64_t lines = outer * inner;
-    const int64_t tiles = (len + kThreads - 1) / kThreads;
-    auto go = [&](auto tag) {
-      using T = decltype(tag);
-      ArgsortKernel<R, T, O>
-          <<<Blocks(lines * tiles * kThreads), kThreads, 0, st>>>(
-              lines, len, inner, ascend, static_cast<const T*>(x),
-              static_cast<O*>(y));
-    };
-    switch (dtype) {
-      case MX_DTYPE_FLOAT32:
-        go(float{});
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    switch (what) {
+      case Placed::kIndex:
+        PlaceKernel<R, T, Placed::kIndex>
+            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
         break;
-      case MX_DTYPE_FLOAT64:
-        go(double{});
+      case Placed::kValue:
+        PlaceKernel<R, T, Placed::kValue>
+            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
         break;
-      case MX_DTYPE_FLOAT16:
-        go(__half{});
+      case Placed::kMask:
+        PlaceKernel<R, T, Placed::kMask>
+            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
         break;
-      default:
-        break;  // Checked by LaunchArgsort.
     }
+  }
+};
+
+// _backward_topk: one thread per kept element of (outer, keep, inner).
+template <typename T, typename I>
+__global__ void ScatterKeptKernel(int64_t n, int64_t len, int64_t inner,
+                                  int64_t keep, const T* g, const I* where,
+                                  T* dx) {
+  MX_GRID_LOOP(e, n) {
+    const double at = ToDouble(where[e]);
+    // Valid positions are distinct within a line, so the adds never race.
+    if (!(at >= 0 && at < len && at == floor(at))) continue;
+    const int64_t outer = e / (keep * inner), in = e % inner;
+    Put<MX_REQ_ADD>(dx,
+                    outer * len * inner + static_cast<int64_t>(at) * inner + in,
+                    Load(g, e));
+  }
+}
+
+struct ScatterKeptLauncher {
+  int idx_dtype;
+  int64_t n, len, inner, keep;
+  const void* g;
+  const void* where;
+  void* dx;
+  cudaStream_t st;
+  template <int R, typename T>
+  void operator()() const {
+    WithIndexType(idx_dtype, [&](auto tag) {
+      using I = decltype(tag);
+      ScatterKeptKernel<T, I><<<Blocks(n), kThreads, 0, st>>>(
+          n, len, inner, keep, static_cast<const T*>(g),
+          static_cast<const I*>(where), static_cast<T*>(dx));
+    });
   }
 };
 
@@ -282,14 +344,37 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
       ArgReduceLauncher{is_max, int64_indices, outer, n, inner, x, y, stream});
 }
 
-cudaError_t LaunchArgsort(int dtype, int out_dtype, int64_t outer, int64_t len,
-                          int64_t inner, bool ascend, const void* x, void* y,
-                          int req, cudaStream_t stream) {
-  if (!IsFloat(dtype)) return cudaErrorInvalidValue;
+cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
+                       bool ascend, const void* x, int64_t* rank,
+                       cudaStream_t stream) {
   if (outer * len * inner == 0) return cudaSuccess;
   return DispatchNumeric(
-      out_dtype, req,
-      ArgsortLauncher{dtype, outer, len, inner, ascend, x, y, stream});
+      dtype, MX_REQ_WRITE,
+      RankLauncher{outer * inner, len, inner, ascend, x, rank, stream});
+}
+
+cudaError_t LaunchPlaceByRank(Placed what, int dtype, int64_t outer,
+                              int64_t len, int64_t inner, int64_t keep,
+                              const int64_t* rank, const void* x, void* y,
+                              int req, cudaStream_t stream) {
+  const int64_t n = outer * len * inner;
+  if (n == 0) return cudaSuccess;
+  return DispatchNumeric(
+      dtype, req, PlaceLauncher{what, n, len, inner, keep, rank, x, y, stream});
+}
+
+cudaError_t LaunchScatterKept(int dtype, int idx_dtype, int64_t outer,
+                              int64_t len, int64_t inner, int64_t keep,
+                              const void* g, const void* indices, void* dx,
+                              cudaStream_t stream) {
+  if (!IsIndexType(idx_dtype) || idx_dtype == MX_DTYPE_BOOL) {
+    return cudaErrorInvalidValue;
+  }
+  const int64_t n = outer * keep * inner;
+  if (n == 0) return cudaSuccess;
+  return DispatchNumeric(dtype, MX_REQ_ADD,
+                         ScatterKeptLauncher{idx_dtype, n, len, inner, keep, g,
+                                             indices, dx, stream});
 }
 
 cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,

@@ -131,6 +131,33 @@ void AddIndexCases(std::vector<OpCase>* t) {
               {{"is_ascend", "False"}},
               {{"axis", "1"}, {"dtype", "int32"}},
               {{"axis", "0"}, {"is_ascend", "0"}, {"dtype", "int64"}}}));
+  t->push_back(Shaped("sort", {{{3, 4}}, {{2, 3, 5}}, {{2, 300, 3}}},
+                      {{},
+                       {{"axis", "0"}},
+                       {{"axis", "None"}},
+                       {{"axis", "1"}, {"is_ascend", "False"}}}));
+  t->push_back(Shaped("topk", {{{3, 4}}, {{2, 3, 5}}, {{2, 300, 3}}},
+                      {{},
+                       {{"k", "2"}, {"ret_typ", "value"}},
+                       {{"k", "3"}, {"ret_typ", "both"}, {"axis", "1"}},
+                       {{"k", "2"}, {"ret_typ", "mask"}, {"axis", "0"}},
+                       {{"k", "0"},
+                        {"ret_typ", "both"},
+                        {"is_ascend", "1"},
+                        {"dtype", "int32"}},
+                       {{"k", "4"}, {"axis", "None"}, {"ret_typ", "value"}}}));
+  // One kept position per line (positions in [0, 5)), so no two gradients
+  // meet.
+  const std::vector<std::pair<Shapes, AttrDict>> topk_backward_cases = {
+      {{{3, 1}, {3, 1}, {3, 5}}, {}},
+      {{{1}, {1}, {5, 2}}, {{"axis", "None"}}},
+      {{{1, 4}, {1, 4}, {6, 4}}, {{"axis", "0"}}}};
+  for (const auto& [shapes, attrs] : topk_backward_cases) {
+    OpCase c = Shaped("_backward_topk", {shapes}, {attrs});
+    c.int32_inputs = {1};
+    c.ranges = {{-1, 1}, {0, 5}, {-1, 1}};
+    t->push_back(c);
+  }
   t->push_back(
       Shaped("_arange", {{}},
              {{{"start", "5"}},
