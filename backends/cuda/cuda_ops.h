@@ -41,6 +41,9 @@ void Gemm(const std::string& op, const mxplugin::KernelContext& ctx, int dtype,
 void RegisterRnnOps(mxplugin::Plugin& plugin);
 // LRN (lrn_ops.cc).
 void RegisterLrnOps(mxplugin::Plugin& plugin);
+// SequenceMask, SequenceLast, _backward_SequenceLast, SequenceReverse
+// (sequence_ops.cc).
+void RegisterSequenceOps(mxplugin::Plugin& plugin);
 // argsort, sort, topk and _backward_topk (ordering_ops.cc).
 void RegisterOrderingOps(mxplugin::Plugin& plugin);
 // Convolution and _backward_Convolution (cuDNN).

@@ -209,6 +209,25 @@ double NumberAttr(const std::string& op, const mxplugin::Attrs& attrs,
   return *v;
 }
 
+// Bytes before the scratch in the workspace: the flag int, padded so the
+// scratch stays aligned for double atomics.
+constexpr size_t kFlagBytes = 256;
+
+int* FlagAndScratch(const mxplugin::KernelContext& ctx, const std::string& op,
+                    size_t scratch_bytes, void** scratch) {
+  char* w = static_cast<char*>(Workspace(ctx, kFlagBytes + scratch_bytes));
+  CheckCuda(cudaMemsetAsync(w, 0, sizeof(int), StreamOf(ctx)), op);
+  if (scratch != nullptr) *scratch = w + kFlagBytes;
+  return reinterpret_cast<int*>(w);
+}
+
+void CheckFlag(const mxplugin::KernelContext& ctx, const std::string& op,
+               const int* bad, const std::string& why) {
+  int host = 0;
+  ReadBack(op + " (index check)", StreamOf(ctx), bad, &host, sizeof(host));
+  if (host != 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + why);
+}
+
 int64_t Prod(const mxplugin::Tensor& t, int begin, int end) {
   int64_t n = 1;
   for (int d = begin; d < end; ++d) n *= t.dim(d);

@@ -80,6 +80,16 @@ struct AxisLines {
 AxisLines AxisLinesOf(const std::string& op, const mxplugin::Attrs& attrs,
                       const mxplugin::Tensor& x, const char* fallback);
 
+// A device flag for kernels that check their input (indices, lengths),
+// zeroed on the kernel's stream, followed by `scratch_bytes` of scratch
+// (*scratch; may be null) aligned for double atomics; both in Workspace.
+int* FlagAndScratch(const mxplugin::KernelContext& ctx, const std::string& op,
+                    size_t scratch_bytes, void** scratch);
+// Waits for the stream and throws InvalidArgument "op: why" when a kernel
+// set the flag.
+void CheckFlag(const mxplugin::KernelContext& ctx, const std::string& op,
+               const int* bad, const std::string& why);
+
 // Throws for a launch status: cudaErrorInvalidValue (a dtype the launcher
 // lacks) as DTypeError naming op and dtype, anything else as CheckCuda.
 void CheckLaunch(const std::string& op, cudaError_t err, int dtype);

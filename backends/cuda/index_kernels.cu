@@ -1,9 +1,9 @@
-// take, gather_nd (and their gradients), where and SequenceMask kernels
-// of the CUDA plugin with the CPU kernels' semantics
-// (backends/cpu/indexing_ops.cc, embedding_ops.cc, gather_nd_ops.cc,
-// sequence_mask_ops.cc). Kept simple: grid-stride loops, one thread per
-// output element, float atomics into a float/double scratch for the
-// scatter-adds (so float16 gradients round once, as on the CPU).
+// take, pick, gather_nd (and their gradients) and where kernels of the
+// CUDA plugin with the CPU kernels' semantics
+// (backends/cpu/indexing_ops.cc, embedding_ops.cc, gather_nd_ops.cc). Kept
+// simple: grid-stride loops, one thread per output element, float atomics into
+// a float/double scratch for the scatter-adds (so float16 gradients round once,
+// as on the CPU).
 #include "backends/cuda/index_kernels.h"
 #include "backends/cuda/index_util.cuh"
 
@@ -249,42 +249,6 @@ struct WhereLauncher {
   }
 };
 
-// ---- SequenceMask. ----
-
-template <int kReq, typename T, typename L>
-__global__ void SequenceMaskKernel(SequenceMaskShape s, const T* x,
-                                   const L* len, double value, T* y) {
-  using A = typename Acc<T>::type;
-  MX_GRID_LOOP(i, s.d0 * s.d1 * s.inner) {
-    const int64_t r = i / s.inner;
-    const int64_t i1 = r % s.d1, i0 = r / s.d1;
-    const int64_t t = s.axis == 0 ? i0 : i1, b = s.axis == 0 ? i1 : i0;
-    // Lengths truncated to integers, as MXNet (and the CPU).
-    const bool masked =
-        len != nullptr && static_cast<double>(t) >= trunc(ToDouble(len[b]));
-    Store<kReq>(y, i, masked ? static_cast<A>(value) : Load(x, i));
-  }
-}
-
-struct SequenceMaskLauncher {
-  int length_dtype;
-  SequenceMaskShape s;
-  const void *x, *len;
-  double value;
-  void* y;
-  cudaStream_t st;
-  template <int R, typename T>
-  void operator()() const {
-    const int64_t n = s.d0 * s.d1 * s.inner;
-    WithIndexType(length_dtype, [&](auto tag) {
-      using L = decltype(tag);
-      SequenceMaskKernel<R, T, L><<<Blocks(n), kThreads, 0, st>>>(
-          s, static_cast<const T*>(x), static_cast<const L*>(len), value,
-          static_cast<T*>(y));
-    });
-  }
-};
-
 // ---- pick and _backward_pick. ----
 
 template <typename I>
@@ -420,19 +384,6 @@ cudaError_t LaunchWhere(int dtype, int cond_dtype, int64_t n,
   if (n == 0) return cudaSuccess;
   return Dispatch(dtype, req,
                   WhereLauncher{cond_dtype, n, index, cond, x, z, y, stream});
-}
-
-cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
-                               const SequenceMaskShape& s, const void* x,
-                               const void* lengths, double value, void* y,
-                               int req, cudaStream_t stream) {
-  // Without lengths the length dtype is immaterial.
-  if (lengths == nullptr) length_dtype = MX_DTYPE_FLOAT32;
-  if (!IsIndexType(length_dtype)) return cudaErrorInvalidValue;
-  if (s.d0 * s.d1 * s.inner == 0) return cudaSuccess;
-  return Dispatch(
-      dtype, req,
-      SequenceMaskLauncher{length_dtype, s, x, lengths, value, y, stream});
 }
 
 cudaError_t LaunchPick(int dtype, int index_dtype, const PickShape& s,

@@ -1,9 +1,9 @@
 // Launchers of the CUDA plugin's indexing kernels (index_kernels.cu and,
-// for argmax, argsort, _arange, tril and triu, order_kernels.cu): take
-// and its gradient, pick and its gradient, gather_nd and its gradient,
-// where, SequenceMask,
-// argmax, argsort, _arange, tril and triu, with the CPU kernels'
-// semantics (backends/cpu/indexing_ops.cc and friends).
+// for argmax, argsort/sort/topk, cumsum, _arange, tril and triu,
+// order_kernels.cu): take and its gradient, pick and its gradient,
+// gather_nd and its gradient, where, argmax, argsort/sort/topk, cumsum,
+// _arange, tril and triu, with the CPU kernels' semantics
+// (backends/cpu/indexing_ops.cc and friends).
 //
 // Data is float32, float64 or float16 (computed in float). Index inputs
 // may be any numeric dtype: floats truncate toward zero, saturating, and
@@ -76,18 +76,6 @@ cudaError_t LaunchWhere(int dtype, int cond_dtype, int64_t n,
                         const WhereIndex& index, const void* cond,
                         const void* x, const void* z, void* y, int req,
                         cudaStream_t stream);
-
-// SequenceMask on data (d0, d1, inner): steps t >= lengths[b] become
-// `value` (t, b = i0, i1 for axis 0, i1, i0 for axis 1). lengths null:
-// the identity.
-struct SequenceMaskShape {
-  int64_t d0 = 0, d1 = 0, inner = 0;
-  int axis = 0;
-};
-cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
-                               const SequenceMaskShape& s, const void* x,
-                               const void* lengths, double value, void* y,
-                               int req, cudaStream_t stream);
 
 // pick: data (outer, n, inner), index and y (outer, inner); each index is
 // clipped into [0, n) or wrapped modulo n (n > 0). Data of any numeric

@@ -1,7 +1,7 @@
 // GPU kernels for the indexing ops (index_kernels.cu): take, Embedding and
 // their gradient _backward_take, pick and _backward_pick, gather_nd and
-// _backward_gather_nd, where,
-// SequenceMask, argmax, argmin, _arange, cumsum, tril and triu. Attributes are
+// _backward_gather_nd, where, argmax, argmin, _arange, cumsum, tril and
+// triu. Attributes are
 // read as the CPU ops read them; shapes were checked by the host's shape
 // inference. Out-of-range indices that are errors on the CPU (take's
 // mode=raise, gather_nd) are flagged by the kernel and raised here after
@@ -25,27 +25,6 @@ using mxplugin::Error;
 using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
-
-// Bytes before the scratch accumulators in the workspace: the flag int,
-// padded so the accumulators stay aligned for double atomics.
-constexpr size_t kFlagBytes = 256;
-
-// The device flag (zeroed) and `scratch_bytes` of scratch after it.
-int* FlagAndScratch(const KernelContext& ctx, const std::string& op,
-                    size_t scratch_bytes, void** scratch) {
-  char* w = static_cast<char*>(Workspace(ctx, kFlagBytes + scratch_bytes));
-  CheckCuda(cudaMemsetAsync(w, 0, sizeof(int), StreamOf(ctx)), op);
-  if (scratch != nullptr) *scratch = w + kFlagBytes;
-  return reinterpret_cast<int*>(w);
-}
-
-// Throws InvalidArgument with `why` when the kernel set the flag.
-void CheckFlag(const KernelContext& ctx, const std::string& op, const int* bad,
-               const std::string& why) {
-  int host = 0;
-  ReadBack(op + " (index check)", StreamOf(ctx), bad, &host, sizeof(host));
-  if (host != 0) throw Error(MX_STATUS_INVALID_ARGUMENT, op + ": " + why);
-}
 
 // ---- take, Embedding, _backward_take. ----
 
@@ -294,43 +273,6 @@ void Where(const KernelContext& ctx, const Attrs&, Tensors in,
       in[0].dtype());
 }
 
-// ---- SequenceMask. ----
-
-void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                  const int32_t* req, Tensors out) {
-  const std::string op = "SequenceMask";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
-  const bool use_len = FlagAttr(op, attrs, "use_sequence_length", "False");
-  const double value = NumberAttr(op, attrs, "value", 0);
-  const double axis = NumberAttr(op, attrs, "axis", 0);
-  if (axis != 0 && axis != 1) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": axis=" + attrs.Get("axis") + " must be 0 or 1");
-  }
-  const Tensor& x = in[0];
-  if (x.ndim() < 2) {
-    throw Error(MX_STATUS_SHAPE_ERROR,
-                op + ": data needs at least 2 axes (time, batch)");
-  }
-  if (use_len && in.size() < 2) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": use_sequence_length=True needs input 1 "
-                     "(sequence_length)");
-  }
-  SequenceMaskShape s;
-  s.d0 = x.dim(0);
-  s.d1 = x.dim(1);
-  s.inner = Prod(x, 2, x.ndim());
-  s.axis = static_cast<int>(axis);
-  const int len_dtype = use_len ? in[1].dtype() : MX_DTYPE_FLOAT32;
-  CheckLaunch(op,
-              LaunchSequenceMask(x.dtype(), len_dtype, s, x.data<void>(),
-                                 use_len ? in[1].data<void>() : nullptr, value,
-                                 out[0].data<void>(), req[0], StreamOf(ctx)),
-              len_dtype);
-}
-
 // ---- argmax, argmin. ----
 
 template <bool kMax>
@@ -459,7 +401,6 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "gather_nd", GatherNd);
   RegisterGpuKernel(plugin, "_backward_gather_nd", GatherNdBackward);
   RegisterGpuKernel(plugin, "where", Where);
-  RegisterGpuKernel(plugin, "SequenceMask", SequenceMask);
   RegisterGpuKernel(plugin, "argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "_npi_argmax", ArgReduce<true>);

@@ -9,10 +9,11 @@ namespace mx {
 namespace conformance {
 namespace cases {
 
-// The indexing ops (take, pick, gather_nd, where, SequenceMask, argmax/min,
-// argsort, _arange, tril, triu) and the gradients the CUDA plugin claims. Index
-// inputs are int32 and reach past the axis for clip/wrap; raise and
-// gather_nd get indices in range (the reference raises otherwise).
+// The indexing ops (take, pick, gather_nd, where, the sequence ops,
+// argmax/min, argsort/sort/topk, _arange, tril, triu) and the gradients the
+// CUDA plugin claims. Index inputs are int32 and reach past the axis for
+// clip/wrap; raise and gather_nd get indices in range (the reference raises
+// otherwise).
 void AddIndexCases(std::vector<OpCase>* t) {
   OpCase take = Shaped("take", {{{5, 4}, {7}}, {{6, 3, 2}, {2, 2}}},
                        {{},
@@ -110,6 +111,35 @@ void AddIndexCases(std::vector<OpCase>* t) {
        {{"use_sequence_length", "True"}, {"axis", "1"}, {"value", "0.5"}}});
   mask_axis1.ranges = {{-1, 1}, {0, 6}};
   t->push_back(mask_axis1);
+  // SequenceLast and SequenceReverse; lengths int32 in [1, 5) (every T
+  // here is 4 or 5, SequenceLast needs at least 1).
+  for (const char* op : {"SequenceLast", "SequenceReverse"}) {
+    const bool last = std::string(op) == "SequenceLast";
+    t->push_back(Shaped(op, {{{4, 3}}, {{5, 3, 2}}},
+                        last ? std::vector<AttrDict>{{}, {{"axis", "1"}}}
+                             : std::vector<AttrDict>{{}}));
+    OpCase with_lengths = Shaped(op, {{{5, 3, 2}, {3}}, {{4, 2}, {2}}},
+                                 {{{"use_sequence_length", "True"}}});
+    with_lengths.ranges = {{-1, 1}, {last ? 1.0 : 0.0, 5}};
+    with_lengths.int32_inputs = {1};
+    t->push_back(with_lengths);
+  }
+  OpCase last_axis1 =
+      Shaped("SequenceLast", {{{3, 5, 2}, {3}}, {{2, 4}, {2}}},
+             {{{"use_sequence_length", "True"}, {"axis", "1"}}});
+  last_axis1.ranges = {{-1, 1}, {1, 5}};
+  last_axis1.int32_inputs = {1};
+  t->push_back(last_axis1);
+  t->push_back(Shaped("_backward_SequenceLast",
+                      {{{3, 2}, {5, 3, 2}}, {{4}, {5, 4}}}, {{}}));
+  t->push_back(Shaped("_backward_SequenceLast",
+                      {{{5, 2}, {5, 3, 2}}, {{5}, {5, 4}}}, {{{"axis", "1"}}}));
+  OpCase last_backward = Shaped("_backward_SequenceLast",
+                                {{{3, 2}, {5, 3, 2}, {3}}, {{2}, {4, 2}, {2}}},
+                                {{{"use_sequence_length", "True"}}});
+  last_backward.ranges = {{-1, 1}, {-1, 1}, {1, 5}};
+  last_backward.int32_inputs = {2};
+  t->push_back(last_backward);
   for (const char* op : {"argmax", "argmin", "_npi_argmax", "_npi_argmin"}) {
     t->push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
                         {{},

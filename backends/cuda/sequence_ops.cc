@@ -1,0 +1,158 @@
+// GPU kernels for the sequence ops (sequence_kernels.cu): SequenceMask,
+// SequenceLast and _backward_SequenceLast, SequenceReverse; attributes read
+// as the CPU ops read them (backends/cpu/sequence_ops.cc), shapes checked by
+// the host's shape inference. Lengths the CPU refuses (SequenceLast's
+// outside [1, T], SequenceReverse's outside [0, T]) are flagged by the
+// kernel and raised here after one synchronization.
+#include <string>
+
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/sequence_kernels.h"
+
+namespace mx_cuda {
+namespace {
+
+using mxplugin::Attrs;
+using mxplugin::Error;
+using mxplugin::KernelContext;
+using mxplugin::Tensor;
+using mxplugin::Tensors;
+
+// ---- SequenceMask. ----
+
+void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "SequenceMask";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  const bool use_len = FlagAttr(op, attrs, "use_sequence_length", "False");
+  const double value = NumberAttr(op, attrs, "value", 0);
+  const double axis = NumberAttr(op, attrs, "axis", 0);
+  if (axis != 0 && axis != 1) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis") + " must be 0 or 1");
+  }
+  const Tensor& x = in[0];
+  if (x.ndim() < 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data needs at least 2 axes (time, batch)");
+  }
+  if (use_len && in.size() < 2) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": use_sequence_length=True needs input 1 "
+                     "(sequence_length)");
+  }
+  SequenceShape s;
+  s.d0 = x.dim(0);
+  s.d1 = x.dim(1);
+  s.inner = Prod(x, 2, x.ndim());
+  s.axis = static_cast<int>(axis);
+  const int len_dtype = use_len ? in[1].dtype() : MX_DTYPE_FLOAT32;
+  CheckLaunch(op,
+              LaunchSequenceMask(x.dtype(), len_dtype, s, x.data<void>(),
+                                 use_len ? in[1].data<void>() : nullptr, value,
+                                 out[0].data<void>(), req[0], StreamOf(ctx)),
+              len_dtype);
+}
+
+// ---- SequenceLast, _backward_SequenceLast, SequenceReverse. ----
+
+// data's layout and its lengths input (null without use_sequence_length):
+// data is input `data`, the lengths follow it.
+struct SequenceArgs {
+  SequenceShape shape;
+  const void* lengths = nullptr;
+  int length_dtype = MX_DTYPE_FLOAT32;
+};
+
+SequenceArgs ArgsOf(const std::string& op, const Attrs& attrs, Tensors in,
+                    int data, int max_axis) {
+  const Tensor& x = in[data];
+  RequireFloat(op, x);
+  const double axis = NumberAttr(op, attrs, "axis", 0);
+  if (axis != 0 && !(axis == 1 && max_axis == 1)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": axis=" + attrs.Get("axis") +
+                    (max_axis == 1 ? " must be 0 or 1" : " must be 0"));
+  }
+  if (x.ndim() < 2) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": data needs at least 2 axes (time, batch)");
+  }
+  SequenceArgs a;
+  a.shape = {x.dim(0), x.dim(1), Prod(x, 2, x.ndim()), static_cast<int>(axis)};
+  if (FlagAttr(op, attrs, "use_sequence_length", "False")) {
+    if (static_cast<int>(in.size()) < data + 2) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  op + ": use_sequence_length=True needs sequence_length");
+    }
+    a.lengths = in[data + 1].data<void>();
+    a.length_dtype = in[data + 1].dtype();
+  }
+  return a;
+}
+
+constexpr char kLastWhy[] = "a sequence_length is outside [1, T]";
+
+void SequenceLast(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "SequenceLast";
+  if (req[0] == MX_REQ_NULL) return;
+  const SequenceArgs a = ArgsOf(op, attrs, in, 0, 1);
+  int* bad = FlagAndScratch(ctx, op, 0, nullptr);
+  CheckLaunch(op,
+              LaunchSequenceLast(
+                  in[0].dtype(), a.length_dtype, a.shape, in[0].data<void>(),
+                  a.lengths, out[0].data<void>(), req[0], bad, StreamOf(ctx)),
+              a.length_dtype);
+  if (a.lengths != nullptr) CheckFlag(ctx, op, bad, kLastWhy);
+}
+
+// (out_grad, data[, sequence_length]) -> data_grad.
+void SequenceLastBackward(const KernelContext& ctx, const Attrs& attrs,
+                          Tensors in, const int32_t* req, Tensors out) {
+  const std::string op = "_backward_SequenceLast";
+  if (req[0] == MX_REQ_NULL) return;
+  const SequenceArgs a = ArgsOf(op, attrs, in, 1, 1);
+  cudaStream_t s = StreamOf(ctx);
+  int* bad = FlagAndScratch(ctx, op, 0, nullptr);
+  if (req[0] != MX_REQ_ADD && out[0].size() > 0) {
+    CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0,
+                              out[0].size() * DTypeSize(out[0].dtype()), s),
+              op);
+  }
+  CheckLaunch(op,
+              LaunchSequenceLastBackward(out[0].dtype(), a.length_dtype,
+                                         a.shape, in[0].data<void>(), a.lengths,
+                                         out[0].data<void>(), bad, s),
+              a.length_dtype);
+  if (a.lengths != nullptr) CheckFlag(ctx, op, bad, kLastWhy);
+}
+
+void SequenceReverse(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                     const int32_t* req, Tensors out) {
+  const std::string op = "SequenceReverse";
+  if (req[0] == MX_REQ_NULL) return;
+  const SequenceArgs a = ArgsOf(op, attrs, in, 0, 0);
+  int* bad = FlagAndScratch(ctx, op, 0, nullptr);
+  CheckLaunch(op,
+              LaunchSequenceReverse(
+                  in[0].dtype(), a.length_dtype, a.shape, in[0].data<void>(),
+                  a.lengths, out[0].data<void>(), req[0], bad, StreamOf(ctx)),
+              a.length_dtype);
+  if (a.lengths != nullptr) {
+    CheckFlag(ctx, op, bad, "a sequence_length is outside [0, T]");
+  }
+}
+
+}  // namespace
+
+void RegisterSequenceOps(mxplugin::Plugin& plugin) {
+  RegisterGpuKernel(plugin, "SequenceMask", SequenceMask);
+  RegisterGpuKernel(plugin, "SequenceLast", SequenceLast);
+  RegisterGpuKernel(plugin, "_backward_SequenceLast", SequenceLastBackward);
+  RegisterGpuKernel(plugin, "SequenceReverse", SequenceReverse);
+}
+
+}  // namespace mx_cuda
