@@ -32,6 +32,8 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"add_n", {{"num_args", "4"}}},
       {"one_hot", {{"depth", "5"}}},
       {"Cast", {{"dtype", "float16"}}},
+      {"amp_cast", {{"dtype", "float16"}}},
+      {"amp_multicast", {{"num_outputs", "1"}}},
       {"_full", {{"value", "2.5"}, {"shape", "(2,3)"}}},
       {"_arange", {{"start", "0"}, {"stop", "5"}}},
       {"sgd_update", {{"lr", "0.1"}}},

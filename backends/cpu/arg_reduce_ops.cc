@@ -7,6 +7,8 @@
 // float32 data), and NumPy's `_npi_argmax`/`_npi_argmin` give int64. An
 // index the output dtype cannot hold exactly (past 2048 in float16, 255 in
 // uint8 ...) is an InvalidArgument, where MXNet rounds or wraps silently.
+// argmax_channel (MXNet's legacy, without attributes) is argmax along the
+// last axis.
 #include <cmath>
 #include <optional>
 
@@ -31,8 +33,14 @@ struct ArgReduceParam {
   }
 };
 
+// argmax_channel has no attributes: argmax along the last axis.
+ArgReduceParam ParamOf(const NodeAttrs& attrs) {
+  if (attrs.op->name() == "argmax_channel") return {-1, false};
+  return attrs.get<ArgReduceParam>();
+}
+
 std::vector<bool> SearchedAxes(const NodeAttrs& attrs, const TShape& in) {
-  const ArgReduceParam& p = attrs.get<ArgReduceParam>();
+  const ArgReduceParam p = ParamOf(attrs);
   std::vector<bool> reduced(in.ndim(), !p.axis.has_value());
   if (p.axis) reduced[in.CheckAxis(*p.axis, OpLabel(attrs).c_str())] = true;
   return reduced;
@@ -43,7 +51,7 @@ void ArgReduceShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   const TShape& ishape = (*in)[0];
   if (!ishape.ndim_known()) return;
   const std::vector<bool> reduced = SearchedAxes(attrs, ishape);
-  const ArgReduceParam& p = attrs.get<ArgReduceParam>();
+  const ArgReduceParam p = ParamOf(attrs);
   RequireNonEmptyReduction(attrs, ishape, reduced,
                            /*flattened=*/!p.axis.has_value());
   AssignShape(attrs, out, 0, ReducedShape(ishape, reduced, p.keepdims), true);
@@ -122,7 +130,6 @@ void RegisterArgReduce(const char* name, bool is_max, bool int64_indices,
                .Describe(doc)
                .SetNumInputs(1)
                .SetInputNames({"data"})
-               .SetParams<ArgReduceParam>()
                .SetInferShape(ArgReduceShape)
                .SetCompute(Context::kCPU, is_max ? ArgReduceCompute<true>
                                                  : ArgReduceCompute<false>);
@@ -134,6 +141,7 @@ void RegisterArgReduce(const char* name, bool is_max, bool int64_indices,
   } else {
     op.SetInferType(SameType);
   }
+  if (std::string(name) != "argmax_channel") op.SetParams<ArgReduceParam>();
   SetZeroGrad(name);
 }
 
@@ -147,6 +155,9 @@ void RegisterArgReduce(const char* name, bool is_max, bool int64_indices,
   RegisterArgReduce("argmin", false, false,
                     "Index (in the data's dtype, as MXNet's) of the minimum" +
                         rule + "minimum.");
+  RegisterArgReduce("argmax_channel", true, false,
+                    "argmax along the last axis (MXNet's legacy op, no "
+                    "attributes; indices in the data's dtype).");
   RegisterArgReduce(
       "_npi_argmax", true, true,
       "NumPy's argmax: the index (int64) of the maximum" + rule + "maximum.");

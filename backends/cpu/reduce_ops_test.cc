@@ -411,6 +411,19 @@ TEST(Argmax, WithoutAxisSearchesTheFlattenedArray) {
   EXPECT_EQ(s.ToVector<int64_t>(), (std::vector<int64_t>{0}));
 }
 
+// MXNet's legacy argmax_channel: argmax along the last axis, indices in
+// the data's dtype, no attributes (MXNet's example).
+TEST(Argmax, ChannelIsTheLastAxis) {
+  NDArray x = ArrayOf({2, 3}, {0, 1, 2, 3, 4, 5});
+  NDArray y = nd::Call("argmax_channel", {x});
+  EXPECT_EQ(y.shape(), TShape({2}));
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_TRUE(AllClose(ToDouble(y), {2, 2}));
+  NDArray z = RandomArray({2, 3, 4}, DType::kFloat64, 0, 3, 5);
+  EXPECT_TRUE(AllClose(ToDouble(nd::Call("argmax_channel", {z})),
+                       RefArgmax(ToDouble(z), z.shape(), 2), 0, 0));
+}
+
 TEST(Argmax, NaNCountsAsTheMaximum) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   NDArray x = ArrayOf({2, 4}, {1, nan, 9, nan, 3, 2, 3, 1});

@@ -1,12 +1,15 @@
 // Ops that keep the data and change the shape: Reshape (with MXNet's special
 // codes), Flatten, expand_dims, squeeze and reshape_like; and Cast, which
-// keeps the shape and changes the dtype (_cast_like: to another array's).
+// keeps the shape and changes the dtype (_cast_like: to another array's;
+// amp_cast and amp_multicast: MXNet's mixed-precision casts).
 // The gradients are the inverse reshape or cast, of the gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
@@ -303,6 +306,107 @@ MX_REGISTER_OP(_cast_like)
     })
     .SetCompute(Context::kCPU, CastCompute);
 
+// ---- amp_cast, amp_multicast: the casts MXNet's automatic mixed
+// precision puts into a converted graph. As in MXNet, only float16 and
+// float32 data are cast; any other dtype passes through unchanged. ----
+
+bool AmpCastable(DType t) {
+  return t == DType::kFloat16 || t == DType::kFloat32;
+}
+
+struct AmpCastParam {
+  DType dtype = DType::kFloat32;
+  static void Declare(ParamSchema<AmpCastParam>* s) {
+    s->Field("dtype", &AmpCastParam::dtype)
+        .Required()
+        .Describe("For float16 and float32 data; others pass through.");
+  }
+};
+
+struct AmpMultiCastParam {
+  int num_outputs = 0;
+  bool cast_narrow = false;
+  static void Declare(ParamSchema<AmpMultiCastParam>* s) {
+    s->Field("num_outputs", &AmpMultiCastParam::num_outputs)
+        .Required()
+        .Describe("The number of inputs (and outputs), >= 1.");
+    s->Field("cast_narrow", &AmpMultiCastParam::cast_narrow)
+        .Describe("Cast to the narrowest float dtype present, not the widest.");
+  }
+};
+
+int AmpOutputs(const NodeAttrs& attrs) {
+  const int n = attrs.get<AmpMultiCastParam>().num_outputs;
+  if (n < 1) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": num_outputs=", n,
+                                       " must be at least 1"));
+  }
+  return n;
+}
+
+MX_REGISTER_OP(amp_cast)
+    .Describe(
+        "Casts float16 and float32 data to dtype (MXNet's AMP); other "
+        "dtypes pass through unchanged.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<AmpCastParam>()
+    .SetInferShape(SameShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      const DType t = (*in)[0];
+      if (t == DType::kUnknown) return;
+      AssignType(attrs, out, 0,
+                 AmpCastable(t) ? attrs.get<AmpCastParam>().dtype : t, true);
+    })
+    .SetCompute(Context::kCPU, CastCompute);
+
+MX_REGISTER_OP(amp_multicast)
+    .Describe(
+        "Casts its float16 and float32 inputs to the widest float dtype "
+        "among them (the narrowest with cast_narrow); others pass through.")
+    .SetNumInputs(AmpOutputs)
+    .SetNumOutputs(AmpOutputs)
+    .SetInputNames([](const NodeAttrs& attrs) {
+      std::vector<std::string> names;
+      for (int i = 0; i < AmpOutputs(attrs); ++i) {
+        names.push_back(absl::StrCat("data_", i));
+      }
+      return names;
+    })
+    .SetParams<AmpMultiCastParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      for (size_t i = 0; i < in->size(); ++i) {
+        AssignShape(attrs, out, static_cast<int>(i), (*in)[i], true);
+        AssignShape(attrs, in, static_cast<int>(i), (*out)[i], false);
+      }
+    })
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      const bool narrow = attrs.get<AmpMultiCastParam>().cast_narrow;
+      DType target = DType::kUnknown;
+      for (DType t : *in) {
+        if (t == DType::kUnknown) return;  // The target needs them all.
+        if (!AmpCastable(t)) continue;
+        const DType keep = narrow ? DType::kFloat16 : DType::kFloat32;
+        if (target == DType::kUnknown || t == keep) target = t;
+      }
+      for (size_t i = 0; i < in->size(); ++i) {
+        const DType t = (*in)[i];
+        AssignType(attrs, out, static_cast<int>(i), AmpCastable(t) ? target : t,
+                   true);
+      }
+    })
+    .SetCompute(Context::kCPU, [](const OpContext& ctx, const NodeAttrs& attrs,
+                                  const std::vector<TBlob>& in,
+                                  const std::vector<OpReqType>& req,
+                                  const std::vector<TBlob>& out) {
+      for (size_t i = 0; i < in.size(); ++i) {
+        CastCompute(ctx, attrs, {in[i]}, {req[i]}, {out[i]});
+      }
+    });
+
 // ---- Gradients. ----
 
 [[maybe_unused]] const bool kGradientsRegistered = [] {
@@ -319,6 +423,16 @@ MX_REGISTER_OP(_cast_like)
   // The gradient goes back to the input's dtype.
   SetGradient("Cast", [](B& b, const E& g) {
     return E{b.Op("_cast_like", {g[0], b.x()})};
+  });
+  SetGradient("amp_cast", [](B& b, const E& g) {
+    return E{b.Op("_cast_like", {g[0], b.x()})};
+  });
+  SetGradient("amp_multicast", [](B& b, const E& g) {
+    E grads;
+    for (size_t i = 0; i < b.n->inputs.size(); ++i) {
+      grads.push_back(b.Op("_cast_like", {g[i], b.x(static_cast<int>(i))}));
+    }
+    return grads;
   });
   SetGradient("_cast_like", [](B& b, const E& g) {
     return E{b.Op("_cast_like", {g[0], b.x(0)}), NodeEntry{}};

@@ -1,6 +1,6 @@
-// softmax, log_softmax and softmax_cross_entropy, all stabilized by
-// subtracting the maximum before exponentiating, and their gradients as
-// one-pass backward kernels (_backward_<op>).
+// softmax, softmin (softmax of -x), log_softmax and softmax_cross_entropy,
+// all stabilized by subtracting the maximum before exponentiating, and
+// their gradients as one-pass backward kernels (_backward_<op>).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
@@ -83,7 +84,9 @@ void ForEachSoftmaxLine(const NodeAttrs& attrs, const TShape& s, F line) {
   // base offset from a null pointer is undefined behaviour).
   if (len == 0) return;
   const int64_t lines = s.ProdDims(0, ax) * inner;
-  const double inv_t = 1.0 / p.temperature.value_or(1.0);
+  // softmin (and its gradient) is softmax of -x / t.
+  const bool negate = absl::EndsWith(attrs.op->name(), "softmin");
+  const double inv_t = (negate ? -1.0 : 1.0) / p.temperature.value_or(1.0);
   ParallelFor(lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)),
               [&](int64_t b, int64_t e) {
                 for (int64_t l = b; l < e; ++l) {
@@ -112,6 +115,18 @@ void SoftmaxCompute(const OpContext&, const NodeAttrs& attrs,
 
 MX_REGISTER_OP(softmax)
     .Describe("exp(x/t) / sum(exp(x/t)) along `axis`.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SoftmaxParam>()
+    .SetInferShape(SoftmaxShape)
+    .SetInferType(FloatType)
+    .SetInplaceOption([](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    })
+    .SetCompute(Context::kCPU, SoftmaxCompute<false>);
+
+MX_REGISTER_OP(softmin)
+    .Describe("softmax(-x/t) along `axis`: exp(-x/t) / sum(exp(-x/t)).")
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetParams<SoftmaxParam>()
@@ -358,6 +373,7 @@ MX_REGISTER_OP(_backward_softmax_cross_entropy)
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   RegisterSoftmaxBackward("softmax", SoftmaxBackwardCompute<false>);
   RegisterSoftmaxBackward("log_softmax", SoftmaxBackwardCompute<true>);
+  RegisterSoftmaxBackward("softmin", SoftmaxBackwardCompute<false>);
   // The label gets no gradient.
   SetGradient("softmax_cross_entropy", [](GradBuilder& b,
                                           const std::vector<NodeEntry>& g) {

@@ -407,6 +407,22 @@ void Cast(const KernelContext& ctx, const Attrs&, Tensors in,
       in[0].dtype());
 }
 
+// amp_multicast: each input cast to its output's dtype (the host's type
+// inference picked them).
+void AmpMultiCast(const KernelContext& ctx, const Attrs&, Tensors in,
+                  const int32_t* req, Tensors out) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (req[i] == MX_REQ_NULL) continue;
+    if (req[i] == MX_REQ_ADD)
+      Unsupported("amp_multicast", "adding to an output");
+    CheckLaunch(
+        "amp_multicast",
+        LaunchCast(in[i].dtype(), out[i].dtype(), in[i].size(),
+                   in[i].data<void>(), out[i].data<void>(), StreamOf(ctx)),
+        in[i].dtype());
+  }
+}
+
 }  // namespace
 
 void RegisterArrayOps(mxplugin::Plugin& plugin) {
@@ -465,6 +481,8 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_multi_sgd_mom_update", MultiSgdMomUpdate);
   RegisterGpuKernel(plugin, "Cast", Cast);
   RegisterGpuKernel(plugin, "_cast_like", Cast);
+  RegisterGpuKernel(plugin, "amp_cast", Cast);
+  RegisterGpuKernel(plugin, "amp_multicast", AmpMultiCast);
 }
 
 }  // namespace mx_cuda

@@ -202,14 +202,17 @@ void SoftmaxExtents(const std::string& op, const Attrs& attrs, const Tensor& t,
   }
 }
 
-template <bool kLog>
+// kMin: softmin, softmax of -x (the own kernel with the temperature
+// negated).
+template <bool kLog, bool kMin = false>
 void Softmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
              const int32_t* req, Tensors out) {
-  const std::string op = kLog ? "log_softmax" : "softmax";
+  const std::string op = kMin ? "softmin" : (kLog ? "log_softmax" : "softmax");
   RequireFloat(op, in[0]);
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
+  if (kMin) t = -t;
   if (t == 1.0 && out[0].dtype() == in[0].dtype() &&
       DnnSoftmax(op, ctx, kLog, in[0].dtype(), outer, len, inner,
                  in[0].data<void>(), out[0].data<void>(), req[0])) {
@@ -222,14 +225,17 @@ void Softmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 }
 
 // (out_grad, output) -> data_grad.
-template <bool kLog>
+template <bool kLog, bool kMin = false>
 void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                      const int32_t* req, Tensors out) {
-  const std::string op = kLog ? "_backward_log_softmax" : "_backward_softmax";
+  const std::string op =
+      kMin ? "_backward_softmin"
+           : (kLog ? "_backward_log_softmax" : "_backward_softmax");
   RequireFloat(op, in[0]);
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[1], &outer, &len, &inner, &t);
+  if (kMin) t = -t;
   if (t == 1.0 && in[1].dtype() == in[0].dtype() &&
       out[0].dtype() == in[0].dtype() &&
       DnnSoftmaxBackward(op, ctx, kLog, in[0].dtype(), outer, len, inner,
@@ -437,6 +443,8 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "log_softmax", Softmax<true>);
   RegisterGpuKernel(plugin, "_backward_softmax", SoftmaxBackward<false>);
   RegisterGpuKernel(plugin, "_backward_log_softmax", SoftmaxBackward<true>);
+  RegisterGpuKernel(plugin, "softmin", Softmax<false, true>);
+  RegisterGpuKernel(plugin, "_backward_softmin", SoftmaxBackward<false, true>);
   RegisterGpuKernel(plugin, "add_n", AddN);
   RegisterGpuKernel(plugin, "clip", Clip);
 }

@@ -275,10 +275,12 @@ void Where(const KernelContext& ctx, const Attrs&, Tensors in,
 
 // ---- argmax, argmin. ----
 
-template <bool kMax>
+// kChannel: argmax_channel, argmax along the last axis (no attributes).
+template <bool kMax, bool kChannel = false>
 void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                const int32_t* req, Tensors out) {
-  const std::string op = kMax ? "argmax" : "argmin";
+  const std::string op =
+      kChannel ? "argmax_channel" : (kMax ? "argmax" : "argmin");
   if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
   // int64 (_npi_argmax) or the data's dtype (the legacy op), as the CPU's.
@@ -287,7 +289,7 @@ void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     throw Error(MX_STATUS_DTYPE_ERROR,
                 op + " on gpu: the output must be int64 or the data's dtype");
   }
-  const AxisLines l = AxisLinesOf(op, attrs, in[0], "None");
+  const AxisLines l = AxisLinesOf(op, attrs, in[0], kChannel ? "-1" : "None");
   if (l.len - 1 > mx_math::LargestExactIndex(index_type)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,
                 op + " on gpu: indices up to " + std::to_string(l.len - 1) +
@@ -403,6 +405,7 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "where", Where);
   RegisterGpuKernel(plugin, "argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
+  RegisterGpuKernel(plugin, "argmax_channel", ArgReduce<true, true>);
   RegisterGpuKernel(plugin, "_npi_argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "_npi_argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "_arange", Arange);

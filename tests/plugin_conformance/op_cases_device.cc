@@ -156,6 +156,11 @@ void AddDeviceCases(std::vector<OpCase>* t) {
   t->push_back(Shaped(
       "Cast", {{{3, 4}}, {{7}}},
       {{{"dtype", "float16"}}, {{"dtype", "int32"}}, {{"dtype", "float64"}}}));
+  t->push_back(Shaped("amp_cast", {{{3, 4}}, {{7}}},
+                      {{{"dtype", "float16"}}, {{"dtype", "float32"}}}));
+  t->push_back(Shaped("amp_multicast", {{{3, 4}, {2}}, {{7}, {7}}},
+                      {{{"num_outputs", "2"}},
+                       {{"num_outputs", "2"}, {"cast_narrow", "True"}}}));
   t->push_back(Shaped("Dropout", {{{4, 5}}, {{2, 3, 4}}},
                       {{{"p", "0.5"}}, {{"p", "0.3"}, {"axes", "(1,)"}}}));
 }

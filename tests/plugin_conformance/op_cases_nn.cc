@@ -140,6 +140,8 @@ void AddIndexCases(std::vector<OpCase>* t) {
   last_backward.ranges = {{-1, 1}, {-1, 1}, {1, 5}};
   last_backward.int32_inputs = {2};
   t->push_back(last_backward);
+  t->push_back(Shaped("argmax_channel",
+                      {{{3, 4}}, {{2, 3, 5}}, {{2, 300}}, {{6}}}, {{}}));
   for (const char* op : {"argmax", "argmin", "_npi_argmax", "_npi_argmin"}) {
     t->push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{4, 1, 6}}, {{2, 300, 3}}},
                         {{},

@@ -110,10 +110,13 @@ std::vector<OpCase> MakeTable() {
     leaky.attrs.push_back({{"act_type", a}, {"slope", "0.3"}});
   }
   t.push_back(leaky);
-  for (const char* op : {"softmax", "log_softmax"}) {
+  for (const char* op : {"softmax", "log_softmax", "softmin"}) {
     t.push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{5, 1}}},
                        {{}, {{"axis", "0"}}, {{"axis", "-1"}}}));
   }
+  t.push_back(Shaped(
+      "softmin", {{{3, 4}}, {{2, 3, 5}}},
+      {{{"temperature", "2.5"}}, {{"axis", "1"}, {"temperature", "0.5"}}}));
   t.push_back(Shaped(
       "FullyConnected",
       {{{2, 4}, {3, 4}, {3}}, {{1, 7}, {3, 7}, {3}}, {{5, 2, 3}, {3, 6}, {3}}},
@@ -273,7 +276,8 @@ std::vector<OpCase> MakeTable() {
                      {{}}));
   t.push_back(Shaped("_backward_dot", {{{2, 4}, {3, 2}, {4, 3}}},
                      {{{"transpose_a", "True"}, {"transpose_b", "True"}}}));
-  for (const char* op : {"_backward_softmax", "_backward_log_softmax"}) {
+  for (const char* op :
+       {"_backward_softmax", "_backward_log_softmax", "_backward_softmin"}) {
     t.push_back(Shaped(op, {{{3, 4}, {3, 4}}, {{2, 3, 5}, {2, 3, 5}}},
                        {{}, {{"axis", "0"}}}));
   }
