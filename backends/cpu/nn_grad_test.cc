@@ -1,5 +1,5 @@
 // Numerical checks of the gradients of Activation, LeakyReLU, BatchNorm,
-// Dropout, softmax, log_softmax and softmax_cross_entropy.
+// Dropout, softmax, log_softmax, softmin and softmax_cross_entropy.
 #include <string>
 #include <vector>
 
@@ -104,6 +104,23 @@ TEST(NNGradient, SoftmaxAndLogSoftmax) {
         << op;
     EXPECT_TRUE(CheckGradient(op, {{"axis", "1"}, {"temperature", "2.5"}},
                               {RandomArray({2, 3, 2})}))
+        << op;
+  }
+}
+
+// With use_length, the gradient reaches only each line's first `length`
+// elements (the rest of the output is 0 whatever the data); softmin too.
+TEST(NNGradient, SoftmaxWithLengthAndSoftmin) {
+  const AttrDict with_length = {{"use_length", "True"}};
+  const NDArray length = ArrayOf({3}, {2, 4, 0}, DType::kInt32);
+  for (const char* op : {"softmax", "log_softmax", "softmin"}) {
+    EXPECT_TRUE(CheckGradient(op, with_length, {RandomArray({3, 4}), length}))
+        << op;
+    EXPECT_TRUE(CheckGradient(op, {{"use_length", "True"}, {"axis", "0"}},
+                              {RandomArray({4, 3}), length}))
+        << op;
+    EXPECT_TRUE(
+        CheckGradient(op, {{"temperature", "0.7"}}, {RandomArray({2, 5})}))
         << op;
   }
 }

@@ -87,6 +87,59 @@ TEST(Softmin, IsSoftmaxOfTheNegation) {
                        1e-12));
 }
 
+// MXNet's use_length: each line's first length elements, the rest 0
+// (log_softmax's too); a length of 0 gives a line of zeros. Lengths
+// truncate; one past the axis (or negative, or NaN) is refused.
+TEST(Softmax, UseLengthLimitsEachLine) {
+  const NDArray x = ArrayOf({2, 3}, {1, 2, 3, 4, 5, 6});
+  const AttrDict with_length = {{"use_length", "True"}};
+  const std::vector<double> y = ToDouble(nd::Call(
+      "softmax", {x, ArrayOf({2}, {2, 3}, DType::kInt32)}, with_length));
+  const std::vector<double> first = RefSoftmax({1, 2}, {2}, 0, 1, false);
+  const std::vector<double> second = RefSoftmax({4, 5, 6}, {3}, 0, 1, false);
+  EXPECT_TRUE(
+      AllClose(y, {first[0], first[1], 0, second[0], second[1], second[2]}));
+  const std::vector<double> ly = ToDouble(
+      nd::Call("log_softmax", {x, ArrayOf({2}, {1.9, 0})}, with_length));
+  EXPECT_TRUE(AllClose(ly, {0, 0, 0, 0, 0, 0}));
+  // Along axis 0: length has the data's shape without it, (3,).
+  const std::vector<double> y0 =
+      ToDouble(nd::Call("softmax", {x, ArrayOf({3}, {1, 2, 0})},
+                        {{"use_length", "True"}, {"axis", "0"}}));
+  const std::vector<double> col = RefSoftmax({2, 5}, {2}, 0, 1, false);
+  EXPECT_TRUE(AllClose(y0, {1, col[0], 0, 0, col[1], 0}));
+  for (double bad : std::vector<double>{-1.0, 4.0, NAN}) {
+    ExpectError<InvalidArgument>(
+        [&] {
+          ToDouble(
+              nd::Call("softmax", {x, ArrayOf({2}, {1, bad})}, with_length));
+        },
+        {"softmax", "length[1]"});
+  }
+  ExpectError<ShapeError>(
+      [&] {
+        nd::Call("softmax", {x, ArrayOf({3}, {1, 1, 1})}, with_length);
+      },
+      {"softmax", "length"});
+}
+
+// MXNet's dtype: float16 data, float32 probabilities computed from the
+// float16 values in float; the gradient comes back as float16.
+TEST(Softmax, DtypeGivesTheOutputsFloatType) {
+  const NDArray x = RandomArray({3, 5}, DType::kFloat16, -3, 3, 2);
+  const NDArray y = nd::Call("softmax", {x}, {{"dtype", "float32"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_TRUE(AllClose(
+      ToDouble(y), RefSoftmax(ToDouble(x), {3, 5}, 1, 1, false), 1e-6, 1e-7));
+  EXPECT_EQ(nd::Call("log_softmax", {x}, {{"dtype", "float64"}}).dtype(),
+            DType::kFloat64);
+  ExpectError<DTypeError>(
+      [&] {
+        nd::Call("softmax", {x}, {{"dtype", "int32"}});
+      },
+      {"softmax"});
+}
+
 TEST(Softmax, LargeInputsStayFinite) {
   NDArray x = ArrayOf({2, 3}, {1000, 1001, 1002, -1000, -1001, -1002});
   const std::vector<double> e =

@@ -204,13 +204,22 @@ cudaError_t LaunchCast(int src_dtype, int dst_dtype, int64_t n, const void* x,
 
 // softmax / log_softmax over the middle axis of (outer, len, inner), with
 // x divided by `temperature` first; and the gradient from (ograd, output).
+// valid (device, one per line, may be null): each line's first valid[line]
+// elements count, the rest are 0.
 cudaError_t LaunchSoftmax(bool log, int dtype, int64_t outer, int64_t len,
-                          int64_t inner, double temperature, const void* x,
-                          void* y, int req, cudaStream_t stream);
+                          int64_t inner, double temperature,
+                          const int64_t* valid, const void* x, void* y, int req,
+                          cudaStream_t stream);
 cudaError_t LaunchSoftmaxGrad(bool log, int dtype, int64_t outer, int64_t len,
-                              int64_t inner, double temperature, const void* dy,
+                              int64_t inner, double temperature,
+                              const int64_t* valid, const void* dy,
                               const void* y, void* dx, int req,
                               cudaStream_t stream);
+// softmax's use_length: `lengths` (length_dtype, one per line) truncated
+// into valid; one outside [0, len] sets *bad.
+cudaError_t LaunchSoftmaxLengths(int length_dtype, int64_t lines, int64_t len,
+                                 const void* lengths, int64_t* valid, int* bad,
+                                 cudaStream_t stream);
 
 // y[i, j] (+)= bias[j] for y of (rows, cols): FullyConnected's bias.
 cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,

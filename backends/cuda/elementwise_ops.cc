@@ -196,54 +196,102 @@ void SoftmaxExtents(const std::string& op, const Attrs& attrs, const Tensor& t,
   for (int d = ax + 1; d < n; ++d) *inner *= t.dim(d);
   *len = t.dim(ax);
   *temperature = NumberAttr(op, attrs, "temperature", 1.0);
-  if (attrs.Find("use_length") && attrs.Get("use_length") != "False" &&
-      attrs.Get("use_length") != "0") {
-    Unsupported(op, "use_length");
+}
+
+// use_length: each line's valid length from the lengths (input `index`)
+// into scratch, checked (one synchronization); null without use_length.
+const int64_t* ValidLengths(const std::string& op, const KernelContext& ctx,
+                            const Attrs& attrs, Tensors in, size_t index,
+                            int64_t lines, int64_t len, void* scratch,
+                            int* bad) {
+  if (!FlagAttr(op, attrs, "use_length", "False")) return nullptr;
+  if (in.size() <= index) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": use_length=True needs the length input");
   }
+  const Tensor lengths = in[index];
+  auto* valid = static_cast<int64_t*>(scratch);
+  CheckLaunch(
+      op,
+      LaunchSoftmaxLengths(lengths.dtype(), lines, len, lengths.data<void>(),
+                           valid, bad, StreamOf(ctx)),
+      lengths.dtype());
+  CheckFlag(ctx, op, bad,
+            "a length is outside [0, " + std::to_string(len) + "]");
+  return valid;
 }
 
 // kMin: softmin, softmax of -x (the own kernel with the temperature
-// negated).
+// negated). With `dtype` the data is cast to the output's dtype first (the
+// CPU computes float16 data in float too); with use_length the lines are
+// limited to their lengths (input 1).
 template <bool kLog, bool kMin = false>
 void Softmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
              const int32_t* req, Tensors out) {
   const std::string op = kMin ? "softmin" : (kLog ? "log_softmax" : "softmax");
+  if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
+  RequireFloat(op, out[0]);
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
   if (kMin) t = -t;
-  if (t == 1.0 && out[0].dtype() == in[0].dtype() &&
-      DnnSoftmax(op, ctx, kLog, in[0].dtype(), outer, len, inner,
-                 in[0].data<void>(), out[0].data<void>(), req[0])) {
+  const bool use_length = FlagAttr(op, attrs, "use_length", "False");
+  const int od = out[0].dtype();
+  if (!use_length && t == 1.0 && od == in[0].dtype() &&
+      DnnSoftmax(op, ctx, kLog, od, outer, len, inner, in[0].data<void>(),
+                 out[0].data<void>(), req[0])) {
     return;
   }
-  CheckCuda(LaunchSoftmax(kLog, in[0].dtype(), outer, len, inner, t,
-                          in[0].data<void>(), out[0].data<void>(), req[0],
-                          StreamOf(ctx)),
+  const size_t valid_bytes = use_length ? outer * inner * sizeof(int64_t) : 0;
+  const size_t cast_bytes =
+      od != in[0].dtype() ? in[0].size() * DTypeSize(od) : 0;
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(ctx, op, valid_bytes + cast_bytes, &scratch);
+  const int64_t* valid =
+      ValidLengths(op, ctx, attrs, in, 1, outer * inner, len, scratch, bad);
+  const void* x = in[0].data<void>();
+  if (cast_bytes > 0) {
+    void* converted = static_cast<char*>(scratch) + valid_bytes;
+    CheckLaunch(op,
+                LaunchCast(in[0].dtype(), od, in[0].size(), x, converted,
+                           StreamOf(ctx)),
+                in[0].dtype());
+    x = converted;
+  }
+  CheckCuda(LaunchSoftmax(kLog, od, outer, len, inner, t, valid, x,
+                          out[0].data<void>(), req[0], StreamOf(ctx)),
             op);
 }
 
-// (out_grad, output) -> data_grad.
+// (out_grad, output[, length]) -> data_grad, in the output's dtype (the
+// host casts it to the data's when `dtype` made them differ).
 template <bool kLog, bool kMin = false>
 void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                      const int32_t* req, Tensors out) {
   const std::string op =
       kMin ? "_backward_softmin"
            : (kLog ? "_backward_log_softmax" : "_backward_softmax");
+  if (req[0] == MX_REQ_NULL) return;
   RequireFloat(op, in[0]);
   int64_t outer, len, inner;
   double t;
   SoftmaxExtents(op, attrs, in[1], &outer, &len, &inner, &t);
   if (kMin) t = -t;
-  if (t == 1.0 && in[1].dtype() == in[0].dtype() &&
+  const bool use_length = FlagAttr(op, attrs, "use_length", "False");
+  if (!use_length && t == 1.0 && in[1].dtype() == in[0].dtype() &&
       out[0].dtype() == in[0].dtype() &&
       DnnSoftmaxBackward(op, ctx, kLog, in[0].dtype(), outer, len, inner,
                          in[1].data<void>(), in[0].data<void>(),
                          out[0].data<void>(), req[0])) {
     return;
   }
-  CheckCuda(LaunchSoftmaxGrad(kLog, in[0].dtype(), outer, len, inner, t,
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(
+      ctx, op, use_length ? outer * inner * sizeof(int64_t) : 0, &scratch);
+  const int64_t* valid =
+      ValidLengths(op, ctx, attrs, in, 2, outer * inner, len, scratch, bad);
+  CheckCuda(LaunchSoftmaxGrad(kLog, in[0].dtype(), outer, len, inner, t, valid,
                               in[0].data<void>(), in[1].data<void>(),
                               out[0].data<void>(), req[0], StreamOf(ctx)),
             op);

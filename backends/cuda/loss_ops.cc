@@ -48,10 +48,11 @@ Lines SoftmaxLines(const Tensor& d, bool multi_output, bool preserve_shape) {
 void RunSoftmax(const std::string& op, const KernelContext& ctx, const Lines& l,
                 const Tensor& x, int32_t req, const Tensor& y) {
   RequireFloat(op, x);
-  CheckLaunch(op,
-              LaunchSoftmax(false, x.dtype(), l.outer, l.len, l.inner, 1.0,
-                            x.data<void>(), y.data<void>(), req, StreamOf(ctx)),
-              x.dtype());
+  CheckLaunch(
+      op,
+      LaunchSoftmax(false, x.dtype(), l.outer, l.len, l.inner, 1.0, nullptr,
+                    x.data<void>(), y.data<void>(), req, StreamOf(ctx)),
+      x.dtype());
 }
 
 // (data, label) -> output.

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/index_util.cuh"
 #include "backends/cuda/kernel_util.cuh"
 #include "backends/cuda/reduce_util.cuh"
 
@@ -64,82 +65,108 @@ __global__ void ReduceStridedKernel(Reduce op, int64_t outer, int64_t reduce,
   }
 }
 
-// Softmax of one row per block (inner == 1).
+// Softmax of one row per block (inner == 1), over the row's first
+// valid[row] elements (all without `valid`); the rest of the row is 0.
 template <int kReq, typename T>
 __global__ void SoftmaxRowsKernel(bool log_out, int64_t len, double temp,
-                                  const T* x, T* y) {
+                                  const int64_t* valid, const T* x, T* y) {
   using A = typename Acc<T>::type;
   __shared__ A shared[kThreads];
   const T* in = x + blockIdx.x * len;
   T* out = y + blockIdx.x * len;
+  const int64_t n = valid == nullptr ? len : valid[blockIdx.x];
   const A t = static_cast<A>(temp);
   A m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+  for (int64_t j = threadIdx.x; j < n; j += kThreads) {
     const A v = Load(in, j) / t;
     if (IsNan(v) || v > m) m = v;
   }
   m = BlockMax(m, shared);
   A s = 0;
-  for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+  for (int64_t j = threadIdx.x; j < n; j += kThreads) {
     s += exp(Load(in, j) / t - m);
   }
   s = BlockSum(s, shared);
   const A log_s = log(s);
   for (int64_t j = threadIdx.x; j < len; j += kThreads) {
     const A v = Load(in, j) / t - m;
-    Store<kReq>(out, j, log_out ? v - log_s : exp(v) / s);
+    Store<kReq>(out, j, j >= n ? A(0) : (log_out ? v - log_s : exp(v) / s));
   }
 }
 
-// Softmax along a strided axis: one thread per (outer, inner) pair.
+// Softmax along a strided axis: one thread per (outer, inner) pair, over
+// the line's first valid[line] elements as the rows kernel.
 template <int kReq, typename T>
 __global__ void SoftmaxStridedKernel(bool log_out, int64_t outer, int64_t len,
-                                     int64_t inner, double temp, const T* x,
-                                     T* y) {
+                                     int64_t inner, double temp,
+                                     const int64_t* valid, const T* x, T* y) {
   using A = typename Acc<T>::type;
   const A t = static_cast<A>(temp);
-  const int64_t n = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+  const int64_t lines = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lines;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t base = (i / inner) * len * inner + i % inner;
+    const int64_t n = valid == nullptr ? len : valid[i];
     A m = -INFINITY;
-    for (int64_t j = 0; j < len; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       const A v = Load(x, base + j * inner) / t;
       if (IsNan(v) || v > m) m = v;
     }
     A s = 0;
-    for (int64_t j = 0; j < len; ++j)
-      s += exp(Load(x, base + j * inner) / t - m);
+    for (int64_t j = 0; j < n; ++j) s += exp(Load(x, base + j * inner) / t - m);
     const A log_s = log(s);
     for (int64_t j = 0; j < len; ++j) {
       const A v = Load(x, base + j * inner) / t - m;
-      Store<kReq>(y, base + j * inner, log_out ? v - log_s : exp(v) / s);
+      Store<kReq>(y, base + j * inner,
+                  j >= n ? A(0) : (log_out ? v - log_s : exp(v) / s));
     }
   }
 }
 
 // Gradient along the axis, one thread per (outer, inner) pair:
 // softmax: dx = y * (dy - sum(dy * y)) / t; log_softmax: dx = (dy -
-// e^y * sum(dy)) / t.
+// e^y * sum(dy)) / t; over the line's first valid[line] elements, 0 after.
 template <int kReq, typename T>
 __global__ void SoftmaxGradKernel(bool log_out, int64_t outer, int64_t len,
-                                  int64_t inner, double temp, const T* dy,
-                                  const T* y, T* dx) {
+                                  int64_t inner, double temp,
+                                  const int64_t* valid, const T* dy, const T* y,
+                                  T* dx) {
   using A = typename Acc<T>::type;
   const A t = static_cast<A>(temp);
-  const int64_t n = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+  const int64_t lines = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lines;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t base = (i / inner) * len * inner + i % inner;
+    const int64_t n = valid == nullptr ? len : valid[i];
     A s = 0;
-    for (int64_t j = 0; j < len; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       const int64_t k = base + j * inner;
       s += log_out ? Load(dy, k) : Load(dy, k) * Load(y, k);
     }
     for (int64_t j = 0; j < len; ++j) {
       const int64_t k = base + j * inner;
       const A g = Load(dy, k), o = Load(y, k);
-      Store<kReq>(dx, k, (log_out ? g - exp(o) * s : o * (g - s)) / t);
+      Store<kReq>(dx, k,
+                  j >= n ? A(0) : (log_out ? g - exp(o) * s : o * (g - s)) / t);
+    }
+  }
+}
+
+// Each line's valid length from `lengths` (any index dtype, truncated);
+// outside [0, len] (or NaN) sets *bad.
+template <typename L>
+__global__ void SoftmaxLengthsKernel(int64_t lines, int64_t len,
+                                     const L* lengths, int64_t* valid,
+                                     int* bad) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lines;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const double v =
+        static_cast<double>(static_cast<typename Acc<L>::type>(lengths[i]));
+    if (!(v >= 0 && trunc(v) <= static_cast<double>(len))) {
+      *bad = 1;
+      valid[i] = 0;
+    } else {
+      valid[i] = static_cast<int64_t>(v);
     }
   }
 }
@@ -248,6 +275,7 @@ struct SoftmaxLauncher {
   bool log_out;
   int64_t outer, len, inner;
   double t;
+  const int64_t* valid;
   const void* x;
   void* y;
   cudaStream_t s;
@@ -255,10 +283,10 @@ struct SoftmaxLauncher {
   void operator()() const {
     if (inner == 1 && outer <= 2147483647) {
       SoftmaxRowsKernel<R, T><<<static_cast<unsigned>(outer), kThreads, 0, s>>>(
-          log_out, len, t, static_cast<const T*>(x), static_cast<T*>(y));
+          log_out, len, t, valid, static_cast<const T*>(x), static_cast<T*>(y));
     } else {
       SoftmaxStridedKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
-          log_out, outer, len, inner, t, static_cast<const T*>(x),
+          log_out, outer, len, inner, t, valid, static_cast<const T*>(x),
           static_cast<T*>(y));
     }
   }
@@ -268,6 +296,7 @@ struct SoftmaxGradLauncher {
   bool log_out;
   int64_t outer, len, inner;
   double t;
+  const int64_t* valid;
   const void* dy;
   const void* y;
   void* dx;
@@ -275,7 +304,7 @@ struct SoftmaxGradLauncher {
   template <int R, typename T>
   void operator()() const {
     SoftmaxGradKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
-        log_out, outer, len, inner, t, static_cast<const T*>(dy),
+        log_out, outer, len, inner, t, valid, static_cast<const T*>(dy),
         static_cast<const T*>(y), static_cast<T*>(dx));
   }
 };
@@ -363,22 +392,36 @@ cudaError_t LaunchReduce(Reduce op, int dtype, int64_t outer, int64_t reduce,
 }
 
 cudaError_t LaunchSoftmax(bool log_out, int dtype, int64_t outer, int64_t len,
-                          int64_t inner, double temperature, const void* x,
-                          void* y, int req, cudaStream_t stream) {
+                          int64_t inner, double temperature,
+                          const int64_t* valid, const void* x, void* y, int req,
+                          cudaStream_t stream) {
   if (outer * len * inner == 0) return cudaSuccess;
-  return Dispatch(
-      dtype, req,
-      SoftmaxLauncher{log_out, outer, len, inner, temperature, x, y, stream});
+  return Dispatch(dtype, req,
+                  SoftmaxLauncher{log_out, outer, len, inner, temperature,
+                                  valid, x, y, stream});
 }
 
 cudaError_t LaunchSoftmaxGrad(bool log_out, int dtype, int64_t outer,
                               int64_t len, int64_t inner, double temperature,
-                              const void* dy, const void* y, void* dx, int req,
+                              const int64_t* valid, const void* dy,
+                              const void* y, void* dx, int req,
                               cudaStream_t stream) {
   if (outer * len * inner == 0) return cudaSuccess;
   return Dispatch(dtype, req,
                   SoftmaxGradLauncher{log_out, outer, len, inner, temperature,
-                                      dy, y, dx, stream});
+                                      valid, dy, y, dx, stream});
+}
+
+cudaError_t LaunchSoftmaxLengths(int length_dtype, int64_t lines, int64_t len,
+                                 const void* lengths, int64_t* valid, int* bad,
+                                 cudaStream_t stream) {
+  if (lines == 0) return cudaSuccess;
+  const bool known = WithIndexType(length_dtype, [&](auto tag) {
+    using L = decltype(tag);
+    SoftmaxLengthsKernel<L><<<Blocks(lines), kThreads, 0, stream>>>(
+        lines, len, static_cast<const L*>(lengths), valid, bad);
+  });
+  return known ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchGatherSum(int dtype, int64_t n, const GatherIndex& index,

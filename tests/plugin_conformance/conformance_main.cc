@@ -254,7 +254,10 @@ Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
     }
     for (int k = 0; k < visible; ++k) {
       heads.push_back(out[k]);
-      NDArray g = testing::RandomArray(out[k].shape(), dtype, -1, 1,
+      // In the output's dtype where that is a float one (softmax's dtype
+      // may differ from the data's); integer outputs keep the case's.
+      const DType gt = IsFloat(out[k].dtype()) ? out[k].dtype() : dtype;
+      NDArray g = testing::RandomArray(out[k].shape(), gt, -1, 1,
                                        static_cast<uint32_t>(99 + k));
       head_grads.push_back(ctx.is_host() ? g : g.Copy(ctx));
     }

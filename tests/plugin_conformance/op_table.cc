@@ -276,6 +276,30 @@ std::vector<OpCase> MakeTable() {
                      {{}}));
   t.push_back(Shaped("_backward_dot", {{{2, 4}, {3, 2}, {4, 3}}},
                      {{{"transpose_a", "True"}, {"transpose_b", "True"}}}));
+  // MXNet's use_length (int32 lengths in [0, 4], every axis here 4 long)
+  // and dtype.
+  for (const char* op : {"softmax", "log_softmax", "softmin"}) {
+    OpCase with_length =
+        Shaped(op, {{{3, 4}, {3}}, {{2, 4}, {2}}}, {{{"use_length", "True"}}});
+    with_length.ranges = {{-2, 2}, {0, 5}};
+    with_length.int32_inputs = {1};
+    t.push_back(with_length);
+    OpCase axis0 = Shaped(op, {{{4, 3}, {3}}, {{4, 2, 2}, {2, 2}}},
+                          {{{"use_length", "True"}, {"axis", "0"}}});
+    axis0.ranges = {{-2, 2}, {0, 5}};
+    axis0.int32_inputs = {1};
+    t.push_back(axis0);
+    // Widening only: the comparison's tolerance is the data's dtype's.
+    t.push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}}, {{{"dtype", "float64"}}}));
+  }
+  for (const char* op :
+       {"_backward_softmax", "_backward_log_softmax", "_backward_softmin"}) {
+    OpCase with_length =
+        Shaped(op, {{{3, 4}, {3, 4}, {3}}}, {{{"use_length", "True"}}});
+    with_length.ranges = {{-1, 1}, {0, 1}, {0, 5}};
+    with_length.int32_inputs = {2};
+    t.push_back(with_length);
+  }
   for (const char* op :
        {"_backward_softmax", "_backward_log_softmax", "_backward_softmin"}) {
     t.push_back(Shaped(op, {{{3, 4}, {3, 4}}, {{2, 3, 5}, {2, 3, 5}}},
