@@ -41,48 +41,61 @@ BlasTypes TypesOf(const std::string& op, int dtype) {
 
 }  // namespace
 
-void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
-          bool tb, int64_t m, int64_t n, int64_t k, const void* a,
-          const void* b, void* c, bool accumulate, int64_t batch,
-          int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+void StridedGemm(const std::string& op, const KernelContext& ctx, int dtype,
+                 bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                 double alpha, GemmOperand a, GemmOperand b, void* c,
+                 int64_t ldc, int64_t stride_c, bool accumulate,
+                 int64_t batch) {
   if (m == 0 || n == 0 || batch == 0) return;
   const BlasTypes t = TypesOf(op, dtype);
-  cublasHandle_t h =
-      BlasHandle(ctx.dev_id(), static_cast<cudaStream_t>(ctx.stream()));
-  const double alpha64 = 1, beta64 = accumulate ? 1 : 0;
-  const float alpha32 = 1, beta32 = accumulate ? 1 : 0;
-  const bool f64 = dtype == MX_DTYPE_FLOAT64;
-  const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &alpha32;
-  const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
-  const int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n;
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
   if (k == 0) {
-    // An empty sum: C = 0 (or unchanged when accumulating).
+    // An empty sum: C = 0 (or unchanged when accumulating); only dense C
+    // comes here (every caller's k is an array extent of at least 1
+    // otherwise).
     if (!accumulate) {
       CheckCuda(cudaMemsetAsync(
                     c, 0, static_cast<size_t>(batch * m * n) * DTypeSize(dtype),
-                    static_cast<cudaStream_t>(ctx.stream())),
+                    stream),
                 op);
     }
     return;
   }
+  cublasHandle_t h = BlasHandle(ctx.dev_id(), stream);
+  const double beta64 = accumulate ? 1 : 0;
+  const float alpha32 = static_cast<float>(alpha), beta32 = accumulate ? 1 : 0;
+  const bool f64 = dtype == MX_DTYPE_FLOAT64;
+  const void* alpha_p = f64 ? static_cast<const void*>(&alpha) : &alpha32;
+  const void* beta_p = f64 ? static_cast<const void*>(&beta64) : &beta32;
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (batch == 1) {
-    CheckBlas(cublasGemmEx(
-                  h, opb, opa, static_cast<int>(n), static_cast<int>(m),
-                  static_cast<int>(k), alpha, b, t.data, static_cast<int>(ldb),
-                  a, t.data, static_cast<int>(lda), beta, c, t.data,
-                  static_cast<int>(ldc), t.compute, CUBLAS_GEMM_DEFAULT),
-              op + ": gemm");
+    CheckBlas(
+        cublasGemmEx(h, opb, opa, static_cast<int>(n), static_cast<int>(m),
+                     static_cast<int>(k), alpha_p, b.data, t.data,
+                     static_cast<int>(b.ld), a.data, t.data,
+                     static_cast<int>(a.ld), beta_p, c, t.data,
+                     static_cast<int>(ldc), t.compute, CUBLAS_GEMM_DEFAULT),
+        op + ": gemm");
   } else {
     CheckBlas(cublasGemmStridedBatchedEx(
                   h, opb, opa, static_cast<int>(n), static_cast<int>(m),
-                  static_cast<int>(k), alpha, b, t.data, static_cast<int>(ldb),
-                  stride_b, a, t.data, static_cast<int>(lda), stride_a, beta, c,
-                  t.data, static_cast<int>(ldc), stride_c,
-                  static_cast<int>(batch), t.compute, CUBLAS_GEMM_DEFAULT),
+                  static_cast<int>(k), alpha_p, b.data, t.data,
+                  static_cast<int>(b.ld), b.stride, a.data, t.data,
+                  static_cast<int>(a.ld), a.stride, beta_p, c, t.data,
+                  static_cast<int>(ldc), stride_c, static_cast<int>(batch),
+                  t.compute, CUBLAS_GEMM_DEFAULT),
               op + ": batched gemm");
   }
+}
+
+void Gemm(const std::string& op, const KernelContext& ctx, int dtype, bool ta,
+          bool tb, int64_t m, int64_t n, int64_t k, const void* a,
+          const void* b, void* c, bool accumulate, int64_t batch,
+          int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+  // Dense row-major operands: rows as long as their columns.
+  StridedGemm(op, ctx, dtype, ta, tb, m, n, k, 1.0, {a, ta ? m : k, stride_a},
+              {b, tb ? k : n, stride_b}, c, n, stride_c, accumulate, batch);
 }
 
 namespace {

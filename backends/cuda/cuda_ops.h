@@ -36,6 +36,21 @@ void Gemm(const std::string& op, const mxplugin::KernelContext& ctx, int dtype,
           bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a,
           const void* b, void* c, bool accumulate, int64_t batch = 1,
           int64_t stride_a = 0, int64_t stride_b = 0, int64_t stride_c = 0);
+// One row-major matrix operand of a batched product: rows `ld` elements
+// apart, matrices `stride` apart, from `data`.
+struct GemmOperand {
+  const void* data;
+  int64_t ld, stride;
+};
+// C = alpha op(A) op(B) (+ C when `accumulate`) with leading dimensions and
+// strides of its own (the interleaved attention layouts).
+void StridedGemm(const std::string& op, const mxplugin::KernelContext& ctx,
+                 int dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                 double alpha, GemmOperand a, GemmOperand b, void* c,
+                 int64_t ldc, int64_t stride_c, bool accumulate, int64_t batch);
+// _contrib_interleaved_matmul_* and their gradients
+// (interleaved_matmul_ops.cc over StridedGemm).
+void RegisterInterleavedMatmulOps(mxplugin::Plugin& plugin);
 // RNN and _backward_RNN (backends/common/rnn_driver.h over cuBLAS and
 // rnn_kernels.cu).
 void RegisterRnnOps(mxplugin::Plugin& plugin);

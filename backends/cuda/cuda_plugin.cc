@@ -31,6 +31,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterLrnOps(plugin);
   mx_cuda::RegisterOrderingOps(plugin);
   mx_cuda::RegisterSequenceOps(plugin);
+  mx_cuda::RegisterInterleavedMatmulOps(plugin);
   mx_cuda::RegisterFusion(plugin);
 })
 

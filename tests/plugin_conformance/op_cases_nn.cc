@@ -163,6 +163,25 @@ void AddIndexCases(std::vector<OpCase>* t) {
               {{"is_ascend", "False"}},
               {{"axis", "1"}, {"dtype", "int32"}},
               {{"axis", "0"}, {"is_ascend", "0"}, {"dtype", "int64"}}}));
+  // MXNet's fused attention products (heads 2, head_dim 3, batch 2) and
+  // their gradients (out_grad first).
+  const AttrDict heads = {{"heads", "2"}};
+  t->push_back(Shaped("_contrib_interleaved_matmul_selfatt_qk",
+                      {{{4, 2, 18}}, {{1, 2, 18}}}, {heads}));
+  t->push_back(Shaped("_contrib_interleaved_matmul_selfatt_valatt",
+                      {{{4, 2, 18}, {4, 4, 4}}}, {heads}));
+  t->push_back(Shaped("_contrib_interleaved_matmul_encdec_qk",
+                      {{{3, 2, 6}, {5, 2, 12}}}, {heads}));
+  t->push_back(Shaped("_contrib_interleaved_matmul_encdec_valatt",
+                      {{{5, 2, 12}, {4, 3, 5}}}, {heads}));
+  t->push_back(Shaped("_backward_interleaved_matmul_selfatt_qk",
+                      {{{4, 4, 4}, {4, 2, 18}}}, {heads}));
+  t->push_back(Shaped("_backward_interleaved_matmul_selfatt_valatt",
+                      {{{4, 2, 6}, {4, 2, 18}, {4, 4, 4}}}, {heads}));
+  t->push_back(Shaped("_backward_interleaved_matmul_encdec_qk",
+                      {{{4, 3, 5}, {3, 2, 6}, {5, 2, 12}}}, {heads}));
+  t->push_back(Shaped("_backward_interleaved_matmul_encdec_valatt",
+                      {{{3, 2, 6}, {5, 2, 12}, {4, 3, 5}}}, {heads}));
   t->push_back(Shaped("sort", {{{3, 4}}, {{2, 3, 5}}, {{2, 300, 3}}},
                       {{},
                        {{"axis", "0"}},
