@@ -11,8 +11,7 @@ std::string Dims(const Shape3& s) {
 }
 
 // Part `part` of `parts` of every head of (seq, batch, heads*parts*hd).
-HeadMatrix Part(const Shape3& s, int64_t heads, int64_t parts, int64_t hd,
-                int64_t part) {
+HeadMatrix Part(const Shape3& s, int64_t parts, int64_t hd, int64_t part) {
   return {s[0], hd, s[1] * s[2], parts * hd, part * hd};
 }
 
@@ -73,8 +72,7 @@ std::string PlanOf(Kind kind, bool backward, int64_t heads,
       const int64_t bh = x[1] * heads, len = x[0];
       const double s = 1 / std::sqrt(static_cast<double>(hd));
       plan->matrices = bh;
-      const HeadMatrix q = Part(x, heads, 3, hd, 0),
-                       k = Part(x, heads, 3, hd, 1);
+      const HeadMatrix q = Part(x, 3, hd, 0), k = Part(x, 3, hd, 1);
       const Shape3 scores{bh, len, len};
       if (!backward) {
         plan->products.push_back(
@@ -83,13 +81,11 @@ std::string PlanOf(Kind kind, bool backward, int64_t heads,
         return "";
       }
       if (inputs[0] != scores) return Mismatch("out_grad", inputs[0], scores);
+      // The gradient's q and k parts lie where x's do (its v part is 0).
       const HeadMatrix g = Plain(len, len);
-      const HeadMatrix dq = Part(x, heads, 3, hd, 0),
-                       dk = Part(x, heads, 3, hd, 1);
       plan->products.push_back(
-          {In(0, g), In(1, k), Out(0, dq), false, false, s});
-      plan->products.push_back(
-          {In(0, g), In(1, q), Out(0, dk), true, false, s});
+          {In(0, g), In(1, k), Out(0, q), false, false, s});
+      plan->products.push_back({In(0, g), In(1, q), Out(0, k), true, false, s});
       outputs->push_back(x);
       return "";
     }
@@ -103,8 +99,7 @@ std::string PlanOf(Kind kind, bool backward, int64_t heads,
       if (att != want_att) return Mismatch("attention", att, want_att);
       plan->matrices = bh;
       const Shape3 out{len, x[1], heads * hd};
-      const HeadMatrix v = Part(x, heads, 3, hd, 2),
-                       o = Part(out, heads, 1, hd, 0);
+      const HeadMatrix v = Part(x, 3, hd, 2), o = Part(out, 1, hd, 0);
       if (!backward) {
         plan->products.push_back(
             {In(1, Plain(len, len)), In(0, v), Out(0, o), false, false, 1});
@@ -131,8 +126,7 @@ std::string PlanOf(Kind kind, bool backward, int64_t heads,
       const int64_t bh = q[1] * heads;
       const double s = 1 / std::sqrt(static_cast<double>(hd));
       plan->matrices = bh;
-      const HeadMatrix qm = Part(q, heads, 1, hd, 0),
-                       k = Part(kv, heads, 2, hd, 0);
+      const HeadMatrix qm = Part(q, 1, hd, 0), k = Part(kv, 2, hd, 0);
       const Shape3 scores{bh, q[0], kv[0]};
       const HeadMatrix g = Plain(q[0], kv[0]);
       if (!backward) {
@@ -161,8 +155,7 @@ std::string PlanOf(Kind kind, bool backward, int64_t heads,
       }
       plan->matrices = bh;
       const Shape3 out{att[1], kv[1], heads * hd};
-      const HeadMatrix v = Part(kv, heads, 2, hd, 1),
-                       o = Part(out, heads, 1, hd, 0);
+      const HeadMatrix v = Part(kv, 2, hd, 1), o = Part(out, 1, hd, 0);
       const HeadMatrix a = Plain(att[1], att[2]);
       if (!backward) {
         plan->products.push_back(

@@ -1,4 +1,5 @@
-// Creation ops (_zeros, _ones, _full, _arange, zeros_like, ones_like) and
+// Creation ops (_zeros, _ones, _full, _arange, _contrib_arange_like,
+// zeros_like, ones_like) and
 // random sampling ops (_random_uniform, _random_normal).
 //
 // Ops without inputs take their shape and dtype from attributes and run on
@@ -9,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
@@ -252,6 +254,81 @@ MX_REGISTER_OP(_arange)
     .SetInferShape(ArangeShape)
     .SetInferType(AttrType<ArangeParam>)
     .SetCompute(Context::kCPU, ArangeCompute);
+
+// ---- _contrib_arange_like: _arange shaped like its input. ----
+
+struct ArangeLikeParam {
+  double start = 0;
+  double step = 1;
+  int repeat = 1;
+  std::optional<int> axis;
+  std::optional<std::string> ctx;
+  static void Declare(ParamSchema<ArangeLikeParam>* s) {
+    s->Field("start", &ArangeLikeParam::start).Describe("first value");
+    s->Field("step", &ArangeLikeParam::step).Describe("spacing");
+    s->Field("repeat", &ArangeLikeParam::repeat)
+        .Describe("copies of each value, >= 1");
+    s->Field("axis", &ArangeLikeParam::axis)
+        .Describe("None: data's shape; else a 1-D array as long as it");
+    s->Field("ctx", &ArangeLikeParam::ctx)
+        .Describe("ignored; from symbol files");
+  }
+};
+
+void ArangeLikeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                     std::vector<TShape>* out) {
+  const ArangeLikeParam& p = attrs.get<ArangeLikeParam>();
+  if (p.repeat < 1) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": repeat=", p.repeat,
+                                       " must be at least 1"));
+  }
+  const TShape& d = (*in)[0];
+  if (!d.ndim_known()) return;
+  if (!p.axis) {
+    AssignShape(attrs, out, 0, d, true);
+    return;
+  }
+  const int a = d.CheckAxis(*p.axis, OpLabel(attrs).c_str());
+  if (d[a] >= 0) AssignShape(attrs, out, 0, TShape{d[a]}, true);
+}
+
+void ArangeLikeCompute(const OpContext&, const NodeAttrs& attrs,
+                       const std::vector<TBlob>&,
+                       const std::vector<OpReqType>& req,
+                       const std::vector<TBlob>& out) {
+  const ArangeLikeParam& p = attrs.get<ArangeLikeParam>();
+  const OpReqType r = req[0];
+  if (r == OpReqType::kNullOp) return;
+  MX_DTYPE_SWITCH(out[0].dtype, T, {
+    T* y = out[0].data<T>();
+    ParallelFor(out[0].Size(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const double v = p.start + static_cast<double>(i / p.repeat) * p.step;
+        Assign(y + i, r, FromDouble<T>(v));
+      }
+    });
+  });
+}
+
+MX_REGISTER_OP(_contrib_arange_like)
+    .Describe(
+        "start + step * (i / repeat) in data's shape (a 1-D array as long "
+        "as data's `axis` with axis); data's dtype, data's values unused.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<ArangeLikeParam>()
+    .SetInferShape(ArangeLikeShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      AssignType(attrs, out, 0, (*in)[0], true);
+    })
+    .SetCompute(Context::kCPU, ArangeLikeCompute)
+    .AddAlias("_npx_arange_like");
+
+[[maybe_unused]] const bool kArangeLikeGradient = [] {
+  SetZeroGrad("_contrib_arange_like");
+  return true;
+}();
 
 // ---- Random sampling. ----
 

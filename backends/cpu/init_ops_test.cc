@@ -224,6 +224,27 @@ TEST(Arange, Repeat) {
                InvalidArgument);
 }
 
+// MXNet's arange_like: the input's shape (or its axis's length) and
+// dtype; the values of the input are unused.
+TEST(Arange, LikeTakesTheInputsShapeOrAxis) {
+  const NDArray x = ArrayOf({2, 3}, {9, 9, 9, 9, 9, 9}, DType::kInt32);
+  const NDArray a = nd::Call("_contrib_arange_like", {x});
+  EXPECT_EQ(a.shape(), TShape({2, 3}));
+  EXPECT_EQ(a.dtype(), DType::kInt32);
+  EXPECT_EQ(ToDouble(a), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+  const NDArray b = nd::Call("_contrib_arange_like", {x},
+                             {{"axis", "-1"}, {"start", "2"}, {"step", "0.5"}});
+  EXPECT_EQ(b.shape(), TShape({3}));
+  EXPECT_EQ(ToDouble(b), (std::vector<double>{2, 2, 3}));  // int32 truncates
+  const NDArray c = nd::Call("_npx_arange_like", {ArrayOf({4}, {0, 0, 0, 0})},
+                             {{"start", "1"}, {"step", "-1"}, {"repeat", "2"}});
+  EXPECT_EQ(ToDouble(c), (std::vector<double>{1, 1, 0, 0}));
+  EXPECT_THROW(nd::Call("_contrib_arange_like", {x}, {{"repeat", "0"}}),
+               InvalidArgument);
+  EXPECT_THROW(nd::Call("_contrib_arange_like", {x}, {{"axis", "2"}}),
+               InvalidArgument);
+}
+
 TEST(Arange, BadArgumentsAreInvalidArgument) {
   ExpectThrowWith<InvalidArgument>([] { nd::arange(0, 5, 0); },
                                    {"_arange", "step"});

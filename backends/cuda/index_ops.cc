@@ -373,6 +373,26 @@ void Arange(const KernelContext& ctx, const Attrs& attrs, Tensors,
       od);
 }
 
+// _contrib_arange_like: start + step * (i / repeat) over the output,
+// which the host shaped like the input (or its axis).
+void ArangeLike(const KernelContext& ctx, const Attrs& attrs, Tensors,
+                const int32_t* req, Tensors out) {
+  const std::string op = "_contrib_arange_like";
+  if (req[0] == MX_REQ_NULL) return;
+  const double repeat = NumberAttr(op, attrs, "repeat", 1);
+  if (repeat < 1 || repeat != std::floor(repeat)) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": repeat must be a positive integer");
+  }
+  const int od = out[0].dtype();
+  CheckLaunch(op,
+              LaunchArange(od, out[0].size(), NumberAttr(op, attrs, "start", 0),
+                           NumberAttr(op, attrs, "step", 1),
+                           static_cast<int64_t>(repeat), out[0].data<void>(),
+                           req[0], StreamOf(ctx)),
+              od);
+}
+
 template <bool kLower>
 void Triangle(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               const int32_t* req, Tensors out) {
@@ -409,6 +429,7 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_npi_argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "_npi_argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "_arange", Arange);
+  RegisterGpuKernel(plugin, "_contrib_arange_like", ArangeLike);
   RegisterGpuKernel(plugin, "cumsum", Cumsum);
   RegisterGpuKernel(plugin, "tril", Triangle<true>);
   RegisterGpuKernel(plugin, "triu", Triangle<false>);

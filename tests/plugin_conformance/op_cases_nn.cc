@@ -182,6 +182,10 @@ void AddIndexCases(std::vector<OpCase>* t) {
                       {{{4, 3, 5}, {3, 2, 6}, {5, 2, 12}}}, {heads}));
   t->push_back(Shaped("_backward_interleaved_matmul_encdec_valatt",
                       {{{3, 2, 6}, {5, 2, 12}, {4, 3, 5}}}, {heads}));
+  t->push_back(Shaped("_contrib_arange_like", {{{3, 4}}, {{5}}},
+                      {{},
+                       {{"start", "2"}, {"step", "-0.5"}, {"repeat", "2"}},
+                       {{"axis", "0"}, {"start", "1"}}}));
   t->push_back(Shaped("sort", {{{3, 4}}, {{2, 3, 5}}, {{2, 300, 3}}},
                       {{},
                        {{"axis", "0"}},
