@@ -153,25 +153,25 @@ struct RankLauncher {
   }
 };
 
-// One thread per element of x's (outer, len, inner).
-template <int kReq, typename T, Placed kWhat>
-__global__ void PlaceKernel(int64_t n, int64_t len, int64_t inner, int64_t keep,
-                            const int64_t* rank, const T* x, T* y) {
+// One thread per element of x's (outer, len, inner); `what` is uniform
+// over the launch.
+template <int kReq, typename T>
+__global__ void PlaceKernel(Placed what, int64_t n, int64_t len, int64_t inner,
+                            int64_t keep, const int64_t* rank, const T* x,
+                            T* y) {
   using A = typename Acc<T>::type;
   MX_GRID_LOOP(e, n) {
     const int64_t r = rank[e];
-    if (kWhat == Placed::kMask) {
+    if (what == Placed::kMask) {
       Put<kReq>(y, e, A(r < keep ? 1 : 0));
       continue;
     }
     if (r >= keep) continue;
     const int64_t outer = e / (len * inner), in = e % inner;
     const int64_t at = outer * keep * inner + r * inner + in;
-    if (kWhat == Placed::kIndex) {
-      Put<kReq>(y, at, static_cast<A>((e / inner) % len));
-    } else {
-      Put<kReq>(y, at, Load(x, e));
-    }
+    Put<kReq>(y, at,
+              what == Placed::kIndex ? static_cast<A>((e / inner) % len)
+                                     : Load(x, e));
   }
 }
 
@@ -184,22 +184,9 @@ struct PlaceLauncher {
   cudaStream_t st;
   template <int R, typename T>
   void operator()() const {
-    const T* xt = static_cast<const T*>(x);
-    T* yt = static_cast<T*>(y);
-    switch (what) {
-      case Placed::kIndex:
-        PlaceKernel<R, T, Placed::kIndex>
-            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
-        break;
-      case Placed::kValue:
-        PlaceKernel<R, T, Placed::kValue>
-            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
-        break;
-      case Placed::kMask:
-        PlaceKernel<R, T, Placed::kMask>
-            <<<Blocks(n), kThreads, 0, st>>>(n, len, inner, keep, rank, xt, yt);
-        break;
-    }
+    PlaceKernel<R, T><<<Blocks(n), kThreads, 0, st>>>(
+        what, n, len, inner, keep, rank, static_cast<const T*>(x),
+        static_cast<T*>(y));
   }
 };
 
