@@ -177,9 +177,10 @@ void OrderType(const NodeAttrs& attrs, std::vector<DType>* in,
     AssignType(attrs, out, IndicesOut(o), o.index_dtype, true);
 }
 
-// The first `order->size()` of the stable order of one line of x
-// (`len` elements `stride` apart), NaN last. The order is total (ties by
-// position), so a partial sort gives the stable sort's first elements.
+// Puts into (*all)[0, keep) the positions that come first in the stable
+// order of one line of x (`len` elements `stride` apart), NaN last. The
+// order is total (ties by position), so a partial sort gives the stable
+// sort's first elements.
 template <typename T>
 void OrderLine(const T* x, int64_t len, int64_t stride, bool ascend,
                std::vector<int64_t>* all, int64_t keep) {
