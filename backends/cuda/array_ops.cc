@@ -44,11 +44,7 @@ void SameBytes(const KernelContext& ctx, const Attrs&, Tensors in,
 
 void ZerosLike(const KernelContext& ctx, const Attrs&, Tensors,
                const int32_t* req, Tensors out) {
-  if (req[0] == MX_REQ_NULL || req[0] == MX_REQ_ADD) return;
-  const size_t bytes = ByteSize(out[0]);
-  if (bytes == 0) return;
-  CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, bytes, StreamOf(ctx)),
-            "zeros_like");
+  ZeroUnlessAdding("zeros_like", ctx, out[0], req[0]);
 }
 
 template <bool kMomentum>

@@ -305,15 +305,21 @@ void FillOutput(const std::string& op, cudaStream_t s,
   }
 }
 
+void ZeroUnlessAdding(const std::string& op, const mxplugin::KernelContext& ctx,
+                      const mxplugin::Tensor& out, int32_t req) {
+  if (req != MX_REQ_WRITE && req != MX_REQ_INPLACE) return;
+  if (ByteSize(out) == 0) return;
+  CheckCuda(cudaMemsetAsync(out.data<void>(), 0, ByteSize(out), StreamOf(ctx)),
+            op);
+}
+
 void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
                 const GatherIndex& gi, const mxplugin::Tensor& src,
                 const mxplugin::Tensor& out, int32_t req) {
   if (req == MX_REQ_NULL) return;
   RequireFloat(op, src);
   cudaStream_t s = StreamOf(ctx);
-  if (req != MX_REQ_ADD && ByteSize(out) > 0) {
-    CheckCuda(cudaMemsetAsync(out.data<void>(), 0, ByteSize(out), s), op);
-  }
+  ZeroUnlessAdding(op, ctx, out, req);
   CheckCuda(LaunchScatter(src.dtype(), src.size(), gi, src.data<void>(),
                           out.data<void>(),
                           req == MX_REQ_ADD ? MX_REQ_ADD : MX_REQ_WRITE, s),

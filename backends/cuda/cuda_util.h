@@ -179,6 +179,10 @@ const char* DTypeName(int dtype);
 size_t DTypeSize(int dtype);
 // Bytes of a tensor's elements.
 size_t ByteSize(const mxplugin::Tensor& t);
+// Zeroes `out` on the kernel's stream when `req` writes it (write or in
+// place), so that a scatter-add after it writes; nothing for add or null.
+void ZeroUnlessAdding(const std::string& op, const mxplugin::KernelContext& ctx,
+                      const mxplugin::Tensor& out, int32_t req);
 
 }  // namespace mx_cuda
 

@@ -43,16 +43,10 @@ void InterleavedMatmul(const KernelContext& ctx, const Attrs& attrs, Tensors in,
       shapes, &plan, &outputs);
   if (!why.empty()) throw Error(MX_STATUS_SHAPE_ERROR, op + ": " + why);
   const size_t elem = DTypeSize(dt);
-  cudaStream_t s = StreamOf(ctx);
   // A written output starts at 0 (the gradients leave parts untouched);
   // every product then adds to its own part.
-  for (size_t o = 0; o < out.size(); ++o) {
-    if ((req[o] == MX_REQ_WRITE || req[o] == MX_REQ_INPLACE) &&
-        out[o].size() > 0) {
-      CheckCuda(
-          cudaMemsetAsync(out[o].data<void>(), 0, out[o].size() * elem, s), op);
-    }
-  }
+  for (size_t o = 0; o < out.size(); ++o)
+    ZeroUnlessAdding(op, ctx, out[o], req[o]);
   const auto at = [&](const Tensor& t, int64_t offset) {
     return static_cast<char*>(t.data<void>()) + offset * elem;
   };

@@ -345,9 +345,7 @@ void PadBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   RequireFloat(op, in[0]);
   const PadIndex p = PadIndexOf(op, attrs, in[1], in[0]);
   cudaStream_t s = StreamOf(ctx);
-  if (req[0] != MX_REQ_ADD && ByteSize(out[0]) > 0) {
-    CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0, ByteSize(out[0]), s), op);
-  }
+  ZeroUnlessAdding(op, ctx, out[0], req[0]);
   CheckCuda(LaunchPadGrad(in[0].dtype(), in[0].size(), p, in[0].data<void>(),
                           out[0].data<void>(), s),
             op);

@@ -112,18 +112,13 @@ void BackwardTopK(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const AxisLines l = AxisLinesOf(op, attrs, in[2], "-1");
   const int64_t lines = l.outer * l.inner;
   const int64_t keep = lines == 0 ? 0 : in[1].size() / lines;
-  cudaStream_t s = StreamOf(ctx);
-  if (req[0] != MX_REQ_ADD && out[0].size() > 0) {
-    // Zero bits are zero in every numeric dtype.
-    CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0,
-                              out[0].size() * DTypeSize(out[0].dtype()), s),
-              op);
-  }
-  CheckLaunch(op,
-              LaunchScatterKept(out[0].dtype(), in[1].dtype(), l.outer, l.len,
-                                l.inner, keep, in[0].data<void>(),
-                                in[1].data<void>(), out[0].data<void>(), s),
-              in[1].dtype());
+  ZeroUnlessAdding(op, ctx, out[0], req[0]);
+  CheckLaunch(
+      op,
+      LaunchScatterKept(out[0].dtype(), in[1].dtype(), l.outer, l.len, l.inner,
+                        keep, in[0].data<void>(), in[1].data<void>(),
+                        out[0].data<void>(), StreamOf(ctx)),
+      in[1].dtype());
 }
 
 }  // namespace

@@ -19,45 +19,6 @@ using mxplugin::KernelContext;
 using mxplugin::Tensor;
 using mxplugin::Tensors;
 
-// ---- SequenceMask. ----
-
-void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                  const int32_t* req, Tensors out) {
-  const std::string op = "SequenceMask";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
-  const bool use_len = FlagAttr(op, attrs, "use_sequence_length", "False");
-  const double value = NumberAttr(op, attrs, "value", 0);
-  const double axis = NumberAttr(op, attrs, "axis", 0);
-  if (axis != 0 && axis != 1) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": axis=" + attrs.Get("axis") + " must be 0 or 1");
-  }
-  const Tensor& x = in[0];
-  if (x.ndim() < 2) {
-    throw Error(MX_STATUS_SHAPE_ERROR,
-                op + ": data needs at least 2 axes (time, batch)");
-  }
-  if (use_len && in.size() < 2) {
-    throw Error(MX_STATUS_INVALID_ARGUMENT,
-                op + ": use_sequence_length=True needs input 1 "
-                     "(sequence_length)");
-  }
-  SequenceShape s;
-  s.d0 = x.dim(0);
-  s.d1 = x.dim(1);
-  s.inner = Prod(x, 2, x.ndim());
-  s.axis = static_cast<int>(axis);
-  const int len_dtype = use_len ? in[1].dtype() : MX_DTYPE_FLOAT32;
-  CheckLaunch(op,
-              LaunchSequenceMask(x.dtype(), len_dtype, s, x.data<void>(),
-                                 use_len ? in[1].data<void>() : nullptr, value,
-                                 out[0].data<void>(), req[0], StreamOf(ctx)),
-              len_dtype);
-}
-
-// ---- SequenceLast, _backward_SequenceLast, SequenceReverse. ----
-
 // data's layout and its lengths input (null without use_sequence_length):
 // data is input `data`, the lengths follow it.
 struct SequenceArgs {
@@ -93,6 +54,19 @@ SequenceArgs ArgsOf(const std::string& op, const Attrs& attrs, Tensors in,
   return a;
 }
 
+void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "SequenceMask";
+  if (req[0] == MX_REQ_NULL) return;
+  const SequenceArgs a = ArgsOf(op, attrs, in, 0, 1);
+  CheckLaunch(op,
+              LaunchSequenceMask(in[0].dtype(), a.length_dtype, a.shape,
+                                 in[0].data<void>(), a.lengths,
+                                 NumberAttr(op, attrs, "value", 0),
+                                 out[0].data<void>(), req[0], StreamOf(ctx)),
+              a.length_dtype);
+}
+
 constexpr char kLastWhy[] = "a sequence_length is outside [1, T]";
 
 void SequenceLast(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -117,11 +91,7 @@ void SequenceLastBackward(const KernelContext& ctx, const Attrs& attrs,
   const SequenceArgs a = ArgsOf(op, attrs, in, 1, 1);
   cudaStream_t s = StreamOf(ctx);
   int* bad = FlagAndScratch(ctx, op, 0, nullptr);
-  if (req[0] != MX_REQ_ADD && out[0].size() > 0) {
-    CheckCuda(cudaMemsetAsync(out[0].data<void>(), 0,
-                              out[0].size() * DTypeSize(out[0].dtype()), s),
-              op);
-  }
+  ZeroUnlessAdding(op, ctx, out[0], req[0]);
   CheckLaunch(op,
               LaunchSequenceLastBackward(out[0].dtype(), a.length_dtype,
                                          a.shape, in[0].data<void>(), a.lengths,
