@@ -142,6 +142,22 @@ TEST(InterleavedMatmul, Gradients) {
                              rand({kBatch * kHeads, lq, lk}, 7)}));
 }
 
+// Empty sequences: empty or zero outputs, no offsets from empty arrays.
+TEST(InterleavedMatmul, EmptySequences) {
+  const NDArray qkv = ArrayOf({0, kBatch, 3 * kHeads * kHd}, {});
+  EXPECT_EQ(
+      nd::Call("_contrib_interleaved_matmul_selfatt_qk", {qkv}, kAttrs).shape(),
+      TShape({kBatch * kHeads, 0, 0}));
+  // No queries: d keys_values is attention^T g over an empty sum, 0.
+  const NDArray kv = RandomArray({3, kBatch, 2 * kHeads * kHd});
+  const NDArray att = ArrayOf({kBatch * kHeads, 0, 3}, {});
+  const NDArray g = ArrayOf({0, kBatch, kHeads * kHd}, {});
+  const std::vector<NDArray> grads = nd::CallMulti(
+      "_backward_interleaved_matmul_encdec_valatt", {g, kv, att}, kAttrs);
+  EXPECT_TRUE(AllClose(ToDouble(grads[0]),
+                       std::vector<double>(3 * kBatch * 2 * kHeads * kHd, 0)));
+}
+
 TEST(InterleavedMatmul, ShapeErrors) {
   const NDArray qkv = RandomArray({4, kBatch, 3 * kHeads * kHd});
   ExpectError<ShapeError>(

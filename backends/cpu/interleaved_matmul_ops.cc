@@ -91,6 +91,12 @@ void RunPlan(const Plan& plan, const std::vector<TBlob>& in,
   for (const mx_attention::Product& p : plan.products) {
     const OpReqType r = req[p.c.index];
     if (r == OpReqType::kNullOp) continue;
+    // An empty operand adds nothing (and its data pointer is null: no
+    // offsets from it).
+    if (in[p.a.index].Size() == 0 || in[p.b.index].Size() == 0 ||
+        out[p.c.index].Size() == 0) {
+      continue;
+    }
     const int64_t m = p.c.m.rows, n = p.c.m.cols;
     const int64_t k = p.ta ? p.a.m.rows : p.a.m.cols;
     a.resize(static_cast<size_t>(p.a.m.rows * p.a.m.cols));

@@ -138,6 +138,19 @@ TEST(TopK, GradientsGoWhereTheValuesCameFrom) {
   }
 }
 
+// An empty axis with lines around it (op_attrs_fuzzer's find: (0, 2)
+// along axis 0 offset a null pointer).
+TEST(Sort, EmptyAxisGivesEmptyOutputs) {
+  const NDArray x = ArrayOf({0, 2}, {});
+  EXPECT_EQ(nd::Call("sort", {x}, {{"axis", "0"}}).shape(), TShape({0, 2}));
+  EXPECT_EQ(nd::Call("topk", {x}, {{"axis", "0"}, {"k", "0"}}).shape(),
+            TShape({0, 2}));
+  EXPECT_EQ(
+      nd::Call("topk", {x}, {{"axis", "0"}, {"ret_typ", "mask"}, {"k", "0"}})
+          .shape(),
+      TShape({0, 2}));
+}
+
 TEST(TopK, TypedErrors) {
   const NDArray x = Example();
   ExpectError<InvalidArgument>(

@@ -224,6 +224,9 @@ void ComputeOrdering(const NodeAttrs& attrs, const Ordering& o,
   const int values = ValuesOut(o), indices = IndicesOut(o);
   const bool mask = o.ret == Returns::kMask;
   if (indices >= 0) RequireExactIndices(attrs, out[indices].dtype, l.len);
+  // Empty data leaves empty outputs, and lines of an empty axis (e.g. (0,
+  // 2) along 0) would offset its null pointer (found by op_attrs_fuzzer).
+  if (in[0].Size() == 0) return;
   std::vector<int64_t> order(static_cast<size_t>(l.len));
   for (int64_t line = 0; line < l.outer * l.inner; ++line) {
     const int64_t outer = line / l.inner, inner = line % l.inner;

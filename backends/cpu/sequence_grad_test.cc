@@ -99,6 +99,14 @@ TEST(SequenceOps, RefusedLengthsAndShapes) {
         nd::Call("SequenceReverse", {x}, {{"axis", "1"}});
       },
       {"SequenceReverse", "axis=1"});
+  // No steps: no last step (MXNet reads before the data).
+  ExpectError<InvalidArgument>(
+      [&] {
+        ToDouble(nd::Call("SequenceLast", {Iota({0, 3, 2})}));
+      },
+      {"SequenceLast", "0 steps"});
+  EXPECT_EQ(nd::Call("SequenceReverse", {Iota({0, 3})}).shape(),
+            TShape({0, 3}));
   ExpectError<ShapeError>([&] { nd::Call("SequenceLast", {Iota({3})}); },
                           {"SequenceLast", "at least 2 axes"});
   ExpectError<ShapeError>(

@@ -171,7 +171,15 @@ SeqLayout LayoutOf(const TShape& s, int axis) {
 std::vector<int64_t> LengthsOf(const NodeAttrs& attrs, const SeqLayout& l,
                                const TBlob* lengths, int64_t lowest) {
   std::vector<int64_t> n(static_cast<size_t>(l.batch()), l.steps());
-  if (lengths == nullptr) return n;
+  if (lengths == nullptr) {
+    // SequenceLast of data without steps has no last step to take.
+    if (l.steps() < lowest && l.batch() > 0) {
+      throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": the data has ",
+                                         l.steps(), " steps; at least ", lowest,
+                                         " needed"));
+    }
+    return n;
+  }
   MX_DTYPE_SWITCH(lengths->dtype, L, {
     const L* v = lengths->data<L>();
     for (size_t b = 0; b < n.size(); ++b) {

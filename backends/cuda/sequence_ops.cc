@@ -69,11 +69,24 @@ void SequenceMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
 
 constexpr char kLastWhy[] = "a sequence_length is outside [1, T]";
 
+// SequenceLast of data without steps (and no lengths) has no last step to
+// take; the CPU raises the same.
+void RequireSteps(const std::string& op, const SequenceArgs& a) {
+  const SequenceShape& s = a.shape;
+  const int64_t steps = s.axis == 0 ? s.d0 : s.d1;
+  const int64_t batch = s.axis == 0 ? s.d1 : s.d0;
+  if (a.lengths == nullptr && steps < 1 && batch > 0) {
+    throw Error(MX_STATUS_INVALID_ARGUMENT,
+                op + ": the data has 0 steps; at least 1 needed");
+  }
+}
+
 void SequenceLast(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                   const int32_t* req, Tensors out) {
   const std::string op = "SequenceLast";
   if (req[0] == MX_REQ_NULL) return;
   const SequenceArgs a = ArgsOf(op, attrs, in, 0, 1);
+  RequireSteps(op, a);
   int* bad = FlagAndScratch(ctx, op, 0, nullptr);
   CheckLaunch(op,
               LaunchSequenceLast(
@@ -89,6 +102,7 @@ void SequenceLastBackward(const KernelContext& ctx, const Attrs& attrs,
   const std::string op = "_backward_SequenceLast";
   if (req[0] == MX_REQ_NULL) return;
   const SequenceArgs a = ArgsOf(op, attrs, in, 1, 1);
+  RequireSteps(op, a);
   cudaStream_t s = StreamOf(ctx);
   int* bad = FlagAndScratch(ctx, op, 0, nullptr);
   ZeroUnlessAdding(op, ctx, out[0], req[0]);
