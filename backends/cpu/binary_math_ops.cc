@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/common/mxnet_math.h"
+#include "backends/cpu/binary_functors.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/elemwise_binary.h"
 #include "backends/cpu/grad_util.h"
@@ -21,13 +22,6 @@
 namespace mx {
 namespace cpu {
 namespace {
-
-struct ModF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return mx_math::ModAsMxnet(a, b);
-  }
-};
 
 struct HypotF {
   template <typename A>

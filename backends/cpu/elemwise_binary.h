@@ -144,26 +144,33 @@ void RegisterElemwise(const std::string& name,
 
 // ---- Scalar forms. ----
 
+// out = F(in, scalar), or F(scalar, in) when kReverse, in in's dtype (the
+// scalar saturated to it).
 template <typename F, bool kReverse>
-void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
-                   const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out) {
-  const double scalar = attrs.get<ScalarParam>().scalar;
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
+void ScalarKernel(double scalar, const TBlob& in, OpReqType req,
+                  const TBlob& out) {
+  MX_DTYPE_SWITCH(in.dtype, T, {
     using A = AccType<T>;
     using O = OutT<F, T>;
     const A s = SaturatingCast<A>(scalar);
-    const T* x = in[0].data<T>();
-    O* y = out[0].data<O>();
-    const OpReqType r = req[0];
-    ParallelFor(in[0].Size(), kElemwiseGrain, [&](int64_t b, int64_t e) {
-      AssignRange(y, r, b, e, [=](int64_t i) {
+    const T* x = in.data<T>();
+    O* y = out.data<O>();
+    ParallelFor(in.Size(), kElemwiseGrain, [&](int64_t b, int64_t e) {
+      AssignRange(y, req, b, e, [=](int64_t i) {
         const A v = static_cast<A>(x[i]);
         return kReverse ? F::Map(s, v) : F::Map(v, s);
       });
     });
   });
+}
+
+template <typename F, bool kReverse>
+void ScalarCompute(const OpContext&, const NodeAttrs& attrs,
+                   const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out) {
+  ScalarKernel<F, kReverse>(attrs.get<ScalarParam>().scalar, in[0], req[0],
+                            out[0]);
 }
 
 template <typename F, bool kReverse = false>

@@ -37,24 +37,6 @@ NodeEntry Where(GradBuilder& b, const NodeEntry& cond, const NodeEntry& g) {
   return b.Op("where", {cond, g, b.Op("zeros_like", {g})});
 }
 
-// 1 where x is NaN, 0 elsewhere (x != x).
-NodeEntry IsNanOf(GradBuilder& b, const NodeEntry& x) {
-  return b.Op("_npi_not_equal", {x, x});
-}
-
-// The gradient routes of a selection (maximum, minimum): g where `wins` or
-// the first input is NaN (the input the output came from), and the rest.
-struct Routes {
-  NodeEntry first, second;
-};
-Routes SelectionRoutes(GradBuilder& b, const NodeEntry& wins,
-                       const NodeEntry& g) {
-  const NodeEntry zeros = b.Op("zeros_like", {g});
-  const NodeEntry nan = IsNanOf(b, b.x(0));
-  return {b.Op("where", {wins, g, b.Op("where", {nan, g, zeros})}),
-          b.Op("where", {wins, zeros, b.Op("where", {nan, zeros, g})})};
-}
-
 // `g` summed back to forward input i's shape.
 NodeEntry ToInput(GradBuilder& b, const NodeEntry& g, int i) {
   return b.Op("_reduce_sum_like", {g, b.x(i)});
@@ -210,13 +192,7 @@ void RegisterElemwiseGradients() {
                          "broadcast_lesser",    "broadcast_lesser_equal",
                          "_equal_scalar",       "_not_equal_scalar",
                          "_greater_scalar",     "_greater_equal_scalar",
-                         "_lesser_scalar",      "_lesser_equal_scalar",
-                         "_npi_equal",          "_npi_not_equal",
-                         "_npi_greater",        "_npi_greater_equal",
-                         "_npi_less",           "_npi_less_equal",
-                         "_npi_equal_scalar",   "_npi_not_equal_scalar",
-                         "_npi_greater_scalar", "_npi_greater_equal_scalar",
-                         "_npi_less_scalar",    "_npi_less_equal_scalar"}) {
+                         "_lesser_scalar",      "_lesser_equal_scalar"}) {
     SetZeroGrad(op);
   }
 }

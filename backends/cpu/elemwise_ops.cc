@@ -1,9 +1,11 @@
 // Elementwise ops: unary math, binary ops with NumPy broadcasting, and their
-// scalar forms. Comparisons produce bool arrays.
+// scalar forms. The comparisons here give 1/0 in the inputs' dtype, as in
+// MXNet 1.x.
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cpu/binary_functors.h"
 #include "backends/cpu/elemwise.h"
 #include "backends/cpu/elemwise_binary.h"
 #include "backends/cpu/kernel_util.h"
@@ -125,98 +127,12 @@ MX_REGISTER_OP(clip)
 
 // ---- Binary with broadcasting. ----
 
-struct AddF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return WrapAdd(a, b);  // Integers wrap, as in NumPy.
-  }
-};
-struct SubF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return WrapSub(a, b);
-  }
-};
-struct MulF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return WrapMul(a, b);
-  }
-};
 // relu's gradient in one pass: ograd * sign(output). The output is >= 0,
 // so the sign is the 0/1 mask, and a NaN the forward propagated stays NaN.
 struct ReluGradF {
   template <typename A>
   static A Map(A g, A y) {
     return WrapMul(g, Sign(y));
-  }
-};
-struct DivF {
-  template <typename A>
-  static A Map(A a, A b) {
-    // Integer division by zero gives 0 (as NumPy does) instead of a trap.
-    if constexpr (std::is_integral_v<A>) {
-      if (b == 0) return 0;
-      if constexpr (std::is_signed_v<A>) {
-        if (b == -1) return WrapNeg(a);  // Avoids INT_MIN / -1.
-      }
-    }
-    return a / b;
-  }
-};
-struct PowF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return SaturatingCast<A>(
-        std::pow(static_cast<double>(a), static_cast<double>(b)));
-  }
-};
-struct MaxF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return a > b || IsNan(a) ? a : b;  // NaN in either wins, as NumPy.
-  }
-};
-struct MinF {
-  template <typename A>
-  static A Map(A a, A b) {
-    return a < b || IsNan(a) ? a : b;  // NaN in either wins, as NumPy.
-  }
-};
-struct EqF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a == b;
-  }
-};
-struct NeF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a != b;
-  }
-};
-struct GtF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a > b;
-  }
-};
-struct GeF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a >= b;
-  }
-};
-struct LtF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a < b;
-  }
-};
-struct LeF {
-  template <typename A>
-  static bool Map(A a, A b) {
-    return a <= b;
   }
 };
 
@@ -261,8 +177,8 @@ namespace {
                        "max(a, b) with broadcasting");
   RegisterBinary<MinF>("broadcast_minimum", {"minimum", "_minimum"},
                        "min(a, b) with broadcasting");
-  // Comparisons: MXNet's legacy names give 1/0 in the inputs' dtype, the
-  // NumPy-style names (MXNet 2's _npi_*, and nd::equal, a > b, ...) bool.
+  // Comparisons: MXNet's legacy names give 1/0 in the inputs' dtype (the
+  // NumPy-style _npi_equal, ... giving bool are in numpy_elemwise_ops.cc).
   RegisterBinary<AsNumberF<EqF>>("broadcast_equal", {"_equal"},
                                  "a == b as 1/0 in the inputs' dtype");
   RegisterBinary<AsNumberF<NeF>>("broadcast_not_equal", {"_not_equal"},
@@ -275,13 +191,6 @@ namespace {
                                  "a < b as 1/0 in the inputs' dtype");
   RegisterBinary<AsNumberF<LeF>>("broadcast_lesser_equal", {"_lesser_equal"},
                                  "a <= b as 1/0 in the inputs' dtype");
-  RegisterBinary<EqF>("_npi_equal", {"equal"}, "a == b as bool");
-  RegisterBinary<NeF>("_npi_not_equal", {"not_equal"}, "a != b as bool");
-  RegisterBinary<GtF>("_npi_greater", {"greater"}, "a > b as bool");
-  RegisterBinary<GeF>("_npi_greater_equal", {"greater_equal"},
-                      "a >= b as bool");
-  RegisterBinary<LtF>("_npi_less", {"less"}, "a < b as bool");
-  RegisterBinary<LeF>("_npi_less_equal", {"less_equal"}, "a <= b as bool");
 
   RegisterScalar<AddF>("_plus_scalar", {"_PlusScalar"}, "x + scalar");
   RegisterScalar<SubF>("_minus_scalar", {"_MinusScalar"}, "x - scalar");
@@ -306,12 +215,6 @@ namespace {
                                  "x < scalar as 1/0 in x's dtype");
   RegisterScalar<AsNumberF<LeF>>("_lesser_equal_scalar", {"_LesserEqualScalar"},
                                  "x <= scalar as 1/0 in x's dtype");
-  RegisterScalar<EqF>("_npi_equal_scalar", {}, "x == scalar as bool");
-  RegisterScalar<NeF>("_npi_not_equal_scalar", {}, "x != scalar as bool");
-  RegisterScalar<GtF>("_npi_greater_scalar", {}, "x > scalar as bool");
-  RegisterScalar<GeF>("_npi_greater_equal_scalar", {}, "x >= scalar as bool");
-  RegisterScalar<LtF>("_npi_less_scalar", {}, "x < scalar as bool");
-  RegisterScalar<LeF>("_npi_less_equal_scalar", {}, "x <= scalar as bool");
   // Here rather than in its own static initializer: the ops above must
   // exist first, and initialization order across files is unspecified.
   RegisterElemwiseGradients();

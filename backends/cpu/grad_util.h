@@ -86,6 +86,19 @@ inline void SetZeroGrad(const std::string& op) {
   });
 }
 
+// The gradient routes of a selection (maximum, minimum): g where `wins` or
+// forward input 0 is NaN (the input the output came from), and the rest.
+struct Routes {
+  NodeEntry first, second;
+};
+inline Routes SelectionRoutes(GradBuilder& b, const NodeEntry& wins,
+                              const NodeEntry& g) {
+  const NodeEntry zeros = b.Op("zeros_like", {g});
+  const NodeEntry nan = b.Op("_npi_not_equal", {b.x(0), b.x(0)});  // x != x
+  return {b.Op("where", {wins, g, b.Op("where", {nan, g, zeros})}),
+          b.Op("where", {wins, zeros, b.Op("where", {nan, zeros, g})})};
+}
+
 }  // namespace cpu
 }  // namespace mx
 

@@ -49,6 +49,21 @@ std::vector<double> DoublesOf(const TBlob& b) {
   return v;
 }
 
+void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out) {
+  if (req == OpReqType::kNullOp) return;
+  MX_DTYPE_SWITCH(in.dtype, From, {
+    MX_DTYPE_SWITCH(out.dtype, To, {
+      const From* x = in.data<From>();
+      To* y = out.data<To>();
+      ParallelFor(out.Size(), int64_t{1} << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          Assign(y + i, req, ConvertElement<To>(x[i]));
+        }
+      });
+    });
+  });
+}
+
 std::vector<int64_t> Strides(const TShape& shape) {
   std::vector<int64_t> strides(shape.ndim());
   int64_t stride = 1;

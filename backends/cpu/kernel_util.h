@@ -162,6 +162,10 @@ std::vector<int64_t> Strides(const TShape& shape);
 // A numeric blob's values as doubles (labels, lengths of any dtype).
 std::vector<double> DoublesOf(const TBlob& b);
 
+// out = in converted elementwise to out's dtype (ConvertElement), written
+// as `req` says; the shapes have equal sizes. Cast's kernel.
+void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out);
+
 // A uniform double in [0, 1) from the top 53 bits of one draw.
 inline double Canonical(RandomEngine& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;

@@ -259,19 +259,7 @@ void CastCompute(const OpContext& ctx, const NodeAttrs& attrs,
                  const std::vector<OpReqType>& req,
                  const std::vector<TBlob>& out) {
   if (in[0].dtype == out[0].dtype) return CopyCompute(ctx, attrs, in, req, out);
-  const OpReqType r = req[0];
-  if (r == OpReqType::kNullOp) return;
-  MX_DTYPE_SWITCH(in[0].dtype, From, {
-    MX_DTYPE_SWITCH(out[0].dtype, To, {
-      const From* x = in[0].data<From>();
-      To* y = out[0].data<To>();
-      ParallelFor(out[0].Size(), kGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          Assign(y + i, r, ConvertElement<To>(x[i]));
-        }
-      });
-    });
-  });
+  ConvertBlob(in[0], req[0], out[0]);
 }
 
 MX_REGISTER_OP(Cast)

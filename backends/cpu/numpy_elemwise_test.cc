@@ -1,0 +1,265 @@
+// MXNet 2's NumPy-interface elementwise ops: MXNet's dtype promotion for
+// mixed operands, scalars with is_int, the float functions of integers,
+// values against hand computations, and gradients (numerical, and in each
+// operand's dtype through autograd).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "base/error.h"
+#include "gtest/gtest.h"
+#include "imperative/nd.h"
+#include "testing/grad_check.h"
+#include "testing/op_test_util.h"
+
+namespace mx {
+namespace testing {
+namespace {
+
+NDArray Npi(const std::string& op, const std::vector<NDArray>& in,
+            const AttrDict& attrs = {}) {
+  return nd::Call(op, in, attrs);
+}
+
+TEST(NumpyBinary, MixedOperandsMeetInMxnetsPromotedDtype) {
+  const NDArray i32 = ArrayOf({3}, {1, -2, 3}, DType::kInt32);
+  const NDArray f16 = ArrayOf({3}, {0.5, 0.25, -1}, DType::kFloat16);
+  NDArray y = Npi("_npi_add", {i32, f16});
+  EXPECT_EQ(y.dtype(), DType::kFloat16);  // NumPy would say float64.
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1.5, -1.75, 2}));
+  y = Npi("_npi_add", {f16, i32});
+  EXPECT_EQ(y.dtype(), DType::kFloat16);
+  // uint8 with int8 meets in int32, so 200 + 100 does not wrap.
+  y = Npi("_npi_add", {ArrayOf({2}, {200, 255}, DType::kUInt8),
+                       ArrayOf({2}, {100, -128}, DType::kInt8)});
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{300, 127}));
+  // int64 past 2^31 with int32.
+  y = Npi("_npi_multiply", {ArrayOf({1}, {4294967296.0}, DType::kInt64),
+                            ArrayOf({1}, {3}, DType::kInt32)});
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{12884901888.0}));
+  // bool meets the other operand's dtype.
+  y = Npi("_npi_subtract", {ArrayOf({2}, {1, 0}, DType::kBool),
+                            ArrayOf({2}, {5, 5}, DType::kInt8)});
+  EXPECT_EQ(y.dtype(), DType::kInt8);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{-4, -5}));
+  // float32 with float64, broadcasting.
+  y = Npi("_npi_maximum", {ArrayOf({2, 2}, {1, 5, -3, 2}),
+                           ArrayOf({2}, {2, 2}, DType::kFloat64)});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(y.shape(), TShape({2, 2}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{2, 5, 2, 2}));
+}
+
+TEST(NumpyBinary, ValuesAsTheLegacyOps) {
+  const NDArray a = ArrayOf({2, 3}, {7, -7, 2.5, 0, 9, -1});
+  const NDArray b = ArrayOf({3}, {3, 3, -2});
+  EXPECT_EQ(ToDouble(Npi("_npi_subtract", {a, b})),
+            (std::vector<double>{4, -10, 4.5, -3, 6, 1}));
+  EXPECT_EQ(ToDouble(Npi("_npi_mod", {a, b})),
+            (std::vector<double>{1, 2, -1.5, 0, 0, -1}));  // b's sign.
+  EXPECT_EQ(ToDouble(Npi("_npi_power",
+                         {ArrayOf({3}, {2, 3, 4}), ArrayOf({3}, {3, 2, 0.5})})),
+            (std::vector<double>{8, 9, 2}));
+  const std::vector<double> min = ToDouble(
+      Npi("_npi_minimum", {ArrayOf({2}, {NAN, 1}), ArrayOf({2}, {0, NAN})}));
+  EXPECT_TRUE(std::isnan(min[0]) && std::isnan(min[1]));  // NaN wins.
+}
+
+TEST(NumpyBinary, TrueDivideIsAFloat) {
+  const NDArray seven = ArrayOf({2}, {7, -7}, DType::kInt32);
+  const NDArray two = ArrayOf({2}, {2, 2}, DType::kInt64);
+  NDArray y = Npi("_npi_true_divide", {seven, two});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{3.5, -3.5}));
+  y = Npi("_npi_true_divide", {seven, ArrayOf({2}, {4, 4}, DType::kFloat64)});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1.75, -1.75}));
+  // Integer division by zero: inf, as NumPy's true_divide.
+  EXPECT_EQ(ToDouble(Npi("_npi_true_divide",
+                         {seven, ArrayOf({2}, {0, 0}, DType::kInt32)})),
+            (std::vector<double>{INFINITY, -INFINITY}));
+}
+
+TEST(NumpyBinary, BoolArithmeticAndShapesAreRefused) {
+  const NDArray t = ArrayOf({2}, {1, 0}, DType::kBool);
+  ExpectError<DTypeError>(
+      [&] {
+        Npi("_npi_add", {t, t});
+      },
+      {"_npi_add", "bool"});
+  ExpectError<ShapeError>(
+      [&] {
+        Npi("_npi_multiply",
+            {ArrayOf({3}, {1, 2, 3}), ArrayOf({2}, {1, 2}, DType::kInt32)});
+      },
+      {"_npi_multiply"});
+}
+
+TEST(NumpyScalar, IsIntDecidesTheDtype) {
+  const NDArray i32 = ArrayOf({2}, {1, -2}, DType::kInt32);
+  // An int scalar keeps int32; a float scalar makes float64 (MXNet 2).
+  NDArray y = Npi("_npi_add_scalar", {i32}, {{"scalar", "3"}});
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{4, 1}));
+  y = Npi("_npi_add_scalar", {i32}, {{"scalar", "0.5"}, {"is_int", "False"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1.5, -1.5}));
+  y = Npi("_npi_multiply_scalar", {ArrayOf({2}, {1, 0}, DType::kBool)},
+          {{"scalar", "3"}, {"is_int", "1"}});
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{3, 0}));
+  y = Npi("_npi_power_scalar", {ArrayOf({2}, {4, 9}, DType::kUInt8)},
+          {{"scalar", "0.5"}, {"is_int", "0"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{2, 3}));
+  // Float data keeps its dtype whatever the scalar.
+  y = Npi("_npi_subtract_scalar", {ArrayOf({1}, {1}, DType::kFloat16)},
+          {{"scalar", "0.25"}, {"is_int", "False"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat16);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{0.75}));
+  ExpectError<InvalidArgument>(
+      [&] {
+        Npi("_npi_add_scalar", {i32}, {{"is_int", "maybe"}});
+      },
+      {"_npi_add_scalar", "is_int"});
+}
+
+TEST(NumpyScalar, EveryForm) {
+  const NDArray x = ArrayOf({3}, {4, -6, 1.5});
+  const AttrDict s = {{"scalar", "4"}, {"is_int", "False"}};
+  auto run = [&](const char* op) { return ToDouble(Npi(op, {x}, s)); };
+  using V = std::vector<double>;
+  EXPECT_EQ(run("_npi_rsubtract_scalar"), (V{0, 10, 2.5}));
+  EXPECT_EQ(run("_npi_true_divide_scalar"), (V{1, -1.5, 0.375}));
+  EXPECT_TRUE(
+      AllClose(run("_npi_rtrue_divide_scalar"), {1, -4.0 / 6, 4 / 1.5}));
+  EXPECT_EQ(run("_npi_mod_scalar"), (V{0, 2, 1.5}));
+  EXPECT_EQ(run("_npi_rmod_scalar"), (V{0, -2, 1}));
+  EXPECT_EQ(run("_npi_rpower_scalar"), (V{256, std::pow(4.0, -6), 8}));
+  EXPECT_EQ(run("_npi_maximum_scalar"), (V{4, 4, 4}));
+  EXPECT_EQ(run("_npi_minimum_scalar"), (V{4, -6, 1.5}));
+  // true_divide of integers by a scalar: float32.
+  const NDArray y = Npi("_npi_true_divide_scalar",
+                        {ArrayOf({1}, {3}, DType::kInt64)}, {{"scalar", "2"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(y), (V{1.5}));
+}
+
+TEST(NumpyCompare, MixedDtypesCompareInThePromotedDtype) {
+  const NDArray two = ArrayOf({2}, {2, 3}, DType::kInt32);
+  // 2 < 2.5 (a truncated 2.5 would say false).
+  NDArray y = Npi("_npi_less", {two, ArrayOf({2}, {2.5, 2.5})});
+  EXPECT_EQ(y.dtype(), DType::kBool);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 0}));
+  y = Npi("_npi_greater_equal_scalar", {two},
+          {{"scalar", "2.5"}, {"is_int", "False"}});
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{0, 1}));
+  y = Npi("_npi_equal_scalar", {ArrayOf({2}, {1, 0}, DType::kBool)},
+          {{"scalar", "1"}});
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 0}));
+  // The short names are the NumPy ones.
+  EXPECT_EQ(ToDouble(nd::Call("not_equal", {two, ArrayOf({2}, {2, 2})})),
+            (std::vector<double>{0, 1}));
+}
+
+TEST(NumpyUnary, IntegersGiveFloat32) {
+  NDArray y = Npi("_npi_exp", {ArrayOf({2}, {0, 1}, DType::kInt32)});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_TRUE(AllClose(ToDouble(y), {1, std::exp(1.0)}));
+  y = Npi("_npi_sqrt", {ArrayOf({2}, {1, 0}, DType::kBool)});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 0}));
+  y = Npi("_npi_tanh", {ArrayOf({1}, {0.5}, DType::kFloat64)});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{std::tanh(0.5)}));
+  // The NumPy names of dtype-keeping functions.
+  y = Npi("_npi_absolute", {ArrayOf({2}, {-3, 4}, DType::kInt8)});
+  EXPECT_EQ(y.dtype(), DType::kInt8);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{3, 4}));
+  y = Npi("_npi_floor", {ArrayOf({2}, {7, -7}, DType::kInt64)});
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(Npi("_npi_fix", {ArrayOf({2}, {-2.5, 2.5})})),
+            (std::vector<double>{-2, 2}));
+  ExpectError<DTypeError>(
+      [&] { Npi("_npi_reciprocal", {ArrayOf({1}, {2}, DType::kInt32)}); },
+      {"_npi_reciprocal", "int32"});
+}
+
+TEST(NumpyGradient, BinaryAgainstCentralDifferences) {
+  const NDArray a = ArrayOf({2, 3}, {1.3, -0.7, 2.2, 0.4, -1.9, 0.8});
+  const NDArray b = ArrayOf({3}, {0.6, 1.7, -1.1});
+  for (const char* op : {"_npi_add", "_npi_subtract", "_npi_multiply",
+                         "_npi_true_divide", "_npi_maximum", "_npi_minimum"}) {
+    EXPECT_TRUE(CheckGradient(op, {}, {a, b})) << op;
+    EXPECT_TRUE(CheckGradient(op, {}, {b, a})) << op;
+  }
+  // mod away from its jumps; power of positive bases.
+  EXPECT_TRUE(CheckGradient(
+      "_npi_mod", {},
+      {ArrayOf({3}, {4.3, -3.1, 5.9}), ArrayOf({3}, {1.7, -1.3, 2.4})}));
+  EXPECT_TRUE(CheckGradient(
+      "_npi_power", {}, {ArrayOf({2, 3}, {1.3, 0.7, 2.2, 0.4, 1.9, 0.8}), b}));
+  CheckSecondOrder("_npi_multiply", {}, {a, b}, RandomArray({2, 3}));
+  CheckSecondOrder("_npi_true_divide", {}, {a, b}, RandomArray({2, 3}), 1);
+}
+
+TEST(NumpyGradient, MixedOperandWithAnIntegerOne) {
+  // d(x * k)/dx = k for an int32 k (not differentiated).
+  const NDArray x = ArrayOf({2, 2}, {0.5, -1, 2, 3});
+  const NDArray k = ArrayOf({2}, {3, -2}, DType::kInt32);
+  EXPECT_TRUE(CheckGradient("_npi_multiply", {}, {x, k}));
+  EXPECT_TRUE(CheckGradient("_npi_true_divide", {}, {x, k}));
+  EXPECT_TRUE(CheckGradient("_npi_power", {}, {ArrayOf({2}, {1.5, 0.5}), k}));
+  const auto g =
+      Gradients("_npi_multiply", {}, {x, k}, {ArrayOf({2, 2}, {1, 1, 1, 1})});
+  EXPECT_EQ(g[0], (std::vector<double>{3, -2, 3, -2}));
+}
+
+TEST(NumpyGradient, ScalarFormsAndUnary) {
+  const NDArray x = ArrayOf({4}, {1.6, -2.1, 3.1, 0.9});
+  const NDArray pos = ArrayOf({4}, {1.6, 2.1, 3.1, 0.9});
+  // 0.65: no element is a multiple of it (where mod jumps).
+  const AttrDict s = {{"scalar", "0.65"}, {"is_int", "False"}};
+  for (const char* op :
+       {"_npi_add_scalar", "_npi_subtract_scalar", "_npi_rsubtract_scalar",
+        "_npi_multiply_scalar", "_npi_true_divide_scalar",
+        "_npi_rtrue_divide_scalar", "_npi_mod_scalar", "_npi_rmod_scalar",
+        "_npi_rpower_scalar", "_npi_maximum_scalar", "_npi_minimum_scalar"}) {
+    EXPECT_TRUE(CheckGradient(op, s, {x})) << op;
+  }
+  EXPECT_TRUE(CheckGradient("_npi_power_scalar", s, {pos}));
+  for (const char* op : {"_npi_exp", "_npi_log", "_npi_tanh", "_npi_arcsinh",
+                         "_npi_negative", "_npi_square", "_npi_reciprocal"}) {
+    EXPECT_TRUE(CheckGradient(op, {}, {pos})) << op;
+  }
+  // max(x, s) at a tie gives the gradient to x, as the legacy op.
+  const auto g =
+      Gradients("_npi_maximum_scalar", {{"scalar", "2"}},
+                {ArrayOf({3}, {2, 1, 3})}, {ArrayOf({3}, {1, 1, 1})});
+  EXPECT_EQ(g[0], (std::vector<double>{1, 0, 1}));
+}
+
+// Each operand's gradient comes back in its own dtype.
+TEST(NumpyGradient, AutogradKeepsEachOperandsDtype) {
+  NDArray half = ArrayOf({2}, {0.5, 2}, DType::kFloat16);
+  NDArray single = ArrayOf({2, 2}, {1, 2, 3, 4});
+  autograd::AttachGrad(&half);
+  autograd::AttachGrad(&single);
+  NDArray y;
+  {
+    autograd::RecordScope record;
+    y = nd::Call("sum", {Npi("_npi_multiply", {half, single})});
+  }
+  autograd::Backward({y});
+  EXPECT_EQ(half.grad().dtype(), DType::kFloat16);
+  EXPECT_EQ(single.grad().dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(half.grad()), (std::vector<double>{4, 6}));
+  EXPECT_EQ(ToDouble(single.grad()), (std::vector<double>{0.5, 2, 0.5, 2}));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace mx
