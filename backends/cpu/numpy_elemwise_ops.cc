@@ -217,17 +217,24 @@ void RegisterNumpyUnary(const std::string& name, const std::string& legacy,
         }
         (*kernel)(ctx, attrs, {InDType(ctx, in[0], out[0].dtype)}, req, out);
       });
-  // The legacy op's gradient: for float data the two ops are one function.
+  // The legacy op's gradient. A float function's is taken on a node of
+  // the legacy op over the data converted to the output's dtype (integer
+  // data has no float gradient formula of its own), and converted back.
   OpRegistry::Get()->Mutable(name).SetAttr<FGradient>(
-      "FGradient",
-      [legacy](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      "FGradient", [legacy, float_result](const NodePtr& n,
+                                          const std::vector<NodeEntry>& og) {
         const FGradient* grad =
             OpRegistry::Get()->Lookup(legacy).GetAttr<FGradient>("FGradient");
         if (grad == nullptr) {
           throw NotImplemented(
               absl::StrCat(n->op()->name(), ": ", legacy, " has no gradient"));
         }
-        return (*grad)(n, og);
+        if (!float_result) return (*grad)(n, og);
+        B b{n};
+        const E as_float = b.Op("_cast_like", {b.x(), b.y()});
+        const E same = b.Op(legacy, {as_float});
+        return std::vector<E>{
+            b.Op("_cast_like", {(*grad)(same.node, og)[0], b.x()})};
       });
 }
 

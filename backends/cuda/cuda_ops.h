@@ -12,6 +12,9 @@ namespace mx_cuda {
 // Elementwise, broadcast, scalar, clip, Activation, add_n, softmax
 // (elementwise.cu, reduce_kernels.cu).
 void RegisterElementwiseOps(mxplugin::Plugin& plugin);
+// MXNet 2's NumPy-interface elementwise ops (_npi_add, _npi_exp, ...):
+// operands of other dtypes converted first (numpy_ops.cc).
+void RegisterNumpyOps(mxplugin::Plugin& plugin);
 // sum, mean, max, min, prod, nansum, nanprod, norm, prod's gradient and
 // the reduce/broadcast gradient helpers (reduce_kernels.cu,
 // prod_norm_kernels.cu).

@@ -12,6 +12,7 @@
 MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   plugin.RegisterDevice(std::make_shared<mx_cuda::CudaDevice>());
   mx_cuda::RegisterElementwiseOps(plugin);
+  mx_cuda::RegisterNumpyOps(plugin);
   mx_cuda::RegisterReduceOps(plugin);
   mx_cuda::RegisterArrayOps(plugin);
   mx_cuda::RegisterLayoutOps(plugin);

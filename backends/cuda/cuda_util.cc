@@ -354,6 +354,27 @@ std::vector<int64_t> StridesOf(const mxplugin::Tensor& t) {
   return s;
 }
 
+// The broadcast index of out = a op b (shapes right-aligned).
+BroadcastIndex MakeBroadcast(const std::string& op, const mxplugin::Tensor& a,
+                             const mxplugin::Tensor& b,
+                             const mxplugin::Tensor& out) {
+  const int n = out.ndim();
+  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
+  BroadcastIndex bc;
+  bc.ndim = n;
+  int64_t sa = 1, sb = 1;
+  for (int d = n - 1; d >= 0; --d) {
+    const int da = d - (n - a.ndim()), db = d - (n - b.ndim());
+    const int64_t ea = da >= 0 ? a.dim(da) : 1, eb = db >= 0 ? b.dim(db) : 1;
+    bc.shape[d] = out.dim(d);
+    bc.a_stride[d] = ea == 1 ? 0 : sa;
+    bc.b_stride[d] = eb == 1 ? 0 : sb;
+    sa *= ea;
+    sb *= eb;
+  }
+  return bc;
+}
+
 void Unsupported(const std::string& op, const std::string& why) {
   throw Error(MX_STATUS_NOT_IMPLEMENTED, op + " on gpu: " + why);
 }

@@ -159,6 +159,12 @@ class ScratchCarver {
 // Row-major element strides of t's shape.
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t);
 
+// The broadcast index of out = a op b (shapes right-aligned; at most
+// kMaxDims dimensions, else Unsupported).
+BroadcastIndex MakeBroadcast(const std::string& op, const mxplugin::Tensor& a,
+                             const mxplugin::Tensor& b,
+                             const mxplugin::Tensor& out);
+
 // A kernel that does not handle a case hands it back to the host.
 [[noreturn]] void Unsupported(const std::string& op, const std::string& why);
 

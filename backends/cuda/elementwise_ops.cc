@@ -59,26 +59,6 @@ void RegisterUnary(mxplugin::Plugin& plugin, const std::string& op, Unary u) {
       });
 }
 
-// The broadcast index of out = a op b (shapes right-aligned).
-BroadcastIndex MakeBroadcast(const std::string& op, const Tensor& a,
-                             const Tensor& b, const Tensor& out) {
-  const int n = out.ndim();
-  if (n > kMaxDims) Unsupported(op, "more than 8 dimensions");
-  BroadcastIndex bc;
-  bc.ndim = n;
-  int64_t sa = 1, sb = 1;
-  for (int d = n - 1; d >= 0; --d) {
-    const int da = d - (n - a.ndim()), db = d - (n - b.ndim());
-    const int64_t ea = da >= 0 ? a.dim(da) : 1, eb = db >= 0 ? b.dim(db) : 1;
-    bc.shape[d] = out.dim(d);
-    bc.a_stride[d] = ea == 1 ? 0 : sa;
-    bc.b_stride[d] = eb == 1 ? 0 : sb;
-    sa *= ea;
-    sb *= eb;
-  }
-  return bc;
-}
-
 void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                     bool broadcast) {
   RegisterGpuKernel(
@@ -120,32 +100,6 @@ void RegisterScalar(mxplugin::Plugin& plugin, const std::string& op, Binary f,
                                in[0].data<void>(), s, out[0].data<void>(),
                                req[0], StreamOf(ctx)),
                   op);
-      });
-}
-
-// NumPy-style comparisons to bool: binary with broadcasting, or scalar.
-void RegisterCompare(mxplugin::Plugin& plugin, const std::string& op, Binary f,
-                     bool scalar) {
-  RegisterGpuKernel(
-      plugin, op,
-      [op, f, scalar](const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                      const int32_t* req, Tensors out) {
-        RequireNumeric(op, in[0]);
-        double s = 0;
-        BroadcastIndex bc;
-        const BroadcastIndex* index = nullptr;
-        if (scalar) {
-          s = NumberAttr(op, attrs, "scalar", 0.0);
-        } else if (in[0].shape() != out[0].shape() ||
-                   in[1].shape() != out[0].shape()) {
-          bc = MakeBroadcast(op, in[0], in[1], out[0]);
-          index = &bc;
-        }
-        CheckCuda(
-            LaunchCompare(f, in[0].dtype(), out[0].size(), in[0].data<void>(),
-                          scalar ? nullptr : in[1].data<void>(), s, false,
-                          index, out[0].data<void>(), req[0], StreamOf(ctx)),
-            op);
       });
 }
 
@@ -407,6 +361,20 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
       {"digamma", Unary::kDigamma},
       {"erfinv", Unary::kErfinv}};
   for (const auto& [op, u] : unary) RegisterUnary(plugin, op, u);
+  // MXNet 2's NumPy names of the functions that keep the dtype (the float
+  // functions of integers are in numpy_ops.cc).
+  const std::pair<const char*, Unary> numpy_unary[] = {
+      {"_npi_negative", Unary::kNegative},
+      {"_npi_absolute", Unary::kAbs},
+      {"_npi_sign", Unary::kSign},
+      {"_npi_square", Unary::kSquare},
+      {"_npi_reciprocal", Unary::kReciprocal},
+      {"_npi_rint", Unary::kRint},
+      {"_npi_ceil", Unary::kCeil},
+      {"_npi_floor", Unary::kFloor},
+      {"_npi_trunc", Unary::kTrunc},
+      {"_npi_fix", Unary::kTrunc}};
+  for (const auto& [op, u] : numpy_unary) RegisterUnary(plugin, op, u);
   // sigmoid of input 0; input 1, the label, feeds only the gradient.
   RegisterUnary(plugin, "LogisticRegressionOutput", Unary::kSigmoid);
 
@@ -470,20 +438,16 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
     RegisterScalar(plugin, "_logical_" + n + "_scalar", f, false);
   }
 
-  // Comparisons: MXNet's legacy names as 1/0 in the operands' dtype, the
-  // NumPy-style names as bool.
+  // Comparisons: MXNet's legacy names as 1/0 in the operands' dtype (the
+  // NumPy-style names, bool, are in numpy_ops.cc).
   const std::pair<const char*, Binary> compare[] = {
       {"equal", Binary::kEq},   {"not_equal", Binary::kNe},
       {"greater", Binary::kGt}, {"greater_equal", Binary::kGe},
       {"lesser", Binary::kLt},  {"lesser_equal", Binary::kLe}};
   for (const auto& [name, f] : compare) {
     const std::string n = name;
-    const std::string npi =
-        n.rfind("lesser", 0) == 0 ? "less" + n.substr(6) : n;
     RegisterBinary(plugin, "broadcast_" + n, f, true);
     RegisterScalar(plugin, "_" + n + "_scalar", f, false);
-    RegisterCompare(plugin, "_npi_" + npi, f, false);
-    RegisterCompare(plugin, "_npi_" + npi + "_scalar", f, true);
   }
 
   RegisterGpuKernel(plugin, "Activation", Activation);

@@ -1,8 +1,9 @@
 // The op table's building blocks (op_table.cc), shared by the files that
 // add its cases: op_cases_device.cc (the elementwise family, shape ops,
 // fills, random numbers, optimizer updates, layout ops),
-// op_cases_nn.cc (indexing, norms, losses, deconvolution) and
-// op_cases_rnn.cc (the fused RNN op).
+// op_cases_nn.cc (indexing, norms, losses, deconvolution),
+// op_cases_rnn.cc (the fused RNN op) and op_cases_numpy.cc (MXNet 2's
+// NumPy-interface elementwise ops).
 #ifndef MXCORE_TESTS_PLUGIN_CONFORMANCE_OP_CASES_H_
 #define MXCORE_TESTS_PLUGIN_CONFORMANCE_OP_CASES_H_
 
@@ -37,6 +38,7 @@ void AddLayoutCases(std::vector<OpCase>* t);  // op_cases_device.cc
 void AddIndexCases(std::vector<OpCase>* t);   // op_cases_nn.cc
 void AddNnCases(std::vector<OpCase>* t);      // op_cases_nn.cc
 void AddRnnCases(std::vector<OpCase>* t);     // op_cases_rnn.cc
+void AddNumpyCases(std::vector<OpCase>* t);   // op_cases_numpy.cc
 
 }  // namespace cases
 }  // namespace conformance

@@ -183,14 +183,10 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   for (const char* name : {"equal", "not_equal", "greater", "greater_equal",
                            "lesser", "lesser_equal"}) {
     const std::string n = name;
-    const std::string npi =
-        n.rfind("lesser", 0) == 0 ? "less" + n.substr(6) : n;
-    for (const std::string& op : {"broadcast_" + n, "_npi_" + npi}) {
-      t->push_back(Shaped(
-          op, {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}}, {{}}));
-    }
+    t->push_back(Shaped("broadcast_" + n,
+                        {{{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}},
+                        {{}}));
     t->push_back(Scalar("_" + n + "_scalar"));
-    t->push_back(Scalar("_npi_" + npi + "_scalar"));
   }
   // Rounding, logical ops, special functions, mod, hypot and smooth_l1.
   for (const char* op : {"round", "rint", "fix", "trunc", "floor", "ceil"}) {

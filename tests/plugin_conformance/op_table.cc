@@ -368,6 +368,7 @@ std::vector<OpCase> MakeTable() {
   AddIndexCases(&t);
   AddNnCases(&t);
   AddRnnCases(&t);
+  AddNumpyCases(&t);
   return t;
 }
 

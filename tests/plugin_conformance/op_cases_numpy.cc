@@ -1,0 +1,95 @@
+// Cases of MXNet 2's NumPy-interface elementwise ops: each as the legacy
+// op's case, and with an int32 operand (the promotion a device must do:
+// int32 with float meets in the float, integer data of a float function or
+// a float scalar gives a float).
+#include <string>
+#include <vector>
+
+#include "tests/plugin_conformance/op_cases.h"
+
+namespace mx {
+namespace conformance {
+namespace cases {
+
+namespace {
+
+const std::vector<Shapes> kBroadcastShapes = {
+    {{3, 4}, {1, 4}}, {{2, 3, 5}, {2, 1, 5}}, {{6}, {6}}};
+
+// `c` and the same case with input `input` int32 integers in [lo, hi).
+void WithInt32Operand(OpCase c, int input, double lo, double hi,
+                      std::vector<OpCase>* t) {
+  t->push_back(c);
+  c.int32_inputs = {input};
+  if (c.ranges.size() <= static_cast<size_t>(input)) {
+    c.ranges.resize(input + 1, {c.lo, c.hi});
+  }
+  c.ranges[input] = {lo, hi};
+  t->push_back(c);
+}
+
+}  // namespace
+
+void AddNumpyCases(std::vector<OpCase>* t) {
+  for (const char* op : {"add", "subtract", "multiply", "maximum", "minimum"}) {
+    WithInt32Operand(Shaped(std::string("_npi_") + op, kBroadcastShapes, {{}}),
+                     1, -3, 3, t);
+  }
+  // Divisors and bases away from 0.
+  for (const char* op : {"true_divide", "mod", "power"}) {
+    OpCase c = Shaped(std::string("_npi_") + op, kBroadcastShapes, {{}});
+    c.lo = 0.5;
+    c.hi = 2;
+    WithInt32Operand(c, 1, 1, 3, t);
+  }
+  for (const char* op : {"equal", "not_equal", "greater", "greater_equal",
+                         "less", "less_equal"}) {
+    WithInt32Operand(Shaped(std::string("_npi_") + op, kBroadcastShapes, {{}}),
+                     0, -1, 1, t);
+  }
+
+  // Scalar forms: int and float scalars (float ones make float64 of
+  // integer data).
+  const std::vector<AttrDict> scalars = {
+      {{"scalar", "2"}},
+      {{"scalar", "0.5"}, {"is_int", "False"}},
+      {{"scalar", "-3"}, {"is_int", "True"}}};
+  for (const char* op : {"add", "subtract", "rsubtract", "multiply", "maximum",
+                         "minimum", "equal", "not_equal", "greater",
+                         "greater_equal", "less", "less_equal"}) {
+    OpCase c = Unary(std::string("_npi_") + op + "_scalar");
+    c.attrs = scalars;
+    WithInt32Operand(c, 0, -3, 3, t);
+  }
+  for (const char* op :
+       {"true_divide", "rtrue_divide", "mod", "rmod", "power", "rpower"}) {
+    OpCase c = Unary(std::string("_npi_") + op + "_scalar", 0.5, 2);
+    c.attrs = {{{"scalar", "2"}}, {{"scalar", "0.5"}, {"is_int", "False"}}};
+    WithInt32Operand(c, 0, 1, 4, t);
+  }
+
+  // The float functions (of int32 data too) and the dtype-keeping ones.
+  for (const char* op :
+       {"exp", "sin", "cos", "tan", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+        "degrees", "radians", "expm1", "cbrt"}) {
+    WithInt32Operand(Unary(std::string("_npi_") + op), 0, -2, 2, t);
+  }
+  for (const char* op : {"log", "log2", "log10", "log1p", "sqrt"}) {
+    WithInt32Operand(Unary(std::string("_npi_") + op, 0.1, 2), 0, 1, 5, t);
+  }
+  for (const char* op : {"arcsin", "arccos", "arctanh"}) {
+    WithInt32Operand(Unary(std::string("_npi_") + op, -0.9, 0.9), 0, 0, 1, t);
+  }
+  WithInt32Operand(Unary("_npi_arccosh", 1.2, 4), 0, 1, 5, t);
+  for (const char* op : {"negative", "absolute", "sign", "square"}) {
+    t->push_back(Unary(std::string("_npi_") + op));
+  }
+  t->push_back(Unary("_npi_reciprocal", 0.5, 2));
+  for (const char* op : {"rint", "ceil", "floor", "trunc", "fix"}) {
+    t->push_back(Unary(std::string("_npi_") + op, -3, 3));
+  }
+}
+
+}  // namespace cases
+}  // namespace conformance
+}  // namespace mx
