@@ -117,6 +117,14 @@ Op& RegisterNumpyBinary(const std::string& name, const std::string& doc) {
                })
                .SetResourceRequest(TempSpace)
                .SetCompute(Context::kCPU, NumpyBinaryCompute<F, kRule>);
+  // An operand sharing the output's memory (same bytes) is read before the
+  // output is written: converted into temporary space first, or read at
+  // the element written.
+  if (kRule != BinaryRule::kCompare) {
+    op.SetInplaceOption([](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}, {1, 0}};
+    });
+  }
   return op;
 }
 
@@ -153,28 +161,30 @@ void NumpyScalarCompute(const OpContext& ctx, const NodeAttrs& attrs,
 
 template <typename F, bool kReverse, BinaryRule kRule>
 void RegisterNumpyScalar(const std::string& name, const std::string& doc) {
-  OpRegistry::Get()
-      ->Register(name)
-      .Describe(doc)
-      .SetNumInputs(1)
-      .SetInputNames({"data"})
-      .SetParams<NumpyScalarParam>()
-      .SetInferShape(SameShape)
-      .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                       std::vector<DType>* out) {
-        const DType data = (*in)[0];
-        if (data == DType::kUnknown) return;
-        DType result = DType::kBool;
-        if (kRule == BinaryRule::kTrueDivide) {
-          result = static_cast<DType>(
-              mx_numpy::FloatResultType(static_cast<int>(data)));
-        } else if (kRule == BinaryRule::kPromote) {
-          result = ScalarMeet(attrs, data);
-        }
-        AssignType(attrs, out, 0, result, true);
-      })
-      .SetResourceRequest(TempSpace)
-      .SetCompute(Context::kCPU, NumpyScalarCompute<F, kReverse, kRule>);
+  Op& op =
+      OpRegistry::Get()
+          ->Register(name)
+          .Describe(doc)
+          .SetNumInputs(1)
+          .SetInputNames({"data"})
+          .SetParams<NumpyScalarParam>()
+          .SetInferShape(SameShape)
+          .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                           std::vector<DType>* out) {
+            const DType data = (*in)[0];
+            if (data == DType::kUnknown) return;
+            DType result = DType::kBool;
+            if (kRule == BinaryRule::kTrueDivide) {
+              result = static_cast<DType>(
+                  mx_numpy::FloatResultType(static_cast<int>(data)));
+            } else if (kRule == BinaryRule::kPromote) {
+              result = ScalarMeet(attrs, data);
+            }
+            AssignType(attrs, out, 0, result, true);
+          })
+          .SetResourceRequest(TempSpace)
+          .SetCompute(Context::kCPU, NumpyScalarCompute<F, kReverse, kRule>);
+  if (kRule != BinaryRule::kCompare) op.SetInplaceOption(InplaceFirst);
 }
 
 // ---- Unary: the legacy op's kernel on data converted to the output's

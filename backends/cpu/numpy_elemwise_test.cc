@@ -8,7 +8,9 @@
 
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "graph/symbol.h"
 #include "gtest/gtest.h"
+#include "imperative/executor.h"
 #include "imperative/nd.h"
 #include "testing/grad_check.h"
 #include "testing/op_test_util.h"
@@ -258,6 +260,38 @@ TEST(NumpyGradient, AutogradKeepsEachOperandsDtype) {
   EXPECT_EQ(single.grad().dtype(), DType::kFloat32);
   EXPECT_EQ(ToDouble(half.grad()), (std::vector<double>{4, 6}));
   EXPECT_EQ(ToDouble(single.grad()), (std::vector<double>{0.5, 2, 0.5, 2}));
+}
+
+// A graph as MXNet 2 exports one (attribute spellings included): float32
+// data times a float scalar, plus int32 ids, then exp; forward and the
+// data's gradient through the executor.
+TEST(NumpyGraph, Mxnet2ExportRunsWithMixedDtypes) {
+  const Symbol net = Symbol::FromJSON(R"({
+    "nodes": [
+      {"op": "null", "name": "data", "inputs": []},
+      {"op": "null", "name": "ids", "inputs": []},
+      {"op": "_npi_multiply_scalar", "name": "mul",
+       "attrs": {"scalar": "0.5", "is_int": "False"}, "inputs": [[0, 0, 0]]},
+      {"op": "_npi_add", "name": "add", "inputs": [[2, 0, 0], [1, 0, 0]]},
+      {"op": "_npi_exp", "name": "exp", "inputs": [[3, 0, 0]]}],
+    "arg_nodes": [0, 1], "node_row_ptr": [0, 1, 2, 3, 4, 5],
+    "heads": [[4, 0, 0]], "attrs": {"mxnet_version": ["int", 20000]}})");
+  const NDArray data = ArrayOf({2, 3}, {0, 1, 2, -2, 4, 0.5});
+  const NDArray ids = ArrayOf({3}, {1, 0, -1}, DType::kInt32);
+  NDArray data_grad(data.shape());
+  auto exec =
+      Executor::Bind(net, Context::CPU(), {data, ids}, {data_grad, NDArray()},
+                     {OpReqType::kWriteTo, OpReqType::kNullOp}, {});
+  exec->Forward(/*is_train=*/true);
+  const NDArray& y = exec->outputs()[0];
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  std::vector<double> expected;
+  const std::vector<double> d = ToDouble(data), k = {1, 0, -1, 1, 0, -1};
+  for (int i = 0; i < 6; ++i) expected.push_back(std::exp(0.5 * d[i] + k[i]));
+  EXPECT_TRUE(AllClose(ToDouble(y), expected));
+  exec->Backward();
+  for (double& e : expected) e *= 0.5;  // d/d(data) = 0.5 exp(...)
+  EXPECT_TRUE(AllClose(ToDouble(exec->grad_dict().at("data")), expected));
 }
 
 }  // namespace
