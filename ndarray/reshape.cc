@@ -1,6 +1,7 @@
 #include "ndarray/reshape.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,12 @@
 
 namespace mx {
 namespace {
+
+// Codes of NumPy's dialects with no legacy spelling (out of the range the
+// legacy codes are checked against): a literal 0-length dim, and
+// "drop the next input dim, which must be 1".
+constexpr int64_t kLiteralZero = std::numeric_limits<int64_t>::min();
+constexpr int64_t kDropOne = kLiteralZero + 1;
 
 // Applies the codes left to right to `in`. `fail` throws with a reason.
 template <typename Fail>
@@ -34,9 +41,12 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
   };
   for (size_t i = 0; i < codes.size(); ++i) {
     const int64_t c = codes[i];
-    if (c > 0) {
-      out.push_back(c);
+    if (c > 0 || c == kLiteralZero) {
+      out.push_back(c > 0 ? c : 0);
       ++src;
+    } else if (c == kDropOne) {
+      const int64_t dim = take("-3");
+      if (dim != 1) fail(absl::StrCat("-3 drops input dim ", dim, ", not 1"));
     } else if (c == 0) {
       out.push_back(take("0"));
     } else if (c == -1) {
@@ -86,18 +96,10 @@ std::vector<int64_t> ApplyCodes(const std::vector<int64_t>& codes,
   return out;
 }
 
-}  // namespace
-
-TShape InferReshape(const TShape& in, const TShape& codes, bool reverse,
-                    const std::string& who) {
-  auto fail = [&](const std::string& why) {
-    throw ShapeError(absl::StrCat(
-        who, ": cannot reshape ", in.ToString(), " to shape=", codes.ToString(),
-        reverse ? " with reverse=True" : "", ": ", why));
-  };
-  if (!in.is_known()) fail("the input shape is not known");
-  if (!codes.ndim_known()) fail("the target is unknown");
-  std::vector<int64_t> c(codes.begin(), codes.end());
+// The legacy codes `c` applied to `in`, from the right when `reverse`.
+template <typename Fail>
+TShape Apply(std::vector<int64_t> c, const TShape& in, bool reverse,
+             Fail fail) {
   std::vector<int64_t> dims(in.begin(), in.end());
   if (!reverse) return TShape(ApplyCodes(c, dims, fail));
   // Right to left: reverse the dims and the codes, keeping each "-4 a b"
@@ -119,6 +121,82 @@ TShape InferReshape(const TShape& in, const TShape& codes, bool reverse,
   std::vector<int64_t> out = ApplyCodes(rcodes, dims, fail);
   std::reverse(out.begin(), out.end());
   return TShape(out);
+}
+
+// Throws ShapeError "<who>: cannot reshape <in> to <attr>=<codes>: <why>".
+auto Failer(const std::string& who, const TShape& in, const char* attr,
+            const TShape& codes, bool reverse) {
+  return [&who, &in, attr, &codes, reverse](const std::string& why) {
+    throw ShapeError(absl::StrCat(
+        who, ": cannot reshape ", in.ToString(), " to ", attr, "=",
+        codes.ToString(), reverse ? " with reverse=True" : "", ": ", why));
+  };
+}
+
+}  // namespace
+
+TShape InferReshape(const TShape& in, const TShape& codes, bool reverse,
+                    const std::string& who) {
+  auto fail = Failer(who, in, "shape", codes, reverse);
+  if (!in.is_known()) fail("the input shape is not known");
+  if (!codes.ndim_known()) fail("the target is unknown");
+  std::vector<int64_t> c(codes.begin(), codes.end());
+  for (int64_t v : c) {
+    if (v < -4) fail(absl::StrCat("unknown code ", v));
+  }
+  return Apply(c, in, reverse, fail);
+}
+
+TShape InferNumpyXReshape(const TShape& in, const TShape& codes, bool reverse,
+                          const std::string& who) {
+  auto fail = Failer(who, in, "newshape", codes, reverse);
+  if (!in.is_known()) fail("the input shape is not known");
+  if (!codes.ndim_known()) fail("the target is unknown");
+  // npx's codes in the legacy spelling: -2 copy (0), -4 copy the rest
+  // (-2), -5 merge (-3), -6 split (-4, its two values kept as given).
+  std::vector<int64_t> c;
+  for (int i = 0; i < codes.ndim(); ++i) {
+    const int64_t v = codes[i];
+    switch (v) {
+      case -1:
+        c.push_back(-1);
+        break;
+      case -2:
+        c.push_back(0);
+        break;
+      case -3:
+        c.push_back(kDropOne);
+        break;
+      case -4:
+        c.push_back(-2);
+        break;
+      case -5:
+        c.push_back(-3);
+        break;
+      case -6:
+        if (i + 2 >= codes.ndim()) fail("-6 must be followed by two values");
+        c.insert(c.end(), {-4, codes[i + 1], codes[i + 2]});
+        i += 2;
+        break;
+      default:
+        if (v < 0) fail(absl::StrCat("unknown code ", v));
+        c.push_back(v == 0 ? kLiteralZero : v);
+    }
+  }
+  return Apply(c, in, reverse, fail);
+}
+
+TShape InferNumpyReshape(const TShape& in, const TShape& newshape,
+                         const std::string& who) {
+  auto fail = Failer(who, in, "newshape", newshape, false);
+  if (!in.is_known()) fail("the input shape is not known");
+  if (!newshape.ndim_known()) fail("the target is unknown");
+  std::vector<int64_t> c;
+  for (int64_t v : newshape) {
+    if (v < -1) fail(absl::StrCat(v, " is not a size (only -1 is inferred)"));
+    c.push_back(v == 0 ? kLiteralZero : v);
+  }
+  return Apply(c, in, false, fail);
 }
 
 }  // namespace mx

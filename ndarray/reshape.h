@@ -1,5 +1,6 @@
 // MXNet's reshape codes: the one computation of the shape a Reshape gives,
-// shared by the Reshape op and NDArray::Reshape (the view).
+// shared by the Reshape op and NDArray::Reshape (the view); and MXNet 2's
+// NumPy-interface dialects of it (_npx_reshape, _np_reshape).
 //
 // Each code of the target says where an output dim comes from: a positive
 // value is that dim, 0 copies the next input dim, -1 is inferred from the
@@ -25,6 +26,21 @@ namespace mx {
 // when the codes do not fit `in` (or `in` is not known).
 TShape InferReshape(const TShape& in, const TShape& codes, bool reverse,
                     const std::string& who);
+
+// MXNet 2's npx.reshape codes (_npx_reshape): a value >= 0 is that dim,
+// -1 is inferred (each uses up one input dim), -2 copies the next input
+// dim, -3 drops the next input dim (which must be 1), -4 copies all
+// remaining ones, -5 merges the next two, and -6 a b splits the next one
+// into (a, b) (one of them may be -1). Throws as InferReshape.
+//   InferNumpyXReshape({2, 1, 12}, {-2, -3, -6, 3, -1}, false, "x");  //
+//   (2,3,4)
+TShape InferNumpyXReshape(const TShape& in, const TShape& codes, bool reverse,
+                          const std::string& who);
+
+// NumPy's reshape (_np_reshape): the dims of `newshape`, one of which may
+// be -1 (inferred). Throws as InferReshape.
+TShape InferNumpyReshape(const TShape& in, const TShape& newshape,
+                         const std::string& who);
 
 }  // namespace mx
 

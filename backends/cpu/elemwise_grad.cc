@@ -187,12 +187,11 @@ void RegisterElemwiseGradients() {
     return std::vector<E>{ToInput(b, r.first, 0), ToInput(b, r.second, 1)};
   });
 
-  for (const char* op : {"broadcast_equal",     "broadcast_not_equal",
-                         "broadcast_greater",   "broadcast_greater_equal",
-                         "broadcast_lesser",    "broadcast_lesser_equal",
-                         "_equal_scalar",       "_not_equal_scalar",
-                         "_greater_scalar",     "_greater_equal_scalar",
-                         "_lesser_scalar",      "_lesser_equal_scalar"}) {
+  for (const char* op :
+       {"broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+        "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal",
+        "_equal_scalar", "_not_equal_scalar", "_greater_scalar",
+        "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar"}) {
     SetZeroGrad(op);
   }
 }

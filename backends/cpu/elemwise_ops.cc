@@ -39,7 +39,8 @@ A Abs(A x) {
   using D = UnaryDomain;
   RegisterUnary(
       "_copy", D::kNumeric, [](auto x) { return x; }, "x (a copy)")
-      .AddAlias("identity");
+      .AddAlias("identity")
+      .AddAlias("_np_copy");
   RegisterUnary(
       "negative", D::kNumeric, [](auto x) { return WrapNeg(x); }, "-x");
   RegisterUnary(

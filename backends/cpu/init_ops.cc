@@ -125,11 +125,16 @@ Op& RegisterNoInput(const std::string& name, const std::string& doc) {
 }
 
 [[maybe_unused]] const bool kFillRegistered = [] {
+  // The _npi_ names are MXNet 2's (np.zeros, ...), with the same
+  // attributes.
   RegisterNoInput<InitParam>("_zeros", "An array of zeros.")
-      .SetCompute(Context::kCPU, FillKernel(0));
+      .SetCompute(Context::kCPU, FillKernel(0))
+      .AddAlias("_npi_zeros");
   RegisterNoInput<InitParam>("_ones", "An array of ones.")
-      .SetCompute(Context::kCPU, FillKernel(1));
+      .SetCompute(Context::kCPU, FillKernel(1))
+      .AddAlias("_npi_ones");
   RegisterNoInput<FullParam>("_full", "An array filled with `value`.")
+      .AddAlias("_npi_full")
       .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
                                     const std::vector<TBlob>&,
                                     const std::vector<OpReqType>& req,
@@ -246,6 +251,7 @@ void ArangeCompute(const OpContext&, const NodeAttrs& attrs,
 }
 
 MX_REGISTER_OP(_arange)
+    .AddAlias("_npi_arange")
     .Describe(
         "Evenly spaced values in [start, stop) by step (in [0, start) when "
         "stop is unset), each repeated `repeat` times.")

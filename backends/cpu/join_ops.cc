@@ -255,6 +255,7 @@ void StackCompute(const OpContext&, const NodeAttrs& attrs,
 }
 
 MX_REGISTER_OP(stack)
+    .AddAlias("_npi_stack")
     .Describe("Joins same-shape arrays along a new axis.")
     .SetParams<StackParam>()
     .SetNumInputs([](const NodeAttrs& a) {

@@ -114,6 +114,54 @@ MX_REGISTER_OP(Reshape)
     .SetCompute(Context::kCPU, CopyCompute)
     .AddAlias("reshape");
 
+// MXNet 2's NumPy-interface reshapes: npx.reshape's codes (-1 ... -6) and
+// NumPy's plain one (-1 only). Only C order, as MXNet.
+struct NumpyReshapeParam {
+  TShape newshape;
+  bool reverse = false;
+  std::string order = "C";
+  static void Declare(ParamSchema<NumpyReshapeParam>* s) {
+    s->Field("newshape", &NumpyReshapeParam::newshape).Required();
+    s->Field("reverse", &NumpyReshapeParam::reverse)
+        .Describe("apply the codes from the right (_npx_reshape only)");
+    s->Field("order", &NumpyReshapeParam::order).Choices({"C"});
+  }
+};
+
+template <bool kNpx>
+void RegisterNumpyReshape(const char* name) {
+  OpRegistry::Get()
+      ->Register(name)
+      .Describe(kNpx ? "Same data, new shape (npx.reshape's codes -1 ... -6)."
+                     : "Same data, new shape (NumPy's: one -1 inferred).")
+      .SetNumInputs(1)
+      .SetInputNames({"a"})
+      .SetParams<NumpyReshapeParam>()
+      .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                        std::vector<TShape>* out) {
+        const NumpyReshapeParam& p = attrs.get<NumpyReshapeParam>();
+        if (!kNpx && p.reverse) {
+          throw InvalidArgument(
+              absl::StrCat(OpLabel(attrs), ": reverse is _npx_reshape's"));
+        }
+        ShapeFromKnownInput(attrs, in, out, [&](const TShape& s) {
+          const std::string who = absl::StrCat(OpLabel(attrs), ", input 0 (a)");
+          return kNpx ? InferNumpyXReshape(s, p.newshape, p.reverse, who)
+                      : InferNumpyReshape(s, p.newshape, who);
+        });
+      })
+      .SetInferType(SameType)
+      .SetInplaceOption(InplaceFirst)
+      .SetCompute(Context::kCPU, CopyCompute);
+}
+
+[[maybe_unused]] const bool kNumpyReshapeRegistered = [] {
+  RegisterNumpyReshape<true>("_npx_reshape");
+  OpRegistry::Get()->Mutable("_npx_reshape").AddAlias("_npi_reshape");
+  RegisterNumpyReshape<false>("_np_reshape");
+  return true;
+}();
+
 // ---- Flatten, expand_dims, squeeze. ----
 
 MX_REGISTER_OP(Flatten)
@@ -174,6 +222,7 @@ struct ExpandDimsParam {
 };
 
 MX_REGISTER_OP(expand_dims)
+    .AddAlias("_npi_expand_dims")
     .Describe("Inserts an axis of length 1.")
     .SetNumInputs(1)
     .SetInputNames({"data"})
@@ -400,7 +449,8 @@ MX_REGISTER_OP(amp_multicast)
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   using B = GradBuilder;
   using E = std::vector<NodeEntry>;
-  for (const char* op : {"Reshape", "Flatten", "expand_dims", "squeeze"}) {
+  for (const char* op : {"Reshape", "_npx_reshape", "_np_reshape", "Flatten",
+                         "expand_dims", "squeeze"}) {
     SetGradient(op, [](B& b, const E& g) {
       return E{b.Op("reshape_like", {g[0], b.x()})};
     });

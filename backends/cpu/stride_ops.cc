@@ -74,6 +74,7 @@ std::vector<int> Permutation(const NodeAttrs& attrs, const TShape& shape) {
 }
 
 MX_REGISTER_OP(transpose)
+    .AddAlias("_np_transpose")
     .Describe("Permutes the axes (reverses them by default).")
     .SetNumInputs(1)
     .SetInputNames({"data"})

@@ -422,8 +422,9 @@ void AmpMultiCast(const KernelContext& ctx, const Attrs&, Tensors in,
 }  // namespace
 
 void RegisterArrayOps(mxplugin::Plugin& plugin) {
-  for (const char* op : {"Reshape", "Flatten", "reshape_like", "expand_dims",
-                         "BlockGrad", "_copy", "squeeze"}) {
+  for (const char* op :
+       {"Reshape", "_npx_reshape", "_np_reshape", "Flatten", "reshape_like",
+        "expand_dims", "BlockGrad", "_copy", "squeeze"}) {
     RegisterGpuKernel(plugin, op, SameBytes);
   }
   // Loss heads whose forward is the data (the label feeds only the

@@ -1,4 +1,4 @@
-// Cases of MXNet 2's NumPy-interface elementwise ops: each as the legacy
+// Cases of MXNet 2's NumPy-interface ops: the elementwise ones as the legacy
 // op's case, and with an int32 operand (the promotion a device must do:
 // int32 with float meets in the float, integer data of a float function or
 // a float scalar gives a float).
@@ -67,6 +67,15 @@ void AddNumpyCases(std::vector<OpCase>* t) {
     c.attrs = {{{"scalar", "2"}}, {{"scalar", "0.5"}, {"is_int", "False"}}};
     WithInt32Operand(c, 0, 1, 4, t);
   }
+
+  // The reshapes (the same bytes, a new shape).
+  t->push_back(Shaped("_npx_reshape", {{{2, 1, 12}}},
+                      {{{"newshape", "(-2, -3, -6, 3, -1)"}},
+                       {{"newshape", "(-1, -2)"}, {"reverse", "True"}}}));
+  t->push_back(Shaped("_npx_reshape", {{{2, 3, 4}}, {{6, 2, 2}}},
+                      {{{"newshape", "(-5, -2)"}}, {{"newshape", "(-4,)"}}}));
+  t->push_back(Shaped("_np_reshape", {{{2, 3, 4}}, {{4, 6}}},
+                      {{{"newshape", "(4, -1)"}}, {{"newshape", "(24,)"}}}));
 
   // The float functions (of int32 data too) and the dtype-keeping ones.
   for (const char* op :

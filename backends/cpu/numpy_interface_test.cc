@@ -1,7 +1,8 @@
-// MXNet 2's NumPy-interface elementwise ops: MXNet's dtype promotion for
+// MXNet 2's NumPy-interface ops. Elementwise: MXNet's dtype promotion for
 // mixed operands, scalars with is_int, the float functions of integers,
 // values against hand computations, and gradients (numerical, and in each
-// operand's dtype through autograd).
+// operand's dtype through autograd). Reshapes (_npx_reshape's codes,
+// _np_reshape) and the _np/_npi names of legacy ops.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -260,6 +261,66 @@ TEST(NumpyGradient, AutogradKeepsEachOperandsDtype) {
   EXPECT_EQ(single.grad().dtype(), DType::kFloat32);
   EXPECT_EQ(ToDouble(half.grad()), (std::vector<double>{4, 6}));
   EXPECT_EQ(ToDouble(single.grad()), (std::vector<double>{0.5, 2, 0.5, 2}));
+}
+
+TEST(NumpyReshape, NpxCodesAndPlainNewshape) {
+  const NDArray x = RandomArray({2, 1, 12});
+  NDArray y = Npi("_npx_reshape", {x}, {{"newshape", "(-2, -3, -6, 3, -1)"}});
+  EXPECT_EQ(y.shape(), TShape({2, 3, 4}));
+  EXPECT_EQ(ToDouble(y), ToDouble(x));  // The same elements in order.
+  y = Npi("_npi_reshape", {x}, {{"newshape", "(-1, -2)"}, {"reverse", "True"}});
+  EXPECT_EQ(y.shape(), TShape({2, 12}));
+  y = Npi("_np_reshape", {x}, {{"newshape", "(4, -1)"}});
+  EXPECT_EQ(y.shape(), TShape({4, 6}));
+  EXPECT_EQ(ToDouble(y), ToDouble(x));
+  ExpectError<ShapeError>(
+      [&] {
+        Npi("_npx_reshape", {x}, {{"newshape", "(-3, -4)"}});
+      },
+      {"_npx_reshape", "-3 drops input dim 2, not 1"});
+  ExpectError<ShapeError>(
+      [&] {
+        Npi("_np_reshape", {x}, {{"newshape", "(-2,)"}});
+      },
+      {"_np_reshape", "only -1 is inferred"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Npi("_np_reshape", {x}, {{"newshape", "(24,)"}, {"reverse", "1"}});
+      },
+      {"_np_reshape", "reverse"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Npi("_npx_reshape", {x}, {{"newshape", "(24,)"}, {"order", "F"}});
+      },
+      {"_npx_reshape", "order"});
+  EXPECT_TRUE(CheckGradient("_npx_reshape", {{"newshape", "(-5, -6, 2, -1)"}},
+                            {RandomArray({2, 3, 4})}));
+  EXPECT_TRUE(CheckGradient("_np_reshape", {{"newshape", "(-1,)"}},
+                            {RandomArray({2, 3})}));
+}
+
+// MXNet 2's names of legacy ops with the same attributes.
+TEST(NumpyNames, OfLegacyOps) {
+  const NDArray x = ArrayOf({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(ToDouble(Npi("_np_transpose", {x}, {{"axes", "(1, 0)"}})),
+            (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(ToDouble(Npi("_np_copy", {x})), ToDouble(x));
+  EXPECT_EQ(
+      Npi("_npi_stack", {x, x}, {{"num_args", "2"}, {"axis", "1"}}).shape(),
+      TShape({2, 2, 3}));
+  EXPECT_EQ(Npi("_npi_expand_dims", {x}, {{"axis", "0"}}).shape(),
+            TShape({1, 2, 3}));
+  const NDArray zeros =
+      Npi("_npi_zeros", {}, {{"shape", "(2,)"}, {"dtype", "int32"}});
+  EXPECT_EQ(zeros.dtype(), DType::kInt32);
+  EXPECT_EQ(ToDouble(zeros), (std::vector<double>{0, 0}));
+  EXPECT_EQ(ToDouble(Npi("_npi_ones", {}, {{"shape", "(1,)"}})),
+            (std::vector<double>{1}));
+  EXPECT_EQ(ToDouble(Npi("_npi_full", {}, {{"shape", "(2,)"}, {"value", "7"}})),
+            (std::vector<double>{7, 7}));
+  EXPECT_EQ(ToDouble(Npi("_npi_arange", {},
+                         {{"start", "0"}, {"stop", "5"}, {"step", "2"}})),
+            (std::vector<double>{0, 2, 4}));
 }
 
 // A graph as MXNet 2 exports one (attribute spellings included): float32
