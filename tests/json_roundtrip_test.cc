@@ -14,6 +14,8 @@ namespace {
 const std::map<std::string, AttrDict>& RequiredAttrs() {
   static const auto* table = new std::map<std::string, AttrDict>{
       {"clip", {{"a_min", "-1"}, {"a_max", "1"}}},
+      {"_npx_reshape", {{"newshape", "(-1,)"}}},
+      {"_np_reshape", {{"newshape", "(-1,)"}}},
       {"FullyConnected", {{"num_hidden", "8"}}},
       {"Convolution",
        {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"pad", "(1,1)"}}},
