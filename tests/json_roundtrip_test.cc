@@ -29,6 +29,7 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
       {"slice", {{"begin", "(None,1)"}, {"end", "(2,None)"}}},
       {"slice_axis", {{"axis", "0"}, {"begin", "1"}, {"end", "None"}}},
       {"Concat", {{"num_args", "3"}, {"dim", "0"}}},
+      {"_npi_concatenate", {{"num_args", "2"}, {"axis", "-1"}}},
       {"SliceChannel", {{"num_outputs", "2"}}},
       {"stack", {{"num_args", "2"}}},
       {"add_n", {{"num_args", "4"}}},

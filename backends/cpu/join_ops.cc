@@ -7,6 +7,7 @@
 // per outer index.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
@@ -172,6 +173,46 @@ MX_REGISTER_OP(Concat)
     // Gluon's recurrent layers join their flattened parameters with it.
     .AddAlias("_rnn_param_concat")
     .AddAlias("_npi_rnn_param_concat");
+
+// MXNet 2's np.concatenate: Concat with `axis` (default 0) for `dim`, so
+// the same shape rules, kernel and gradient serve (the attributes parse to
+// a ConcatParam). axis=None, NumPy's join of the flattened arrays, is not
+// supported yet.
+struct NumpyConcatParam {
+  int num_args = 0;
+  std::optional<int> axis = 0;
+  static void Declare(ParamSchema<NumpyConcatParam>* s) {
+    s->Field("num_args", &NumpyConcatParam::num_args)
+        .Required()
+        .AtMost(kMaxOpArity)
+        .Describe("number of inputs");
+    s->Field("axis", &NumpyConcatParam::axis).Describe("axis to join along");
+  }
+};
+
+MX_REGISTER_OP(_npi_concatenate)
+    .Describe("Joins arrays along an existing axis (NumPy's concatenate).")
+    .SetParamParser([](const std::string& op, const AttrDict& dict) {
+      const NumpyConcatParam p = ParseParams<NumpyConcatParam>(op, dict);
+      if (!p.axis) {
+        throw NotImplemented(absl::StrCat(
+            op, ": axis=None (joining the flattened arrays) is not supported"));
+      }
+      ConcatParam c;
+      c.num_args = p.num_args;
+      c.dim = *p.axis;
+      return std::any(c);
+    })
+    .SetNumInputs([](const NodeAttrs& a) {
+      return std::max(0, a.get<ConcatParam>().num_args);
+    })
+    .SetKeyVarNumArgs("num_args")
+    .SetInputNames([](const NodeAttrs& a) {
+      return ArgNames(a.get<ConcatParam>().num_args);
+    })
+    .SetInferShape(ConcatShape)
+    .SetInferType(SameType)
+    .SetCompute(Context::kCPU, ConcatCompute);
 
 // ---- stack. ----
 
@@ -512,15 +553,17 @@ std::vector<NodeEntry> Outputs(const NodeEntry& e, int n) {
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   using B = GradBuilder;
   using E = std::vector<NodeEntry>;
-  SetGradient("Concat", [](B& b, const E& g) {
-    const ConcatParam& p = b.n->attrs.get<ConcatParam>();
-    E in{g[0]};
-    in.insert(in.end(), b.n->inputs.begin(), b.n->inputs.end());
-    return Outputs(b.Op("_split_like", in,
-                        {{"num_args", absl::StrCat(p.num_args)},
-                         {"dim", absl::StrCat(p.dim)}}),
-                   p.num_args);
-  });
+  for (const char* op : {"Concat", "_npi_concatenate"}) {
+    SetGradient(op, [](B& b, const E& g) {
+      const ConcatParam& p = b.n->attrs.get<ConcatParam>();
+      E in{g[0]};
+      in.insert(in.end(), b.n->inputs.begin(), b.n->inputs.end());
+      return Outputs(b.Op("_split_like", in,
+                          {{"num_args", absl::StrCat(p.num_args)},
+                           {"dim", absl::StrCat(p.dim)}}),
+                     p.num_args);
+    });
+  }
   SetGradient("_split_like", [](B& b, const E& g) {
     const ConcatParam& p = b.n->attrs.get<ConcatParam>();
     E grads{b.Op("Concat", g,

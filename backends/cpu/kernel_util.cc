@@ -64,6 +64,21 @@ void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out) {
   });
 }
 
+TBlob InDType(const OpContext& ctx, const TBlob& b, DType dtype) {
+  if (b.dtype == dtype) return b;
+  TBlob t;
+  t.shape = b.shape;
+  t.dtype = dtype;
+  t.ctx = b.ctx;
+  t.dptr = ctx.TempSpace(std::max<size_t>(1, b.Size() * DTypeSize(dtype)));
+  ConvertBlob(b, OpReqType::kWriteTo, t);
+  return t;
+}
+
+std::vector<ResourceRequest> TempSpaceRequest(const NodeAttrs&) {
+  return {{ResourceRequest::kTempSpace}};
+}
+
 std::vector<int64_t> Strides(const TShape& shape) {
   std::vector<int64_t> strides(shape.ndim());
   int64_t stride = 1;

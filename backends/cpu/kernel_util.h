@@ -166,6 +166,12 @@ std::vector<double> DoublesOf(const TBlob& b);
 // as `req` says; the shapes have equal sizes. Cast's kernel.
 void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out);
 
+// `b` itself when it has `dtype`, else a converted copy (ConvertBlob) in
+// the kernel's temporary space (the op must request kTempSpace, e.g. with
+// TempSpaceRequest).
+TBlob InDType(const OpContext& ctx, const TBlob& b, DType dtype);
+std::vector<ResourceRequest> TempSpaceRequest(const NodeAttrs&);
+
 // A uniform double in [0, 1) from the top 53 bits of one draw.
 inline double Canonical(RandomEngine& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;

@@ -42,22 +42,6 @@ DType Promote(DType a, DType b) {
       mx_numpy::PromoteTypes(static_cast<int>(a), static_cast<int>(b)));
 }
 
-// `b` itself when it has `dtype`, else a converted copy in temporary space.
-TBlob InDType(const OpContext& ctx, const TBlob& b, DType dtype) {
-  if (b.dtype == dtype) return b;
-  TBlob t;
-  t.shape = b.shape;
-  t.dtype = dtype;
-  t.ctx = b.ctx;
-  t.dptr = ctx.TempSpace(std::max<size_t>(1, b.Size() * DTypeSize(dtype)));
-  ConvertBlob(b, OpReqType::kWriteTo, t);
-  return t;
-}
-
-std::vector<ResourceRequest> TempSpace(const NodeAttrs&) {
-  return {{ResourceRequest::kTempSpace}};
-}
-
 // ---- Binary with broadcasting. ----
 
 enum class BinaryRule { kPromote, kTrueDivide, kCompare };
@@ -115,7 +99,7 @@ Op& RegisterNumpyBinary(const std::string& name, const std::string& doc) {
                                 std::vector<DType>* out) {
                  NumpyBinaryType(kRule, attrs, in, out);
                })
-               .SetResourceRequest(TempSpace)
+               .SetResourceRequest(TempSpaceRequest)
                .SetCompute(Context::kCPU, NumpyBinaryCompute<F, kRule>);
   // An operand sharing the output's memory (same bytes) is read before the
   // output is written: converted into temporary space first, or read at
@@ -182,7 +166,7 @@ void RegisterNumpyScalar(const std::string& name, const std::string& doc) {
             }
             AssignType(attrs, out, 0, result, true);
           })
-          .SetResourceRequest(TempSpace)
+          .SetResourceRequest(TempSpaceRequest)
           .SetCompute(Context::kCPU, NumpyScalarCompute<F, kReverse, kRule>);
   if (kRule != BinaryRule::kCompare) op.SetInplaceOption(InplaceFirst);
 }
@@ -213,7 +197,7 @@ void RegisterNumpyUnary(const std::string& name, const std::string& legacy,
                    true);
       })
       .SetInplaceOption(InplaceFirst)
-      .SetResourceRequest(TempSpace)
+      .SetResourceRequest(TempSpaceRequest)
       .SetCompute(Context::kCPU, [legacy](const OpContext& ctx,
                                           const NodeAttrs& attrs,
                                           const std::vector<TBlob>& in,

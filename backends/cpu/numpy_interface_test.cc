@@ -2,7 +2,8 @@
 // mixed operands, scalars with is_int, the float functions of integers,
 // values against hand computations, and gradients (numerical, and in each
 // operand's dtype through autograd). Reshapes (_npx_reshape's codes,
-// _np_reshape) and the _np/_npi names of legacy ops.
+// _np_reshape), _npi_concatenate, the reductions (_np_sum ...) and the
+// _np/_npi names of legacy ops.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -297,6 +298,103 @@ TEST(NumpyReshape, NpxCodesAndPlainNewshape) {
                             {RandomArray({2, 3, 4})}));
   EXPECT_TRUE(CheckGradient("_np_reshape", {{"newshape", "(-1,)"}},
                             {RandomArray({2, 3})}));
+}
+
+TEST(NumpyConcatenate, AxisDefaultsToZero) {
+  const NDArray a = ArrayOf({1, 2}, {1, 2});
+  const NDArray b = ArrayOf({2, 2}, {3, 4, 5, 6});
+  NDArray y = Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}});
+  EXPECT_EQ(y.shape(), TShape({3, 2}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  y = Npi("_npi_concatenate", {b, b}, {{"num_args", "2"}, {"axis", "-1"}});
+  EXPECT_EQ(y.shape(), TShape({2, 4}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{3, 4, 3, 4, 5, 6, 5, 6}));
+  ExpectError<NotImplemented>(
+      [&] {
+        Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}, {"axis", "None"}});
+      },
+      {"_npi_concatenate", "axis=None"});
+  ExpectError<ShapeError>(
+      [&] {
+        Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}, {"axis", "1"}});
+      },
+      {"_npi_concatenate"});
+  EXPECT_TRUE(CheckGradient(
+      "_npi_concatenate", {{"num_args", "3"}, {"axis", "1"}},
+      {RandomArray({2, 1}), RandomArray({2, 3}), RandomArray({2, 2})}));
+}
+
+TEST(NumpyReduce, AxesAndMxnet2Dtypes) {
+  const NDArray x = ArrayOf({2, 3}, {1, 2, 3, 4, 5, 6}, DType::kInt32);
+  NDArray y = Npi("_np_sum", {x});  // axis None: everything.
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(y.shape(), TShape(std::vector<int64_t>{}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{21}));
+  y = Npi("_np_sum", {x}, {{"axis", "(-1,)"}, {"keepdims", "True"}});
+  EXPECT_EQ(y.shape(), TShape({2, 1}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{6, 15}));
+  // axis=() reduces nothing: the data, in the output's dtype.
+  y = Npi("_np_sum", {x}, {{"axis", "()"}, {"dtype", "float64"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(y.shape(), TShape({2, 3}));
+  EXPECT_EQ(ToDouble(y), ToDouble(x));
+  // The mean of integers is a float32 (the legacy mean truncates).
+  y = Npi("_npi_mean", {x}, {{"axis", "0"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{2.5, 3.5, 4.5}));
+  // dtype: the sum accumulates in it (int8 would wrap).
+  const NDArray big = ArrayOf({3}, {100, 100, 100}, DType::kInt8);
+  y = Npi("_np_sum", {big}, {{"dtype", "int32"}});
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{300}));
+  y = Npi("_np_sum", {ArrayOf({3}, {1, 0, 1}, DType::kBool)});
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{2}));
+  EXPECT_EQ(ToDouble(Npi("_np_prod", {x}, {{"axis", "1"}})),
+            (std::vector<double>{6, 120}));
+  EXPECT_EQ(ToDouble(Npi("_np_max", {x}, {{"axis", "0"}})),
+            (std::vector<double>{4, 5, 6}));
+  EXPECT_EQ(ToDouble(Npi("_np_min", {x})), (std::vector<double>{1}));
+  ExpectError<NotImplemented>(
+      [&] {
+        Npi("_np_sum", {x}, {{"initial", "1"}});
+      },
+      {"_np_sum", "initial"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Npi("_np_max", {x}, {{"dtype", "float32"}});
+      },
+      {"_np_max", "dtype"});
+  ExpectError<InvalidArgument>(
+      [&] {
+        Npi("_np_min", {ArrayOf({0, 2}, {})}, {{"axis", "0"}});
+      },
+      {"_np_min", "no identity"});
+}
+
+TEST(NumpyReduce, Gradients) {
+  const NDArray x = ArrayOf({2, 3}, {0.5, -1.2, 2.1, 0.9, 1.4, -0.3});
+  for (const char* op :
+       {"_np_sum", "_npi_mean", "_np_prod", "_np_max", "_np_min"}) {
+    EXPECT_TRUE(CheckGradient(op, {}, {x})) << op;
+    EXPECT_TRUE(CheckGradient(op, {{"axis", "(1,)"}, {"keepdims", "1"}}, {x}))
+        << op;
+    EXPECT_TRUE(CheckGradient(op, {{"axis", "()"}}, {x})) << op;
+  }
+  // (A float32 dtype would make the numerical gradient float32's.)
+  EXPECT_TRUE(
+      CheckGradient("_np_sum", {{"axis", "0"}, {"dtype", "float64"}}, {x}));
+  // The gradient comes back in the data's dtype.
+  NDArray half = ArrayOf({2}, {1, 3}, DType::kFloat16);
+  autograd::AttachGrad(&half);
+  NDArray y;
+  {
+    autograd::RecordScope record;
+    y = Npi("_npi_mean", {half}, {{"dtype", "float32"}});
+  }
+  autograd::Backward({y});
+  EXPECT_EQ(half.grad().dtype(), DType::kFloat16);
+  EXPECT_EQ(ToDouble(half.grad()), (std::vector<double>{0.5, 0.5}));
 }
 
 // MXNet 2's names of legacy ops with the same attributes.

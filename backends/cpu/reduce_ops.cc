@@ -22,8 +22,6 @@ namespace {
 
 // ---- sum / mean / max / min / nansum / prod / nanprod. ----
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kNanSum, kProd, kNanProd };
-
 bool IsProduct(ReduceKind kind) {
   return kind == ReduceKind::kProd || kind == ReduceKind::kNanProd;
 }
@@ -238,28 +236,38 @@ void AccumulateKernel(ReduceKind kind, const TBlob& in, OpReqType req,
   }
 }
 
+}  // namespace
+
+void ReduceInto(ReduceKind kind, const NodeAttrs& attrs,
+                const std::optional<TShape>& axis, bool exclude,
+                const TBlob& in, OpReqType req, const TBlob& out) {
+  const ReducePlan plan =
+      MakePlan(in.shape, ReducedAxes(attrs, in.shape, axis, exclude));
+  if (plan.out_size == 0) return;
+  MX_DTYPE_SWITCH(in.dtype, T, {
+    if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
+      MaxMinKernel<T>(kind == ReduceKind::kMax, in, req, out, plan);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      // Counts as int64, a fraction (mean) as float32.
+      if (kind == ReduceKind::kMean) {
+        AccumulateKernel<bool, float>(kind, in, req, out, plan);
+      } else {
+        AccumulateKernel<bool, int64_t>(kind, in, req, out, plan);
+      }
+    } else {
+      AccumulateKernel<T, T>(kind, in, req, out, plan);
+    }
+  });
+}
+
+namespace {
+
 void ReduceCompute(ReduceKind kind, const NodeAttrs& attrs,
                    const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out) {
   const ReduceParam& p = attrs.get<ReduceParam>();
-  const ReducePlan plan =
-      MakePlan(in[0].shape, ReducedAxes(attrs, in[0].shape, p.axis, p.exclude));
-  if (plan.out_size == 0) return;
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
-      MaxMinKernel<T>(kind == ReduceKind::kMax, in[0], req[0], out[0], plan);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      // Counts as int64, a fraction (mean) as float32.
-      if (kind == ReduceKind::kMean) {
-        AccumulateKernel<bool, float>(kind, in[0], req[0], out[0], plan);
-      } else {
-        AccumulateKernel<bool, int64_t>(kind, in[0], req[0], out[0], plan);
-      }
-    } else {
-      AccumulateKernel<T, T>(kind, in[0], req[0], out[0], plan);
-    }
-  });
+  ReduceInto(kind, attrs, p.axis, p.exclude, in[0], req[0], out[0]);
 }
 
 void RegisterReduce(const std::string& name, ReduceKind kind,

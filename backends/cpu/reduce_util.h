@@ -176,6 +176,16 @@ inline void RequireNonEmptyReduction(const NodeAttrs& attrs, const TShape& in,
 
 // The reduction attributes of gradient node `n`'s forward op (axis,
 // keepdims, exclude) as given, for _broadcast_reduced_like and friends.
+enum class ReduceKind { kSum, kMean, kMax, kMin, kNanSum, kProd, kNanProd };
+
+// The kernel of reduction op `kind` (sum, mean, ...; reduce_ops.cc): `in`
+// reduced over `axis` (none or (): all; `exclude` flips it) into `out`,
+// whose dtype is the op's for in's (sum of bool: int64). `attrs` names the
+// op in errors.
+void ReduceInto(ReduceKind kind, const NodeAttrs& attrs,
+                const std::optional<TShape>& axis, bool exclude,
+                const TBlob& in, OpReqType req, const TBlob& out);
+
 inline AttrDict ReduceAttrs(const NodePtr& n) {
   AttrDict d;
   for (const char* key : {"axis", "keepdims", "exclude"}) {

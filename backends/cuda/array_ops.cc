@@ -213,6 +213,15 @@ void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   JoinInto("Concat", ctx, JoinOf("Concat", attrs, out[0]), in, req, out);
 }
 
+// MXNet 2's np.concatenate: Concat with `axis` (default 0) for `dim` (the
+// host refuses axis=None before a kernel runs).
+void NumpyConcatenate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                      const int32_t* req, Tensors out) {
+  const mxplugin::OwnedAttrs concat(
+      {{"num_args", attrs.Get("num_args")}, {"dim", attrs.Get("axis", "0")}});
+  Concat(ctx, concat.view(), in, req, out);
+}
+
 // (data, like_1..like_n) -> n pieces of data shaped like the others.
 void SplitLike(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                const int32_t* req, Tensors out) {
@@ -447,6 +456,7 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
       [](const KernelContext& ctx, const Attrs&, Tensors, const int32_t* req,
          Tensors out) { Fill("ones_like", ctx, out, req, 1.0); });
   RegisterGpuKernel(plugin, "Concat", Concat);
+  RegisterGpuKernel(plugin, "_npi_concatenate", NumpyConcatenate);
   RegisterGpuKernel(plugin, "_split_like", SplitLike);
   RegisterGpuKernel(plugin, "stack", Stack);
   RegisterGpuKernel(plugin, "SliceChannel", SliceChannel);

@@ -3,6 +3,7 @@
 // pair behind the sum and mean gradients (_reduce_sum_like,
 // _broadcast_reduced_like); the kernels are in reduce_kernels.cu and
 // prod_norm_kernels.cu.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -190,32 +191,81 @@ void BroadcastReducedLike(const KernelContext& ctx, const Attrs& attrs,
   RunGather(op, ctx, gi, g, y, req[0]);
 }
 
+// Reduces lines `l` of dtype `dt` into out (its dtype too).
+void ReduceLinesInto(const std::string& op, Reduce kind, cudaStream_t s,
+                     const ReduceLines& l, int dt, const Tensor& out,
+                     int32_t req) {
+  if (l.reduce == 0) {
+    // As on the CPU: an empty sum is 0, an empty product 1, an empty mean
+    // 0/0 (0 for integers); max and min have no identity (shape inference
+    // refused them).
+    FillOutput(op, s, out, req,
+               kind == Reduce::kProd || kind == Reduce::kNanProd ? 1.0
+               : kind != Reduce::kMean || !IsFloat(dt)           ? 0.0
+                                                       : std::nan(""));
+    return;
+  }
+  CheckCuda(LaunchReduce(kind, dt, l.outer, l.reduce, l.inner, l.x,
+                         out.data<void>(), req, s),
+            op);
+}
+
 void RegisterReduce(mxplugin::Plugin& plugin, const std::string& op,
                     Reduce kind) {
+  RegisterGpuKernel(plugin, op,
+                    [op, kind](const KernelContext& ctx, const Attrs& attrs,
+                               Tensors in, const int32_t* req, Tensors out) {
+                      RequireNumeric(op, in[0]);
+                      const std::vector<bool> reduced =
+                          ReducedDims(op, attrs, in[0].ndim());
+                      ReduceLinesInto(op, kind, StreamOf(ctx),
+                                      LinesOf(op, ctx, reduced, in[0]),
+                                      in[0].dtype(), out[0], req[0]);
+                    });
+}
+
+// MXNet 2's NumPy reductions (_np_sum, _npi_mean, ...): axis=() is the
+// data converted to the output's dtype; otherwise the legacy reduction
+// over the data converted to the output's dtype where it differs (after
+// the gather of non-adjacent reduced dims, in the same workspace).
+void RegisterNumpyReduce(mxplugin::Plugin& plugin, const std::string& op,
+                         Reduce kind) {
   RegisterGpuKernel(
       plugin, op,
       [op, kind](const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t* req, Tensors out) {
-        RequireNumeric(op, in[0]);
-        const std::vector<bool> reduced = ReducedDims(op, attrs, in[0].ndim());
+        const Tensor x = in[0];
+        const int dt = out[0].dtype();
+        const int64_t n = x.size();
         cudaStream_t s = StreamOf(ctx);
-        const int dt = in[0].dtype();
-        const ReduceLines l = LinesOf(op, ctx, reduced, in[0]);
-        const void* x = l.x;
-        const int64_t outer = l.outer, reduce = l.reduce, inner = l.inner;
-        if (reduce == 0) {
-          // As on the CPU: an empty sum is 0, an empty product 1, an
-          // empty mean 0/0 (0 for integers); max and min have no identity
-          // (shape inference refused them).
-          FillOutput(op, s, out[0], req[0],
-                     kind == Reduce::kProd || kind == Reduce::kNanProd ? 1.0
-                     : kind != Reduce::kMean || !IsFloat(dt)           ? 0.0
-                                                             : std::nan(""));
+        std::string axis = attrs.Get("axis", "None");
+        axis.erase(std::remove(axis.begin(), axis.end(), ' '), axis.end());
+        if (axis == "()" || axis == "[]") {
+          if (req[0] == MX_REQ_ADD) {
+            void* tmp = Workspace(ctx, ByteSize(out[0]));
+            CheckCuda(LaunchCast(x.dtype(), dt, n, x.data<void>(), tmp, s), op);
+            CheckCuda(
+                LaunchBinary(Binary::kAdd, dt, n, out[0].data<void>(), tmp,
+                             out[0].data<void>(), MX_REQ_WRITE, nullptr, s),
+                op);
+          } else if (req[0] != MX_REQ_NULL) {
+            CheckCuda(LaunchCast(x.dtype(), dt, n, x.data<void>(),
+                                 out[0].data<void>(), s),
+                      op);
+          }
           return;
         }
-        CheckCuda(LaunchReduce(kind, dt, outer, reduce, inner, x,
-                               out[0].data<void>(), req[0], s),
-                  op);
+        if (x.dtype() == dt) RequireNumeric(op, x);
+        const std::vector<bool> reduced = ReducedDims(op, attrs, x.ndim());
+        const size_t converted =
+            x.dtype() == dt ? 0 : static_cast<size_t>(n) * DTypeSize(dt);
+        ReduceLines l = LinesOf(op, ctx, reduced, x, converted);
+        if (converted > 0 && l.reduce != 0 && l.outer != 0) {
+          void* to = l.gathered ? l.extra : Workspace(ctx, converted);
+          CheckCuda(LaunchCast(x.dtype(), dt, n, l.x, to, s), op);
+          l.x = to;
+        }
+        ReduceLinesInto(op, kind, s, l, dt, out[0], req[0]);
       });
 }
 
@@ -301,6 +351,11 @@ void RegisterReduceOps(mxplugin::Plugin& plugin) {
   RegisterReduce(plugin, "prod", Reduce::kProd);
   RegisterReduce(plugin, "nansum", Reduce::kNanSum);
   RegisterReduce(plugin, "nanprod", Reduce::kNanProd);
+  RegisterNumpyReduce(plugin, "_np_sum", Reduce::kSum);
+  RegisterNumpyReduce(plugin, "_npi_mean", Reduce::kMean);
+  RegisterNumpyReduce(plugin, "_np_prod", Reduce::kProd);
+  RegisterNumpyReduce(plugin, "_np_max", Reduce::kMax);
+  RegisterNumpyReduce(plugin, "_np_min", Reduce::kMin);
   RegisterGpuKernel(plugin, "_reduce_sum_like", ReduceSumLike);
   RegisterGpuKernel(plugin, "_broadcast_reduced_like", BroadcastReducedLike);
   RegisterGpuKernel(plugin, "norm", Norm);

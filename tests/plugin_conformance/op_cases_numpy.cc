@@ -74,6 +74,27 @@ void AddNumpyCases(std::vector<OpCase>* t) {
                        {{"newshape", "(-1, -2)"}, {"reverse", "True"}}}));
   t->push_back(Shaped("_npx_reshape", {{{2, 3, 4}}, {{6, 2, 2}}},
                       {{{"newshape", "(-5, -2)"}}, {{"newshape", "(-4,)"}}}));
+  t->push_back(
+      Shaped("_npi_concatenate", {{{2, 3}, {4, 3}}, {{1, 3}, {2, 3}}},
+             {{{"num_args", "2"}}, {{"num_args", "2"}, {"axis", "0"}}}));
+  // Reductions: every axis form, and the dtype conversions (int32 data).
+  for (const char* op :
+       {"_np_sum", "_npi_mean", "_np_prod", "_np_max", "_np_min"}) {
+    OpCase c = Shaped(op, {{{3, 4}}, {{2, 3, 5}}},
+                      {{},
+                       {{"axis", "(0,)"}, {"keepdims", "True"}},
+                       {{"axis", "-1"}},
+                       {{"axis", "()"}}});
+    c.lo = 0.5;
+    c.hi = 1.5;
+    WithInt32Operand(c, 0, -3, 3, t);
+  }
+  t->push_back(Shaped("_np_sum", {{{2, 3, 5}}},
+                      {{{"axis", "(0, 2)"}, {"dtype", "float64"}}}));
+  t->push_back(Shaped("_npi_mean", {{{2, 3, 5}}},
+                      {{{"axis", "(0, 2)"}, {"dtype", "float32"}}}));
+  t->push_back(Shaped("_npi_concatenate", {{{2, 3, 2}, {2, 3, 1}}},
+                      {{{"num_args", "2"}, {"axis", "-1"}}}));
   t->push_back(Shaped("_np_reshape", {{{2, 3, 4}}, {{4, 6}}},
                       {{{"newshape", "(4, -1)"}}, {{"newshape", "(24,)"}}}));
 
