@@ -26,6 +26,16 @@ std::vector<std::string> ArgNames(int n) {
   return names;
 }
 
+// The inputs arg0 ... of an op counted by its parameter P's num_args.
+template <typename P>
+int NumArgsOf(const NodeAttrs& a) {
+  return std::max(0, a.get<P>().num_args);
+}
+template <typename P>
+std::vector<std::string> ArgNamesOf(const NodeAttrs& a) {
+  return ArgNames(NumArgsOf<P>(a));
+}
+
 void RequireArgs(const NodeAttrs& attrs, int num_args) {
   if (num_args < 1) {
     throw InvalidArgument(absl::StrCat(OpLabel(attrs), ": num_args=", num_args,
@@ -159,13 +169,9 @@ void ConcatCompute(const OpContext&, const NodeAttrs& attrs,
 MX_REGISTER_OP(Concat)
     .Describe("Joins arrays along an existing axis `dim`.")
     .SetParams<ConcatParam>()
-    .SetNumInputs([](const NodeAttrs& a) {
-      return std::max(0, a.get<ConcatParam>().num_args);
-    })
+    .SetNumInputs(NumArgsOf<ConcatParam>)
     .SetKeyVarNumArgs("num_args")
-    .SetInputNames([](const NodeAttrs& a) {
-      return ArgNames(a.get<ConcatParam>().num_args);
-    })
+    .SetInputNames(ArgNamesOf<ConcatParam>)
     .SetInferShape(ConcatShape)
     .SetInferType(SameType)
     .SetCompute(Context::kCPU, ConcatCompute)
@@ -203,13 +209,9 @@ MX_REGISTER_OP(_npi_concatenate)
       c.dim = *p.axis;
       return std::any(c);
     })
-    .SetNumInputs([](const NodeAttrs& a) {
-      return std::max(0, a.get<ConcatParam>().num_args);
-    })
+    .SetNumInputs(NumArgsOf<ConcatParam>)
     .SetKeyVarNumArgs("num_args")
-    .SetInputNames([](const NodeAttrs& a) {
-      return ArgNames(a.get<ConcatParam>().num_args);
-    })
+    .SetInputNames(ArgNamesOf<ConcatParam>)
     .SetInferShape(ConcatShape)
     .SetInferType(SameType)
     .SetCompute(Context::kCPU, ConcatCompute);
@@ -299,13 +301,9 @@ MX_REGISTER_OP(stack)
     .AddAlias("_npi_stack")
     .Describe("Joins same-shape arrays along a new axis.")
     .SetParams<StackParam>()
-    .SetNumInputs([](const NodeAttrs& a) {
-      return std::max(0, a.get<StackParam>().num_args);
-    })
+    .SetNumInputs(NumArgsOf<StackParam>)
     .SetKeyVarNumArgs("num_args")
-    .SetInputNames([](const NodeAttrs& a) {
-      return ArgNames(a.get<StackParam>().num_args);
-    })
+    .SetInputNames(ArgNamesOf<StackParam>)
     .SetInferShape(StackShape)
     .SetInferType(SameType)
     .SetCompute(Context::kCPU, StackCompute);
@@ -449,13 +447,9 @@ void AddNCompute(const OpContext&, const NodeAttrs&,
 MX_REGISTER_OP(add_n)
     .Describe("Elementwise sum of same-shape, same-dtype arrays.")
     .SetParams<AddNParam>()
-    .SetNumInputs([](const NodeAttrs& a) {
-      return std::max(0, a.get<AddNParam>().num_args);
-    })
+    .SetNumInputs(NumArgsOf<AddNParam>)
     .SetKeyVarNumArgs("num_args")
-    .SetInputNames([](const NodeAttrs& a) {
-      return ArgNames(a.get<AddNParam>().num_args);
-    })
+    .SetInputNames(ArgNamesOf<AddNParam>)
     .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
                       std::vector<TShape>* out) {
       RequireArgs(attrs, attrs.get<AddNParam>().num_args);
