@@ -4,6 +4,7 @@
 // training: cuda_graph_test.cc). Without a usable GPU every test but the first
 // skips with one line saying why; the first checks that gpu(0) is then a typed
 // error.
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -505,6 +506,47 @@ TEST(CudaOps, ArgmaxAndArgsortOfLongLinesMatchTheCpu) {
     SCOPED_TRACE(op);
     EXPECT_EQ(Host(Op(op, {gx}, attrs)), ToDouble(Op(op, {x}, attrs)));
   }
+}
+
+// The GPU's order (radix sorts) is the CPU's for every numeric dtype: ties
+// by position, -0 equal to +0, NaN last either way, one line of 2^20 and
+// 4096 short lines of integers full of ties.
+TEST(CudaOps, OrderMatchesTheCpuOnTiesZerosNanAndLongLines) {
+  SKIP_WITHOUT_GPU();
+  std::vector<double> values;
+  for (int i = 0; i < 600; ++i) values.push_back(i % 7 - 3);
+  for (int i : {5, 100, 333}) values[i] = std::nan("");
+  for (int i : {17, 41, 402}) values[i] = -0.0;
+  values[200] = INFINITY;
+  values[201] = -INFINITY;
+  const std::vector<AttrDict> orders = {{{"axis", "1"}},
+                                        {{"axis", "1"}, {"is_ascend", "0"}},
+                                        {{"axis", "0"}, {"is_ascend", "0"}},
+                                        {{"axis", "None"}}};
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                      DType::kInt8, DType::kUint8, DType::kInt32,
+                      DType::kInt64}) {
+    // NaN and infinities become integers as the CPU's cast makes them.
+    const NDArray x = nd::cast(testing::ArrayOf({3, 200}, values), dtype);
+    const NDArray gx = x.Copy(Context::GPU(0));
+    for (const AttrDict& attrs : orders) {
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + attrs.begin()->second);
+      EXPECT_EQ(Host(Op("argsort", {gx}, attrs)),
+                ToDouble(Op("argsort", {x}, attrs)));
+    }
+  }
+  const NDArray line = RandomArray({1 << 20}, DType::kFloat32, -1, 1, 3);
+  const AttrDict wide = {{"dtype", "int32"}, {"is_ascend", "0"}};
+  EXPECT_EQ(Host(Op("argsort", {line.Copy(Context::GPU(0))}, wide)),
+            ToDouble(Op("argsort", {line}, wide)));
+  const NDArray lines = RandomArray({4096, 33}, DType::kInt32, -9, 9, 4);
+  const AttrDict top = {{"k", "5"}, {"ret_typ", "indices"}};
+  EXPECT_EQ(Host(Op("topk", {lines.Copy(Context::GPU(0))}, top)),
+            ToDouble(Op("topk", {lines}, top)));
+}
+
+TEST(CudaOps, ArangeOnTheGpuMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
   // _arange has no inputs: asked for on gpu(0).
   const AttrDict range = {
       {"start", "-2"}, {"stop", "3"}, {"step", "0.5"}, {"repeat", "2"}};

@@ -111,10 +111,13 @@ cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
 
 // The rank of every element of x (numeric dtype) in its line along the
 // middle axis of (outer, len, inner): its place in the stable order, NaN
-// last, ascending or descending; int64, in x's layout.
+// last, ascending or descending; int64, in x's layout. Radix sorts over the
+// whole GPU (sort_kernels.cu) in `scratch` of RankScratchBytes, which is 0
+// for more than 2^32 - 1 elements (not supported).
+size_t RankScratchBytes(int dtype, int64_t outer, int64_t len, int64_t inner);
 cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
-                       bool ascend, const void* x, int64_t* rank,
-                       cudaStream_t stream);
+                       bool ascend, const void* x, void* scratch,
+                       int64_t* rank, cudaStream_t stream);
 
 // What LaunchPlaceByRank writes of the kept elements (rank < keep).
 enum class Placed {

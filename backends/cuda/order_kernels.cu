@@ -1,4 +1,4 @@
-// argmax/argmin, argsort/sort/topk, cumsum, _arange, tril and triu
+// argmax/argmin, argsort/sort/topk's placing, cumsum, _arange, tril and triu
 // kernels of the CUDA plugin with the CPU kernels' semantics
 // (backends/cpu/arg_reduce_ops.cc, ordering_ops.cc, init_ops.cc's
 // _arange, triangle_ops.cc); launchers declared in index_kernels.h.
@@ -86,72 +86,8 @@ struct ArgReduceLauncher {
   }
 };
 
-// ---- argsort, sort, topk: each element's rank in its line, counted
-// against every element of the line (O(len^2) per line, the line read
-// through shared memory in tiles; exactly the CPU's stable order), then
-// the kept elements (rank < keep) placed by rank. A block ranks one tile
-// of kThreads elements of one line at a time. ----
-
-// Whether (a at ia) sorts before (b at ib): NaN last, ties by position.
-template <typename A>
-__device__ __forceinline__ bool Before(A a, int64_t ia, A b, int64_t ib,
-                                       bool ascend) {
-  const bool na = IsNan(a), nb = IsNan(b);
-  bool less, greater;
-  if (na || nb) {
-    less = !na && nb;
-    greater = na && !nb;
-  } else {
-    less = ascend ? a < b : b < a;
-    greater = ascend ? b < a : a < b;
-  }
-  return less || (!greater && ia < ib);
-}
-
-template <typename T>
-__global__ void RankKernel(int64_t lines, int64_t len, int64_t inner,
-                           bool ascend, const T* x, int64_t* rank) {
-  using A = typename Acc<T>::type;
-  __shared__ A tile[kThreads];
-  const int64_t tiles = (len + kThreads - 1) / kThreads;
-  // Uniform per block, so every thread reaches the barriers.
-  for (int64_t b = blockIdx.x; b < lines * tiles; b += gridDim.x) {
-    const int64_t line = b / tiles;
-    const int64_t i = (b % tiles) * kThreads + threadIdx.x;
-    const int64_t base = (line / inner) * len * inner + line % inner;
-    const bool active = i < len;
-    const A vi = active ? Load(x, base + i * inner) : A(0);
-    int64_t r = 0;
-    for (int64_t j0 = 0; j0 < len; j0 += kThreads) {
-      const int64_t j = j0 + threadIdx.x;
-      if (j < len) tile[threadIdx.x] = Load(x, base + j * inner);
-      __syncthreads();
-      const int64_t count = min(int64_t{kThreads}, len - j0);
-      if (active) {
-        // (vi at i) never sorts before itself, so it adds nothing.
-        for (int64_t t = 0; t < count; ++t) {
-          if (Before(tile[t], j0 + t, vi, i, ascend)) ++r;
-        }
-      }
-      __syncthreads();
-    }
-    if (active) rank[base + i * inner] = r;
-  }
-}
-
-struct RankLauncher {
-  int64_t lines, len, inner;
-  bool ascend;
-  const void* x;
-  int64_t* rank;
-  cudaStream_t st;
-  template <int R, typename T>
-  void operator()() const {
-    const int64_t tiles = (len + kThreads - 1) / kThreads;
-    RankKernel<T><<<Blocks(lines * tiles * kThreads), kThreads, 0, st>>>(
-        lines, len, inner, ascend, static_cast<const T*>(x), rank);
-  }
-};
+// ---- argsort, sort, topk: the kept elements (rank < keep, ranks from
+// sort_kernels.cu) placed by rank. ----
 
 // One thread per element of x's (outer, len, inner); `what` is uniform
 // over the launch.
@@ -329,15 +265,6 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
   return Dispatch(
       dtype, req,
       ArgReduceLauncher{is_max, int64_indices, outer, n, inner, x, y, stream});
-}
-
-cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
-                       bool ascend, const void* x, int64_t* rank,
-                       cudaStream_t stream) {
-  if (outer * len * inner == 0) return cudaSuccess;
-  return DispatchNumeric(
-      dtype, MX_REQ_WRITE,
-      RankLauncher{outer * inner, len, inner, ascend, x, rank, stream});
 }
 
 cudaError_t LaunchPlaceByRank(Placed what, int dtype, int64_t outer,

@@ -1,5 +1,6 @@
 // GPU kernels for argsort, sort, topk and _backward_topk: every element
-// ranked in its line (order_kernels.cu), then the kept ones placed by rank
+// ranked in its line (sort_kernels.cu: CUB radix sorts), then the kept ones
+// placed by rank
 // as values, indices or a mask; semantics as backends/cpu/ordering_ops.cc
 // (stable order, NaN last). _backward_topk skips positions outside the
 // line where the CPU raises.
@@ -81,11 +82,25 @@ void Order(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   }
   if (x.size() == 0) return;
   cudaStream_t s = StreamOf(ctx);
-  auto* rank =
-      static_cast<int64_t*>(Workspace(ctx, x.size() * sizeof(int64_t)));
+  const size_t sort_bytes = RankScratchBytes(x.dtype(), l.outer, l.len, l.inner);
+  if (sort_bytes == 0) {
+    throw Error(MX_STATUS_NOT_IMPLEMENTED,
+                op + ": sorting " + std::to_string(x.size()) +
+                    " elements at once (at most 2^32 - 1)");
+  }
+  int64_t* rank = nullptr;
+  void* sort_scratch = nullptr;
+  const auto carve = [&](ScratchCarver& c) {
+    rank = c.Take<int64_t>(x.size());
+    sort_scratch = c.Take<char>(sort_bytes);
+  };
+  ScratchCarver count;
+  carve(count);
+  ScratchCarver real(Workspace(ctx, count.bytes()));
+  carve(real);
   CheckLaunch(op,
               LaunchRank(x.dtype(), l.outer, l.len, l.inner, o.ascend,
-                         x.data<void>(), rank, s),
+                         x.data<void>(), sort_scratch, rank, s),
               x.dtype());
   const auto place = [&](Placed what, int slot, const void* from) {
     CheckLaunch(op,
