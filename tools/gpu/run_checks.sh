@@ -3,9 +3,11 @@
 # cuBLAS (in /usr/local/cuda or the Python environment's nvidia packages),
 # then runs the CUDA plugin's tests, its benchmark, and the PyTorch peer.
 # Output goes to stdout and to $OUT (when set).
-#   bash run_checks.sh [all|tests|bench|ops]   (default all; ops: only the
-#   per-op cuDNN comparison and the single-convolution latency; bench: ops
-#   and the benchmarks)
+#   bash run_checks.sh [all|tests|bench|ops|lease]   (default all; ops:
+#   only the per-op cuDNN comparison and the single-convolution latency;
+#   bench: ops and the benchmarks; lease: for a short device lease, the
+#   test binaries at once, each into its own log, then the benchmarks the
+#   CUDA issue's targets name, one at a time)
 cd "$(dirname "$0")"
 what=${1:-all}
 log=${OUT:-/tmp}/gpu_checks.log
@@ -14,6 +16,44 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
+if [[ $what == lease ]]; then
+  # The tests only compare results, so they share the GPU; each log goes to
+  # its own file (the device tool brings back at most 8).
+  logs=${OUT:-/tmp}
+  start=$SECONDS
+  # Waits on these jobs alone: a bare `wait` (bash 5.1+) also waits for the
+  # tee of the log above, which never ends (it did on 2026-11-30).
+  pids=()
+  timeout 200 ./cuda_test --gtest_color=no > "$logs/cuda_test.log" 2>&1 &
+  pids+=($!)
+  timeout 200 ./cuda_graph_test --gtest_color=no > "$logs/cuda_graph_test.log" 2>&1 &
+  pids+=($!)
+  timeout 200 ./cudnn_paths_test --gtest_color=no > "$logs/cudnn_paths_test.log" 2>&1 &
+  pids+=($!)
+  timeout 200 ./nccl_test --gtest_color=no > "$logs/nccl_test.log" 2>&1 &
+  pids+=($!)
+  MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
+    MX_CPU_WORKER_NTHREADS=4 timeout 280 ./cuda_conformance --gtest_color=no \
+    2>&1 | grep -v "^\[ *\(RUN\|OK\) " > "$logs/cuda_conformance.log" &
+  pids+=($!)
+  wait "${pids[@]}"
+  echo "=== tests done after $((SECONDS - start)) s"
+  for f in cuda_test cuda_graph_test cudnn_paths_test nccl_test cuda_conformance; do
+    echo "--- $f: $(grep -a "PASSED\|FAILED" "$logs/$f.log" | head -3 | tr '\n' ' ')"
+  done
+  echo "=== cuda_benchmark"
+  timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
+  echo "=== one convolution and its wait, the workers launching"
+  MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 timeout 40 ./cuda_benchmark \
+    --benchmark_min_time=0.3 \
+    --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' | grep "^BM_"
+  echo "=== cuda_train_benchmark"
+  MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 90 ./cuda_train_benchmark --benchmark_min_time=2
+  echo "=== torch peer"
+  timeout 60 python3 torch_peer.py
+  echo "=== all done after $((SECONDS - start)) s"
+  exit 0
+fi
 if [[ $what == all || $what == tests ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
