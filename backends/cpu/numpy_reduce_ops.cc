@@ -143,10 +143,13 @@ void SetNumpyReduceGradient(const char* name, ReduceKind kind) {
       }
       case ReduceKind::kMax:
       case ReduceKind::kMin: {
-        // MXNet's: every tied extremum gets the whole head gradient.
+        // MXNet's: every tied extremum gets the whole head gradient. The
+        // extremum is compared in xo's dtype too (a device may broadcast
+        // floats only: the CUDA plugin refused int32 here on an H200).
+        const NodeEntry yo = b.Op("_cast_like", {b.y(), g[0]});
         const NodeEntry hit =
             b.Op("_npi_equal",
-                 {xo, b.Op("_broadcast_reduced_like", {b.y(), xo}, attrs)});
+                 {xo, b.Op("_broadcast_reduced_like", {yo, xo}, attrs)});
         grad = b.Op("where",
                     {hit, b.Op("_broadcast_reduced_like", {g[0], xo}, attrs),
                      b.Op("zeros_like", {xo})});

@@ -523,9 +523,9 @@ TEST(CudaOps, OrderMatchesTheCpuOnTiesZerosNanAndLongLines) {
                                         {{"axis", "1"}, {"is_ascend", "0"}},
                                         {{"axis", "0"}, {"is_ascend", "0"}},
                                         {{"axis", "None"}}};
-  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                      DType::kInt8, DType::kUInt8, DType::kInt32,
-                      DType::kInt64}) {
+  for (DType dtype :
+       {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
+        DType::kUInt8, DType::kInt32, DType::kInt64}) {
     // NaN and infinities become integers as the CPU's cast makes them.
     const NDArray x = nd::cast(testing::ArrayOf({3, 200}, values), dtype);
     const NDArray gx = x.Copy(Context::GPU(0));

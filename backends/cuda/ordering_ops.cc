@@ -82,7 +82,8 @@ void Order(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   }
   if (x.size() == 0) return;
   cudaStream_t s = StreamOf(ctx);
-  const size_t sort_bytes = RankScratchBytes(x.dtype(), l.outer, l.len, l.inner);
+  const size_t sort_bytes =
+      RankScratchBytes(x.dtype(), l.outer, l.len, l.inner);
   if (sort_bytes == 0) {
     throw Error(MX_STATUS_NOT_IMPLEMENTED,
                 op + ": sorting " + std::to_string(x.size()) +

@@ -162,8 +162,8 @@ cudaError_t SortRank(int64_t lines, int64_t len, int64_t inner, bool ascend,
   const auto items = static_cast<uint32_t>(n);  // As Layout's queries.
   K* keys_in = static_cast<K*>(b.keys_in);
   K* keys_out = static_cast<K*>(b.keys_out);
-  MakeKeysKernel<T><<<Blocks(n), kThreads, 0, st>>>(
-      n, len, inner, ascend, bits, x, keys_in, b.positions_in);
+  MakeKeysKernel<T><<<Blocks(n), kThreads, 0, st>>>(n, len, inner, ascend, bits,
+                                                    x, keys_in, b.positions_in);
   size_t temp_bytes = b.cub_bytes;
   cudaError_t err = cub::DeviceRadixSort::SortPairs(
       b.cub_temp, temp_bytes, keys_in, keys_out, b.positions_in,
@@ -182,15 +182,13 @@ cudaError_t SortRank(int64_t lines, int64_t len, int64_t inner, bool ascend,
     if (err != cudaSuccess) return err;
     order = b.positions_in;
   }
-  ScatterRankKernel<<<Blocks(n), kThreads, 0, st>>>(n, len, inner, order,
-                                                    rank);
+  ScatterRankKernel<<<Blocks(n), kThreads, 0, st>>>(n, len, inner, order, rank);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-size_t RankScratchBytes(int dtype, int64_t outer, int64_t len,
-                        int64_t inner) {
+size_t RankScratchBytes(int dtype, int64_t outer, int64_t len, int64_t inner) {
   const int64_t n = outer * len * inner;
   if (n == 0 || n > int64_t{UINT32_MAX}) return 0;
   RankBuffers b{};
@@ -199,8 +197,8 @@ size_t RankScratchBytes(int dtype, int64_t outer, int64_t len,
 }
 
 cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
-                       bool ascend, const void* x, void* scratch,
-                       int64_t* rank, cudaStream_t stream) {
+                       bool ascend, const void* x, void* scratch, int64_t* rank,
+                       cudaStream_t stream) {
   const int64_t n = outer * len * inner, lines = outer * inner;
   if (n == 0) return cudaSuccess;
   if (n > int64_t{UINT32_MAX} || dtype == MX_DTYPE_BOOL) {

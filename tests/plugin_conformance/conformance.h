@@ -60,6 +60,7 @@ struct Result {
   Outcome outcome = Outcome::kOk;
   std::string error;
   std::vector<std::vector<double>> outputs;  // Visible outputs.
+  std::vector<DType> output_dtypes;          // Theirs.
   std::vector<std::vector<double>> grads;    // Per input; empty if none.
   std::string grad_error;  // Set when the gradient could not be computed.
 };
@@ -98,7 +99,8 @@ bool DeviceHasUnits(int dev_type);
 // Counts for the summary printed at the end.
 struct Summary {
   std::atomic<int> kernels{0}, kernel_cases{0}, dtypes_declined{0};
-  std::atomic<int> grads{0}, device_grads_skipped{0}, new_ops{0}, new_op_grads{0}, failing_ops{0};
+  std::atomic<int> grads{0}, device_grads_skipped{0}, new_ops{0},
+      new_op_grads{0}, failing_ops{0};
   std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0};
   std::atomic<int> devices{0}, concurrent_calls{0};
 };
@@ -106,6 +108,10 @@ Summary& Counts();
 
 double Rtol(DType dtype);
 double Atol(DType dtype);
+// The dtype whose tolerances compare an output of dtype `output` in a case
+// run in `dtype`: the looser of the two (float32 results of int32 or
+// float64 data, as _npi_sin's, round as float32).
+DType ToleranceDType(DType dtype, DType output);
 
 // The dtypes every kernel case runs in (References() holds each), and
 // whether gradients are compared in one (not for int32: integer gradients

@@ -223,6 +223,7 @@ Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
     for (int k = 0; k < visible; ++k) {
       r.outputs.push_back(testing::ToDouble(
           ctx.is_host() ? out[k] : out[k].Copy(Context::CPU())));
+      r.output_dtypes.push_back(out[k].dtype());
     }
   } catch (const DTypeError& e) {
     r.outcome = Outcome::kDTypeError;
@@ -362,6 +363,13 @@ double Rtol(DType dtype) {
 }
 double Atol(DType dtype) {
   return dtype == DType::kInt32 ? 0 : dtype == DType::kFloat64 ? 1e-12 : 1e-6;
+}
+DType ToleranceDType(DType dtype, DType output) {
+  const bool output_rounds_as_float32 =
+      output == DType::kFloat32 || output == DType::kFloat16;
+  return output_rounds_as_float32                              ? DType::kFloat32
+         : output == DType::kFloat64 && dtype == DType::kInt32 ? output
+                                                               : dtype;
 }
 
 }  // namespace conformance

@@ -75,7 +75,8 @@ void Compare(const Result& ref, const Result& got, DType dt, bool grads,
           << "output " << k;
       continue;
     }
-    EXPECT_TRUE(AllClose(got.outputs[k], ref.outputs[k], Rtol(dt), Atol(dt)))
+    const DType tol = ToleranceDType(dt, ref.output_dtypes[k]);
+    EXPECT_TRUE(AllClose(got.outputs[k], ref.outputs[k], Rtol(tol), Atol(tol)))
         << "output " << k;
   }
   if (random_values) return;
@@ -176,8 +177,10 @@ TEST(Concurrency, KernelsCalledFromSeveralThreadsAgree) {
                 EXPECT_TRUE(
                     c.random_values
                         ? SameSizeAndFinite(got.outputs[o], ref.outputs[o])
-                        : AllClose(got.outputs[o], ref.outputs[o], Rtol(dt),
-                                   Atol(dt)))
+                        : AllClose(
+                              got.outputs[o], ref.outputs[o],
+                              Rtol(ToleranceDType(dt, ref.output_dtypes[o])),
+                              Atol(ToleranceDType(dt, ref.output_dtypes[o]))))
                     << Describe(c, a, v, dt, dev) << " output " << o;
               }
             }
