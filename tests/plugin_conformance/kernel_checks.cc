@@ -3,6 +3,7 @@
 // gradients through autograd on the same device), and the same kernels
 // called concurrently.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -112,6 +113,38 @@ TEST(Table, EveryCaseRunsOnTheBuiltInKernels) {
   }
 }
 
+// After a case's first mismatch: whether the built-in CPU kernels give
+// the stored reference again (computed before the plugin loaded), so that
+// a reference that was itself wrong (nondeterminism on the CPU side) is
+// told apart from a wrong plugin kernel.
+void ExplainMismatch(const OpCase& c, int a, int v, DType dt, bool grads,
+                     const Result& ref, const Result& got) {
+  // Exactly equal lists (NaN equal to NaN).
+  const auto same = [](const std::vector<std::vector<double>>& x,
+                       const std::vector<std::vector<double>>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!AllClose(x[i], y[i], 0, 0)) return false;
+    }
+    return true;
+  };
+  const Result again = RunCase(c, a, v, dt, Context::CPU(), grads);
+  const bool grads_same = same(again.grads, ref.grads);
+  bool grads_like_got = again.grads.size() == got.grads.size();
+  for (size_t i = 0; grads_like_got && i < got.grads.size(); ++i) {
+    grads_like_got = static_cast<bool>(
+        AllClose(got.grads[i], again.grads[i], 10 * Rtol(dt), 10 * Atol(dt)));
+  }
+  std::printf(
+      "conformance: %s: the CPU run again gives %s outputs and %s gradients "
+      "as the reference%s\n",
+      Describe(c, a, v, dt, Context::kCPU).c_str(),
+      same(again.outputs, ref.outputs) ? "the same" : "OTHER",
+      grads_same ? "the same" : "OTHER",
+      !grads_same && grads_like_got ? " (its gradients match the plugin's)"
+                                    : "");
+}
+
 TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
   std::set<std::string> counted;
   for (const auto& [name, dev] : PluginKernels()) {
@@ -136,8 +169,15 @@ TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
             const Result& ref =
                 References().at({i, a, v, static_cast<int>(dt)});
             const Result got = RunCase(c, a, v, dt, ctx, grads);
+            const bool failed_before = ::testing::Test::HasFailure();
             Compare(ref, got, dt, grads, !ctx.is_host(), c.random_values,
                     Describe(c, a, v, dt, dev));
+            // (On a plugin's own device only: a CPU plugin's kernels have
+            // replaced the built-in ones.)
+            if (!ctx.is_host() && !failed_before &&
+                ::testing::Test::HasFailure()) {
+              ExplainMismatch(c, a, v, dt, grads, ref, got);
+            }
           }
         }
       }
