@@ -1,9 +1,8 @@
 // GPU kernels for argsort, sort, topk and _backward_topk: every element
 // ranked in its line (sort_kernels.cu: CUB radix sorts), then the kept ones
-// placed by rank
-// as values, indices or a mask; semantics as backends/cpu/ordering_ops.cc
-// (stable order, NaN last). _backward_topk skips positions outside the
-// line where the CPU raises.
+// placed by rank as values, indices or a mask; semantics as
+// backends/cpu/ordering_ops.cc (stable order, NaN last). _backward_topk skips
+// positions outside the line where the CPU raises.
 #include <cstdint>
 #include <string>
 
