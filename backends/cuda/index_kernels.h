@@ -111,12 +111,23 @@ cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
 
 // The rank of every element of x (numeric dtype) in its line along the
 // middle axis of (outer, len, inner): its place in the stable order, NaN
-// last, ascending or descending; int64, in x's layout. Radix sorts over the
-// whole GPU (sort_kernels.cu) in `scratch` of RankScratchBytes, which is 0
-// for more than 2^32 - 1 elements (not supported).
-size_t RankScratchBytes(int dtype, int64_t outer, int64_t len, int64_t inner);
+// last, ascending or descending; int64, in x's layout. Two radix sorts over
+// the whole GPU (sort_kernels.cu) in buffers the caller carves: keys of
+// RankKeyBytes(dtype) each, uint32 positions (so at most 2^32 - 1
+// elements), and CUB's temporary storage of RankSortTempBytes.
+struct RankBuffers {
+  void* keys_in;  // n keys each (also the lines' numbers of sort 2).
+  void* keys_out;
+  uint32_t* positions_in;  // n each.
+  uint32_t* positions_out;
+  void* temp;
+  size_t temp_bytes;
+};
+size_t RankKeyBytes(int dtype);
+cudaError_t RankSortTempBytes(int dtype, int64_t outer, int64_t len,
+                              int64_t inner, size_t* bytes);
 cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
-                       bool ascend, const void* x, void* scratch,
+                       bool ascend, const void* x, const RankBuffers& buffers,
                        int64_t* rank, cudaStream_t stream);
 
 // What LaunchPlaceByRank writes of the kept elements (rank < keep).

@@ -81,18 +81,26 @@ void Order(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   }
   if (x.size() == 0) return;
   cudaStream_t s = StreamOf(ctx);
-  const size_t sort_bytes =
-      RankScratchBytes(x.dtype(), l.outer, l.len, l.inner);
-  if (sort_bytes == 0) {
+  if (x.size() > int64_t{UINT32_MAX}) {
     throw Error(MX_STATUS_NOT_IMPLEMENTED,
                 op + ": sorting " + std::to_string(x.size()) +
                     " elements at once (at most 2^32 - 1)");
   }
+  RankBuffers sorting{};
+  CheckLaunch(op,
+              RankSortTempBytes(x.dtype(), l.outer, l.len, l.inner,
+                                &sorting.temp_bytes),
+              x.dtype());
   int64_t* rank = nullptr;
-  void* sort_scratch = nullptr;
   const auto carve = [&](ScratchCarver& c) {
     rank = c.Take<int64_t>(x.size());
-    sort_scratch = c.Take<char>(sort_bytes);
+    const int64_t key_bytes =
+        x.size() * static_cast<int64_t>(RankKeyBytes(x.dtype()));
+    sorting.keys_in = c.Take<char>(key_bytes);
+    sorting.keys_out = c.Take<char>(key_bytes);
+    sorting.positions_in = c.Take<uint32_t>(x.size());
+    sorting.positions_out = c.Take<uint32_t>(x.size());
+    sorting.temp = c.Take<char>(static_cast<int64_t>(sorting.temp_bytes));
   };
   ScratchCarver count;
   carve(count);
@@ -100,7 +108,7 @@ void Order(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   carve(real);
   CheckLaunch(op,
               LaunchRank(x.dtype(), l.outer, l.len, l.inner, o.ascend,
-                         x.data<void>(), sort_scratch, rank, s),
+                         x.data<void>(), sorting, rank, s),
               x.dtype());
   const auto place = [&](Placed what, int slot, const void* from) {
     CheckLaunch(op,

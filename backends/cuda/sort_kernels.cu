@@ -19,7 +19,7 @@ namespace {
 
 using namespace kernel;  // NOLINT: the shared kernel helpers.
 
-// Positions are uint32 (RankScratchBytes refuses more elements).
+// Positions are uint32 (the caller refuses more elements).
 using Position = uint32_t;
 
 // The key type of T: 64 bits for 8-byte types, else 32 (float16 through
@@ -80,7 +80,7 @@ __global__ void ScatterRankKernel(int64_t n, int64_t len, int64_t inner,
 }
 
 // Key width for dtype: 8 bits for bytes, 64 for 8-byte types (KeyType's
-// choice), else 32.
+// choice: 8-byte keys), else 32 (4-byte keys).
 int KeyBits(int dtype) {
   switch (dtype) {
     case MX_DTYPE_UINT8:
@@ -100,57 +100,24 @@ int BitsFor(int64_t count) {  // Bits that hold 0 .. count - 1.
   return bits;
 }
 
-// The buffers of one rank computation, carved from the scratch in order.
-struct RankBuffers {
-  void* keys_in;
-  void* keys_out;
-  Position* positions_in;
-  Position* positions_out;
-  void* cub_temp;
-  size_t cub_bytes;
-  size_t total;
-};
-
-size_t Align(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
+// CUB's temporary bytes for sort 1 (keys of K) and, with several lines,
+// sort 2 (uint32 line numbers) of n elements: the larger.
 template <typename K>
-cudaError_t Layout(int64_t n, int64_t lines, char* base, RankBuffers* b) {
+cudaError_t TempBytes(int64_t n, int64_t lines, size_t* bytes) {
   size_t sort_bytes = 0, line_bytes = 0;
   cudaError_t err = cub::DeviceRadixSort::SortPairs(
       nullptr, sort_bytes, static_cast<const K*>(nullptr),
       static_cast<K*>(nullptr), static_cast<const Position*>(nullptr),
       static_cast<Position*>(nullptr), static_cast<uint32_t>(n), 0,
       int{sizeof(K) * 8});
-  if (err != cudaSuccess) return err;
-  if (lines > 1) {
+  if (err == cudaSuccess && lines > 1) {
     err = cub::DeviceRadixSort::SortPairs(
         nullptr, line_bytes, static_cast<const uint32_t*>(nullptr),
         static_cast<uint32_t*>(nullptr), static_cast<const Position*>(nullptr),
         static_cast<Position*>(nullptr), static_cast<uint32_t>(n), 0, 32);
-    if (err != cudaSuccess) return err;
   }
-  size_t at = 0;
-  const auto take = [&](size_t bytes) {
-    void* p = base == nullptr ? nullptr : base + at;
-    at += Align(bytes);
-    return p;
-  };
-  // Keys of K (sort 1) or uint32 line numbers (sort 2), in and out.
-  b->keys_in = take(n * sizeof(K));
-  b->keys_out = take(n * sizeof(K));
-  b->positions_in = static_cast<Position*>(take(n * sizeof(Position)));
-  b->positions_out = static_cast<Position*>(take(n * sizeof(Position)));
-  b->cub_bytes = sort_bytes > line_bytes ? sort_bytes : line_bytes;
-  b->cub_temp = take(b->cub_bytes);
-  b->total = at;
-  return cudaSuccess;
-}
-
-cudaError_t LayoutFor(int dtype, int64_t n, int64_t lines, void* base,
-                      RankBuffers* b) {
-  char* p = static_cast<char*>(base);
-  return KeyBits(dtype) == 64 ? Layout<uint64_t>(n, lines, p, b)
-                              : Layout<uint32_t>(n, lines, p, b);
+  *bytes = sort_bytes > line_bytes ? sort_bytes : line_bytes;
+  return err;
 }
 
 template <typename T>
@@ -159,15 +126,15 @@ cudaError_t SortRank(int64_t lines, int64_t len, int64_t inner, bool ascend,
                      cudaStream_t st) {
   using K = KeyType<T>;
   const int64_t n = lines * len;
-  const auto items = static_cast<uint32_t>(n);  // As Layout's queries.
+  const auto items = static_cast<uint32_t>(n);  // As TempBytes' queries.
   K* keys_in = static_cast<K*>(b.keys_in);
   K* keys_out = static_cast<K*>(b.keys_out);
   MakeKeysKernel<T><<<Blocks(n), kThreads, 0, st>>>(n, len, inner, ascend, bits,
                                                     x, keys_in, b.positions_in);
-  size_t temp_bytes = b.cub_bytes;
+  size_t temp_bytes = b.temp_bytes;
   cudaError_t err = cub::DeviceRadixSort::SortPairs(
-      b.cub_temp, temp_bytes, keys_in, keys_out, b.positions_in,
-      b.positions_out, items, 0, bits, st);
+      b.temp, temp_bytes, keys_in, keys_out, b.positions_in, b.positions_out,
+      items, 0, bits, st);
   if (err != cudaSuccess) return err;
   const Position* order = b.positions_out;
   if (lines > 1) {
@@ -175,10 +142,10 @@ cudaError_t SortRank(int64_t lines, int64_t len, int64_t inner, bool ascend,
     auto* line_out = static_cast<uint32_t*>(b.keys_out);
     LineOfKernel<<<Blocks(n), kThreads, 0, st>>>(n, len, b.positions_out,
                                                  line_in);
-    temp_bytes = b.cub_bytes;
-    err = cub::DeviceRadixSort::SortPairs(
-        b.cub_temp, temp_bytes, line_in, line_out, b.positions_out,
-        b.positions_in, items, 0, BitsFor(lines), st);
+    temp_bytes = b.temp_bytes;
+    err = cub::DeviceRadixSort::SortPairs(b.temp, temp_bytes, line_in, line_out,
+                                          b.positions_out, b.positions_in,
+                                          items, 0, BitsFor(lines), st);
     if (err != cudaSuccess) return err;
     order = b.positions_in;
   }
@@ -188,32 +155,33 @@ cudaError_t SortRank(int64_t lines, int64_t len, int64_t inner, bool ascend,
 
 }  // namespace
 
-size_t RankScratchBytes(int dtype, int64_t outer, int64_t len, int64_t inner) {
-  const int64_t n = outer * len * inner;
-  if (n == 0 || n > int64_t{UINT32_MAX}) return 0;
-  RankBuffers b{};
-  if (LayoutFor(dtype, n, outer * inner, nullptr, &b) != cudaSuccess) return 0;
-  return b.total;
+size_t RankKeyBytes(int dtype) { return KeyBits(dtype) == 64 ? 8 : 4; }
+
+cudaError_t RankSortTempBytes(int dtype, int64_t outer, int64_t len,
+                              int64_t inner, size_t* bytes) {
+  const int64_t n = outer * len * inner, lines = outer * inner;
+  *bytes = 0;
+  if (n == 0) return cudaSuccess;
+  if (n > int64_t{UINT32_MAX}) return cudaErrorInvalidValue;
+  return KeyBits(dtype) == 64 ? TempBytes<uint64_t>(n, lines, bytes)
+                              : TempBytes<uint32_t>(n, lines, bytes);
 }
 
 cudaError_t LaunchRank(int dtype, int64_t outer, int64_t len, int64_t inner,
-                       bool ascend, const void* x, void* scratch, int64_t* rank,
-                       cudaStream_t stream) {
+                       bool ascend, const void* x, const RankBuffers& buffers,
+                       int64_t* rank, cudaStream_t stream) {
   const int64_t n = outer * len * inner, lines = outer * inner;
   if (n == 0) return cudaSuccess;
   if (n > int64_t{UINT32_MAX} || dtype == MX_DTYPE_BOOL) {
     return cudaErrorInvalidValue;
   }
-  RankBuffers b{};
-  cudaError_t err = LayoutFor(dtype, n, lines, scratch, &b);
-  if (err != cudaSuccess) return err;
   const int bits = KeyBits(dtype);
   cudaError_t result = cudaErrorInvalidValue;
   WithIndexType(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       result = SortRank(lines, len, inner, ascend, bits,
-                        static_cast<const T*>(x), b, rank, stream);
+                        static_cast<const T*>(x), buffers, rank, stream);
     }
   });
   return result;
