@@ -16,6 +16,21 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
+# The conformance suite within $1 seconds, RUN/OK lines left out.
+conformance() {
+  MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
+    MX_CPU_WORKER_NTHREADS=4 timeout "$1" ./cuda_conformance --gtest_color=no \
+    2>&1 | grep -v "^\[ *\(RUN\|OK\) "
+  return "${PIPESTATUS[0]}"
+}
+# One convolution and its wait (and a waited add), with raw cuDNN alongside,
+# under the environment setting $1, within $2 seconds (default 60).
+conv_latency() {
+  env "$1" timeout "${2:-60}" ./cuda_benchmark --benchmark_min_time=0.3 \
+    --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' |
+    grep "^BM_"
+}
+resnet_json=$PWD/resnet18_v1-symbol.json
 if [[ $what == lease ]]; then
   # The tests only compare results, so they share the GPU; each log goes to
   # its own file (the device tool brings back at most 8).
@@ -24,31 +39,24 @@ if [[ $what == lease ]]; then
   # Waits on these jobs alone: a bare `wait` (bash 5.1+) also waits for the
   # tee of the log above, which never ends (it did on 2026-11-30).
   pids=()
-  timeout 200 ./cuda_test --gtest_color=no > "$logs/cuda_test.log" 2>&1 &
-  pids+=($!)
-  timeout 200 ./cuda_graph_test --gtest_color=no > "$logs/cuda_graph_test.log" 2>&1 &
-  pids+=($!)
-  timeout 200 ./cudnn_paths_test --gtest_color=no > "$logs/cudnn_paths_test.log" 2>&1 &
-  pids+=($!)
-  timeout 200 ./nccl_test --gtest_color=no > "$logs/nccl_test.log" 2>&1 &
-  pids+=($!)
-  MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
-    MX_CPU_WORKER_NTHREADS=4 timeout 280 ./cuda_conformance --gtest_color=no \
-    2>&1 | grep -v "^\[ *\(RUN\|OK\) " > "$logs/cuda_conformance.log" &
+  tests=(cuda_test cuda_graph_test cudnn_paths_test nccl_test)
+  for t in "${tests[@]}"; do
+    timeout 200 "./$t" --gtest_color=no > "$logs/$t.log" 2>&1 &
+    pids+=($!)
+  done
+  conformance 280 > "$logs/cuda_conformance.log" &
   pids+=($!)
   wait "${pids[@]}"
   echo "=== tests done after $((SECONDS - start)) s"
-  for f in cuda_test cuda_graph_test cudnn_paths_test nccl_test cuda_conformance; do
+  for f in "${tests[@]}" cuda_conformance; do
     echo "--- $f: $(grep -a "PASSED\|FAILED" "$logs/$f.log" | head -3 | tr '\n' ' ')"
   done
   echo "=== cuda_benchmark"
   timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
   echo "=== one convolution and its wait, the workers launching"
-  MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 timeout 40 ./cuda_benchmark \
-    --benchmark_min_time=0.3 \
-    --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' | grep "^BM_"
+  conv_latency MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 40
   echo "=== cuda_train_benchmark"
-  MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 90 ./cuda_train_benchmark --benchmark_min_time=2
+  MX_RESNET18_JSON=$resnet_json timeout 90 ./cuda_train_benchmark --benchmark_min_time=2
   echo "=== torch peer"
   timeout 60 python3 torch_peer.py
   echo "=== all done after $((SECONDS - start)) s"
@@ -68,10 +76,8 @@ echo "=== nccl_test (the \"nccl\" KVStore)"
 timeout 120 ./nccl_test --gtest_color=no
 echo "nccl_test exit: $?"
 echo "=== cuda_conformance"
-MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
-  MX_CPU_WORKER_NTHREADS=4 timeout 300 \
-  ./cuda_conformance --gtest_color=no 2>&1 | grep -v "^\[ *\(RUN\|OK\) "
-echo "cuda_conformance exit: ${PIPESTATUS[0]}"
+conformance 300
+echo "cuda_conformance exit: $?"
 fi
 [[ $what == tests ]] && exit 0
 echo "=== cudnn_op_benchmark (plugin kernels vs raw cuDNN)"
@@ -82,22 +88,20 @@ for setting in MX_ENGINE_TYPE=ThreadedEnginePerDevice \
     MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 MX_ENGINE_SYNC_DEVICE_OPS=1 \
     MX_ENGINE_TYPE=NaiveEngine; do
   echo "--- $setting"
-  env "$setting" timeout 60 ./cuda_benchmark --benchmark_min_time=0.3 \
-    --benchmark_filter='Conv3x3Batch64/real|Conv3x3Batch64/1|Add1ElementWaited' |
-    grep "^BM_"
+  conv_latency "$setting"
 done
 [[ $what == ops ]] && exit 0
 echo "=== cuda_benchmark"
 MX_CUDA_VERBOSE=1 timeout 90 ./cuda_benchmark --benchmark_min_time=0.5
 echo "cuda_benchmark exit: $?"
 echo "=== cuda_train_benchmark"
-MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
+MX_RESNET18_JSON=$resnet_json timeout 120 ./cuda_train_benchmark --benchmark_min_time=2
 echo "cuda_train_benchmark exit: $?"
 echo "=== cuda_train_benchmark, the workers launching every op"
-MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json \
+MX_ENGINE_DEVICE_LAUNCH_ON_PUSHER=0 MX_RESNET18_JSON=$resnet_json \
   timeout 120 ./cuda_train_benchmark --benchmark_min_time=2 | grep "^BM_"
 echo "=== per-op GPU time of ResNet-18 steps (MX_CUDA_PROFILE=1)"
-MX_CUDA_PROFILE=1 MX_RESNET18_JSON=$PWD/resnet18_v1-symbol.json timeout 60 \
+MX_CUDA_PROFILE=1 MX_RESNET18_JSON=$resnet_json timeout 60 \
   ./cuda_train_benchmark --benchmark_filter=ResNet --benchmark_min_time=1 2>&1 |
   grep "mx_cuda" | head -40
 echo "=== torch peer"
