@@ -1,6 +1,6 @@
 """plugin_conformance_test: runs the plugin conformance suite on one plugin."""
 
-def plugin_conformance_test(name, plugin, expect_fail = [], device_gradients = False, size = "medium", env = {}, **kwargs):
+def plugin_conformance_test(name, plugin, expect_fail = [], device_gradients = False, required_dtypes = ["float32"], size = "medium", env = {}, **kwargs):
     """A cc_test running //tests/plugin_conformance on `plugin`.
 
     Args:
@@ -13,6 +13,8 @@ def plugin_conformance_test(name, plugin, expect_fail = [], device_gradients = F
         gradient (backward ops and autograd helpers), so a gradient on the
         device that cannot run fails the suite; without it such a gradient
         is skipped (and counted), a wrong one still fails.
+      required_dtypes: dtypes (names, or "all") the plugin's kernels may not
+        decline with DTypeError where the built-in kernel computes the case.
       size: test size.
       env: more environment variables for the test (the plugin's own).
       **kwargs: passed to cc_test (tags, timeout, ...).
@@ -25,6 +27,7 @@ def plugin_conformance_test(name, plugin, expect_fail = [], device_gradients = F
             "MX_CONFORMANCE_PLUGIN": "$(rootpath %s)" % plugin,
             "MX_CONFORMANCE_EXPECT_FAIL": ",".join(expect_fail),
             "MX_CONFORMANCE_DEVICE_GRADIENTS": "1" if device_gradients else "0",
+            "MX_CONFORMANCE_REQUIRED_DTYPES": ",".join(required_dtypes),
             # Several engine workers run the plugin's kernels concurrently.
             "MX_CPU_WORKER_NTHREADS": "4",
         }, **env),

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,6 +38,12 @@ struct OpCase {
   // Inputs made as int32 integers in [lo, hi) of their range (indices,
   // argmax positions) whatever the case's dtype.
   std::vector<int> int32_inputs;
+  // Inputs made float32 in a float16 case (BatchNorm's parameters and
+  // statistics: MXNet's float16 BatchNorm takes them in float32).
+  std::vector<int> float32_in_float16;
+  // An attribute set to the case's dtype name (Embedding's "dtype", which
+  // its weight must have).
+  std::string dtype_attr;
   // Random-number ops: outputs are compared by shape and finiteness only
   // (a plugin's generator need not match the host's).
   bool random_values = false;
@@ -103,6 +110,9 @@ struct Summary {
       new_op_grads{0}, failing_ops{0};
   std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0};
   std::atomic<int> devices{0}, concurrent_calls{0};
+  // "op dtype" of the kernel cases a plugin declined (DTypeError) where the
+  // built-in kernel computes them; written by the kernel check alone.
+  std::set<std::string> declined_computable;
 };
 Summary& Counts();
 
@@ -118,6 +128,11 @@ DType ToleranceDType(DType dtype, DType output);
 // are not defined).
 const std::vector<DType>& CaseDTypes();
 bool ComparesGradients(DType dtype);
+// Whether a plugin kernel may not decline `dtype` (DTypeError) where the
+// built-in kernel computes the case: the dtypes listed (by name) in
+// MX_CONFORMANCE_REQUIRED_DTYPES, every dtype for "all"; float32 when it
+// is unset.
+bool DTypeRequired(DType dtype);
 
 }  // namespace conformance
 }  // namespace mx

@@ -57,13 +57,22 @@ bool DeviceGradientsRequired() {
   return v != nullptr && std::string(v) == "1";
 }
 
-void Compare(const Result& ref, const Result& got, DType dt, bool grads,
-             bool on_device, bool random_values, const std::string& what) {
+void Compare(const std::string& op, const Result& ref, const Result& got,
+             DType dt, bool grads, bool on_device, bool random_values,
+             const std::string& what) {
   SCOPED_TRACE(what);
   if (got.outcome == Outcome::kDTypeError) {
     EXPECT_NE(dt, DType::kFloat32)
         << "float32 must work; the kernel raised " << got.error;
     ++Counts().dtypes_declined;
+    if (ref.outcome == Outcome::kOk) {
+      Counts().declined_computable.insert(op + " " + DTypeName(dt));
+      EXPECT_FALSE(DTypeRequired(dt))
+          << "the built-in kernel computes this case in " << DTypeName(dt)
+          << ", which MX_CONFORMANCE_REQUIRED_DTYPES requires of the "
+             "plugin; the kernel raised "
+          << got.error;
+    }
     return;
   }
   ++Counts().kernel_cases;
@@ -170,7 +179,8 @@ TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
                 References().at({i, a, v, static_cast<int>(dt)});
             const Result got = RunCase(c, a, v, dt, ctx, grads);
             const bool failed_before = ::testing::Test::HasFailure();
-            Compare(ref, got, dt, grads, !ctx.is_host(), c.random_values,
+            Compare(c.op, ref, got, dt, grads, !ctx.is_host(),
+                    c.random_values,
                     Describe(c, a, v, dt, dev));
             // (On a plugin's own device only: a CPU plugin's kernels have
             // replaced the built-in ones.)

@@ -71,6 +71,7 @@ void AddIndexCases(std::vector<OpCase>* t) {
                             {{{"input_dim", "10"}, {"output_dim", "3"}}});
   embedding.ranges = {{-2, 13}, {-1, 1}};
   embedding.int32_inputs = {0};
+  embedding.dtype_attr = "dtype";
   t->push_back(embedding);
   OpCase gather = Shaped(
       "gather_nd",

@@ -66,6 +66,7 @@ OpCase BatchNorm(bool train) {
   c.ranges = {{-1, 1}, {0.5, 1.5}, {-1, 1}, {-0.5, 0.5}, {0.5, 1.5}};
   c.train = train;
   c.no_grad = {3, 4};
+  c.float32_in_float16 = {1, 2, 3, 4};
   return c;
 }
 
@@ -262,6 +263,7 @@ std::vector<OpCase> MakeTable() {
                        {{{"fix_gamma", "False"}}, {{"fix_gamma", "True"}}});
     bn.ranges = {{-1, 1}, {-1, 1}, {0.5, 1.5}, {-0.5, 0.5}, {0.5, 1.5}};
     bn.train = train;
+    bn.float32_in_float16 = {2, 3, 4};
     t.push_back(bn);
   }
   // (out_grad, data, weight) for the Deconvolution cases above.
