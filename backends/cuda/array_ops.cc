@@ -92,7 +92,7 @@ void RandomOp(const KernelContext& ctx, const Attrs& attrs, Tensors,
 void OneHot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat("one_hot", out[0]);
+  RequireNumeric("one_hot", out[0]);
   if (req[0] == MX_REQ_ADD) Unsupported("one_hot", "adding to the output");
   const int64_t n = in[0].size();
   const int64_t depth = n == 0 ? 0 : out[0].size() / n;

@@ -4,7 +4,8 @@
 // Forward with the algorithm cudnnFind picks (same math: FMA, no TF32),
 // the launch overhead of a 1-element add (one op and its wait, and per op
 // in a stream of 1000), and an 8-op elementwise chain on 16M floats,
-// unfused and fused by the "cuda" property (one NVRTC kernel). Each mxcore
+// unfused and fused by the "cuda" property (one NVRTC kernel), and a cumsum
+// of one line of 16M floats. Each mxcore
 // iteration waits for its result, each raw one synchronizes its stream. Needs
 // MX_CUDA_PLUGIN and a GPU; without one it prints why and runs nothing.
 //
@@ -237,6 +238,20 @@ void BM_RawLaunchAndSync(benchmark::State& state) {
   cudaFree(p);
 }
 BENCHMARK(BM_RawLaunchAndSync)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// cumsum of one line of 16M floats (summed in double, as the CPU's) and its
+// wait: a block scanning the line by tiles (torch_peer.py times
+// torch.cumsum, which sums in float).
+void BM_MxCumsumOneLine16M(benchmark::State& state) {
+  if (!HasGpu()) return state.SkipWithError("no GPU");
+  const NDArray x = OnGpu({int64_t{1} << 24}, 8);
+  for (auto _ : state) {
+    NDArray y = nd::Call("cumsum", {x}, {});
+    y.WaitToRead();
+  }
+  state.SetBytesProcessed(state.iterations() * (int64_t{1} << 24) * 4 * 2);
+}
+BENCHMARK(BM_MxCumsumOneLine16M)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The 8-op elementwise chain of the fuse benchmark on 16M floats, through
 // the executor on gpu(0): each op its own kernel, or one NVRTC kernel from

@@ -369,6 +369,20 @@ TEST(CudaOps, IntegerDataMatchesTheCpuExactly) {
       {"max", 1, {{"axis", "0"}}},
       {"min", 1, {{"axis", "(0, 2)"}}},
       {"add_n", 3, {}},
+      // Copies, gathers and scatters (integer-capable since 2026-11-30).
+      {"transpose", 1, {{"axes", "(2, 0, 1)"}}},
+      {"slice", 1, {{"begin", "(1, 0, 2)"}, {"end", "(3, 5, 6)"}}},
+      {"reverse", 1, {{"axis", "1"}}},
+      {"tile", 1, {{"reps", "(2, 1, 1)"}}},
+      {"repeat", 1, {{"repeats", "2"}, {"axis", "0"}}},
+      {"tril", 1, {{"k", "1"}}},
+      {"where", 3, {}},
+      {"take", 2, {{"axis", "1"}, {"mode", "clip"}}},
+      {"argmax", 1, {{"axis", "1"}}},
+      {"argmin", 1, {{"axis", "2"}}},
+      {"one_hot", 1, {{"depth", "4"}, {"dtype", "int8"}, {"on_value", "300"}}},
+      {"SequenceReverse", 1, {}},
+      {"_backward_relu", 2, {}},
   };
   // Values spread over each dtype's range (and beyond int8's 127 in sums).
   auto values = [](DType dt, int seed) {
@@ -400,6 +414,29 @@ TEST(CudaOps, IntegerDataMatchesTheCpuExactly) {
       } catch (const Error& e) {
         ADD_FAILURE() << e.what();
       }
+    }
+    // Sums into a smaller shape, saturated as the CPU's (int8 and uint8
+    // sums of 24 values pass their range), and a gradient broadcast back
+    // divided by the count (mean's), truncated as the CPU's.
+    SCOPED_TRACE(DTypeName(dt));
+    const NDArray g = nd::cast(testing::ArrayOf({4, 5, 6}, values(dt, 4)), dt);
+    std::vector<double> five = values(dt, 5);
+    five.resize(5);
+    const NDArray small = nd::cast(testing::ArrayOf({1, 5, 1}, five), dt);
+    const Attrs reduced = {
+        {"axis", "(0, 2)"}, {"keepdims", "True"}, {"normalize", "True"}};
+    try {
+      EXPECT_EQ(Host(Op("_reduce_sum_like", {g.Copy(Context::GPU(0)),
+                                             small.Copy(Context::GPU(0))},
+                        {})),
+                ToDouble(Op("_reduce_sum_like", {g, small}, {})));
+      EXPECT_EQ(
+          Host(Op("_broadcast_reduced_like",
+                  {small.Copy(Context::GPU(0)), g.Copy(Context::GPU(0))},
+                  reduced)),
+          ToDouble(Op("_broadcast_reduced_like", {small, g}, reduced)));
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
     }
   }
 }
@@ -543,6 +580,55 @@ TEST(CudaOps, OrderMatchesTheCpuOnTiesZerosNanAndLongLines) {
   const AttrDict top = {{"k", "5"}, {"ret_typ", "indices"}};
   EXPECT_EQ(Host(Op("topk", {lines.Copy(Context::GPU(0))}, top)),
             ToDouble(Op("topk", {lines}, top)));
+}
+
+// cumsum's two GPU paths (a thread per line; a block per line scanning
+// tiles when the lines are few and long) against the CPU: one line of 2^20,
+// three strided lines (axis 0), integers wrapping past int32's range, a
+// float16 line summed in double, the output cast to another dtype, and the
+// gradient (a reversed cumsum of the head gradient) of one long line.
+TEST(CudaOps, CumsumOfFewLongLinesAndManyShortOnesMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    TShape shape;
+    DType dtype;
+    AttrDict attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1 << 20}, DType::kFloat32, {}},
+      {{5000, 3}, DType::kFloat64, {{"axis", "0"}}},
+      {{3, 5000}, DType::kInt32, {{"axis", "1"}}},
+      {{2, 70000}, DType::kInt64, {{"axis", "-1"}, {"dtype", "int32"}}},
+      {{4099}, DType::kFloat16, {{"dtype", "float32"}}},
+      {{4096, 40}, DType::kFloat32, {{"axis", "1"}}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.shape.ToString() + " " + DTypeName(c.dtype));
+    // Integers up to 10^5 in magnitude: 70000 of them pass int32's range.
+    const bool integer = c.dtype == DType::kInt32 || c.dtype == DType::kInt64;
+    const NDArray x =
+        integer ? nd::cast(RandomArray(c.shape, DType::kFloat64, -1e5, 1e5, 5),
+                           c.dtype)
+                : RandomArray(c.shape, c.dtype, -1, 1, 5);
+    const std::vector<double> want = ToDouble(Op("cumsum", {x}, c.attrs));
+    const std::vector<double> got =
+        Host(Op("cumsum", {x.Copy(Context::GPU(0))}, c.attrs));
+    // Sums in double in another order: float32 results equal but for a
+    // rare rounding; integer ones exactly.
+    EXPECT_TRUE(AllClose(got, want, integer ? 0 : 1e-6, integer ? 0 : 1e-6));
+  }
+  const NDArray x = RandomArray({3000}, DType::kFloat32, -1, 1, 6);
+  NDArray on_gpu = nd::zeros({3000}, Context::GPU(0));
+  autograd::AttachGrad(&on_gpu);
+  {
+    autograd::RecordScope record(true);
+    const NDArray y = Op("cumsum", {on_gpu}, {});
+    autograd::Backward({y}, {x.Copy(Context::GPU(0))});
+  }
+  // d/dx of sum(head * cumsum(x)) is the reversed cumsum of head.
+  std::vector<double> head = ToDouble(x), want(head.size());
+  double acc = 0;
+  for (size_t i = head.size(); i-- > 0;) want[i] = acc += head[i];
+  EXPECT_TRUE(AllClose(Host(on_gpu.grad()), want, 1e-5, 1e-5));
 }
 
 TEST(CudaOps, ArangeOnTheGpuMatchesTheCpu) {

@@ -284,7 +284,7 @@ void RunGather(const std::string& op, const mxplugin::KernelContext& ctx,
                const GatherIndex& gi, const mxplugin::Tensor& src,
                const mxplugin::Tensor& out, int32_t req) {
   if (req == MX_REQ_NULL) return;
-  RequireFloat(op, src);
+  RequireNumeric(op, src);
   CheckCuda(LaunchGatherSum(src.dtype(), out.size(), gi, src.data<void>(),
                             out.data<void>(), req, StreamOf(ctx)),
             op);
@@ -317,7 +317,7 @@ void RunScatter(const std::string& op, const mxplugin::KernelContext& ctx,
                 const GatherIndex& gi, const mxplugin::Tensor& src,
                 const mxplugin::Tensor& out, int32_t req) {
   if (req == MX_REQ_NULL) return;
-  RequireFloat(op, src);
+  RequireNumeric(op, src);
   cudaStream_t s = StreamOf(ctx);
   ZeroUnlessAdding(op, ctx, out, req);
   CheckCuda(LaunchScatter(src.dtype(), src.size(), gi, src.data<void>(),

@@ -73,7 +73,7 @@ __global__ void ScatterRowsKernel(int64_t rows, int64_t row, const I* index,
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t r = i / row, c = i % row;
     const A v = NonZero(index[r]) ? Load(g, (pos[r] - 1) * row + c) : A(0);
-    dx[i] = static_cast<T>(add ? Load(dx, i) + v : v);
+    dx[i] = static_cast<T>(add ? WrapAdd(Load(dx, i), v) : v);
   }
 }
 
@@ -169,6 +169,18 @@ cudaError_t ScatterKeptRows(int dtype, int index_dtype, int64_t rows,
         break;
       case MX_DTYPE_FLOAT16:
         s.template Run<__half>();
+        break;
+      case MX_DTYPE_UINT8:
+        s.template Run<uint8_t>();
+        break;
+      case MX_DTYPE_INT8:
+        s.template Run<int8_t>();
+        break;
+      case MX_DTYPE_INT32:
+        s.template Run<int32_t>();
+        break;
+      case MX_DTYPE_INT64:
+        s.template Run<int64_t>();
         break;
       default:
         bad_dtype = true;

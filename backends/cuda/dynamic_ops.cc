@@ -87,7 +87,7 @@ void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
                          const int32_t* req, Tensors out) {
   const std::string op = "_backward_boolean_mask";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
+  RequireNumeric(op, out[0]);
   const Tensor g = in[0], index = in[2], dx = out[0];
   const NonZeros nz = CountNonZeros(op, ctx, index);
   const int64_t rows = dx.ndim() == 0 ? 0 : dx.dim(0);

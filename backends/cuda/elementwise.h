@@ -231,6 +231,10 @@ cudaError_t LaunchAddBias(int dtype, int64_t rows, int64_t cols,
 struct GatherIndex {
   int ndim = 0, rdim = 0;
   double scale = 1;
+  // Integer data: sums in double, then scaled and saturated into the dtype
+  // (_reduce_sum_like's CPU rule); else sums wrap in the dtype and a scale
+  // truncates (the CPU's static_cast), as the CPU's other ops do.
+  bool saturate = false;
   int64_t offset = 0;  // Added to every source index (slices).
   int64_t shape[kMaxDims], stride[kMaxDims];
   int64_t rshape[kMaxDims], rstride[kMaxDims];

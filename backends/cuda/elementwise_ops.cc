@@ -65,11 +65,7 @@ void RegisterBinary(mxplugin::Plugin& plugin, const std::string& op, Binary f,
       plugin, op,
       [op, f, broadcast](const KernelContext& ctx, const Attrs&, Tensors in,
                          const int32_t* req, Tensors out) {
-        if (f == Binary::kReluGrad) {
-          RequireFloat(op, in[0]);
-        } else {
-          RequireNumeric(op, in[0]);
-        }
+        RequireNumeric(op, in[0]);
         const bool same =
             in[0].shape() == out[0].shape() && in[1].shape() == out[0].shape();
         BroadcastIndex bc;

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/index_util.cuh"
 #include "backends/cuda/kernel_util.cuh"
 #include "backends/plugin_api/mx_plugin.h"
 
@@ -66,15 +67,18 @@ __global__ void RandomKernel(bool normal, int64_t n, double a, double b,
   }
 }
 
+// on/off into the output dtype as the CPU's (saturated into integers);
+// indices as the CPU reads them (ToIndex: floats truncated and saturated).
 template <typename T, typename I>
 __global__ void OneHotKernel(int64_t n, int64_t depth, const I* idx, double on,
                              double off, T* y) {
+  using A = typename Acc<T>::type;
   const int64_t total = n * depth;
+  const A on_value = SaturatingCast<A>(on), off_value = SaturatingCast<A>(off);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t row = i / depth, col = i % depth;
-    const int64_t k = static_cast<int64_t>(idx[row]);
-    y[i] = static_cast<T>(k == col ? on : off);
+    y[i] = static_cast<T>(ToIndex(idx[row]) == col ? on_value : off_value);
   }
 }
 
@@ -197,25 +201,16 @@ cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
                          const void* idx, double on, double off, void* y,
                          cudaStream_t stream) {
   if (n * depth == 0) return cudaSuccess;
-  switch (index_dtype) {
-    case MX_DTYPE_FLOAT32:
-      return Dispatch(dtype, MX_REQ_WRITE,
-                      OneHotLauncher<float>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_FLOAT64:
-      return Dispatch(
+  cudaError_t err = cudaErrorInvalidValue;  // Bool or unknown indices.
+  if (index_dtype != MX_DTYPE_BOOL) {
+    WithIndexType(index_dtype, [&](auto tag) {
+      using I = decltype(tag);
+      err = Dispatch<true>(
           dtype, MX_REQ_WRITE,
-          OneHotLauncher<double>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_INT32:
-      return Dispatch(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<int32_t>{n, depth, idx, on, off, y, stream});
-    case MX_DTYPE_INT64:
-      return Dispatch(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<int64_t>{n, depth, idx, on, off, y, stream});
-    default:
-      return cudaErrorInvalidValue;
+          OneHotLauncher<I>{n, depth, idx, on, off, y, stream});
+    });
   }
+  return err;
 }
 
 }  // namespace mx_cuda

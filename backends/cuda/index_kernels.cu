@@ -43,10 +43,25 @@ __global__ void TakeKernel(TakeShape s, TakeMode mode, const T* a, const I* idx,
   }
 }
 
+// Scatter-add accumulators: float (double for float64) for floats; for
+// integers 64-bit unsigned adds, which wrap as the CPU's adds in the dtype
+// do once the sum is truncated to it.
+template <typename T>
+using ScatterAcc = std::conditional_t<std::is_integral_v<T>, unsigned long long,
+                                      typename Acc<T>::type>;
+
+template <typename T>
+__device__ __forceinline__ ScatterAcc<T> ScatterValue(const T* g, int64_t i) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<unsigned long long>(static_cast<int64_t>(g[i]));
+  } else {
+    return Load(g, i);
+  }
+}
+
 template <typename T, typename I>
 __global__ void TakeScatterKernel(TakeShape s, TakeMode mode, const T* g,
-                                  const I* idx, typename Acc<T>::type* acc,
-                                  int* bad) {
+                                  const I* idx, ScatterAcc<T>* acc, int* bad) {
   MX_GRID_LOOP(i, s.outer * s.m * s.inner) {
     const int64_t t = i % s.inner, ok = i / s.inner;
     const int64_t k = ok % s.m, o = ok / s.m;
@@ -55,15 +70,20 @@ __global__ void TakeScatterKernel(TakeShape s, TakeMode mode, const T* g,
       atomicExch(bad, 1);
       continue;
     }
-    atomicAdd(acc + (o * s.n + j) * s.inner + t, Load(g, i));
+    atomicAdd(acc + (o * s.n + j) * s.inner + t, ScatterValue(g, i));
   }
 }
 
 // out (+)= the accumulated sums.
 template <int kReq, typename T>
-__global__ void FinishKernel(int64_t n, const typename Acc<T>::type* acc,
-                             T* out) {
-  MX_GRID_LOOP(i, n) { Store<kReq>(out, i, acc[i]); }
+__global__ void FinishKernel(int64_t n, const ScatterAcc<T>* acc, T* out) {
+  MX_GRID_LOOP(i, n) {
+    if constexpr (std::is_integral_v<T>) {
+      Store<kReq>(out, i, static_cast<T>(static_cast<int64_t>(acc[i])));
+    } else {
+      Store<kReq>(out, i, acc[i]);
+    }
+  }
 }
 
 struct TakeLauncher {
@@ -95,8 +115,7 @@ struct TakeBackwardLauncher {
   cudaStream_t st;
   template <int R, typename T>
   void operator()() const {
-    using A = typename Acc<T>::type;
-    A* acc = static_cast<A*>(scratch);
+    ScatterAcc<T>* acc = static_cast<ScatterAcc<T>*>(scratch);
     const int64_t count = s.outer * s.m * s.inner;
     if (count > 0) {
       WithIndexType(index_dtype, [&](auto tag) {
@@ -151,14 +170,14 @@ __global__ void GatherNdKernel(GatherNdShape s, const T* data, const I* idx,
 
 template <typename T, typename I>
 __global__ void GatherNdScatterKernel(GatherNdShape s, const T* g, const I* idx,
-                                      typename Acc<T>::type* acc, int* bad) {
+                                      ScatterAcc<T>* acc, int* bad) {
   MX_GRID_LOOP(i, s.count * s.slice) {
     int64_t off;
     if (!SliceOffset(s, idx, i / s.slice, &off)) {
       atomicExch(bad, 1);
       continue;
     }
-    atomicAdd(acc + off + i % s.slice, Load(g, i));
+    atomicAdd(acc + off + i % s.slice, ScatterValue(g, i));
   }
 }
 
@@ -195,8 +214,7 @@ struct GatherNdBackwardLauncher {
   cudaStream_t st;
   template <int R, typename T>
   void operator()() const {
-    using A = typename Acc<T>::type;
-    A* acc = static_cast<A*>(scratch);
+    ScatterAcc<T>* acc = static_cast<ScatterAcc<T>*>(scratch);
     const int64_t count = s.count * s.slice;
     if (count > 0) {
       WithIndexType(index_dtype, [&](auto tag) {
@@ -317,8 +335,9 @@ struct PickLauncher {
 }  // namespace
 
 size_t IndexScratchBytes(int dtype, int64_t n) {
-  if (!IsFloat(dtype) || n <= 0) return 0;
-  return static_cast<size_t>(n) * (dtype == MX_DTYPE_FLOAT64 ? 8 : 4);
+  if (n <= 0) return 0;
+  const bool wide = dtype == MX_DTYPE_FLOAT64 || !IsFloat(dtype);
+  return static_cast<size_t>(n) * (wide ? 8 : 4);
 }
 
 cudaError_t LaunchTake(int dtype, int index_dtype, const TakeShape& s,
@@ -326,7 +345,7 @@ cudaError_t LaunchTake(int dtype, int index_dtype, const TakeShape& s,
                        void* y, int req, int* bad, cudaStream_t stream) {
   if (!IsIndexType(index_dtype)) return cudaErrorInvalidValue;
   if (s.outer * s.m * s.inner == 0) return cudaSuccess;
-  return Dispatch(
+  return Dispatch<true>(
       dtype, req,
       TakeLauncher{index_dtype, s, mode, a, indices, y, bad, stream});
 }
@@ -335,7 +354,7 @@ cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
                                TakeMode mode, const void* g,
                                const void* indices, void* da, int req, int* bad,
                                void* scratch, cudaStream_t stream) {
-  if (!IsIndexType(index_dtype) || !IsFloat(dtype)) {
+  if (!IsIndexType(index_dtype) || dtype == MX_DTYPE_BOOL) {
     return cudaErrorInvalidValue;
   }
   const int64_t n = s.outer * s.n * s.inner;
@@ -343,8 +362,8 @@ cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
   const cudaError_t err =
       cudaMemsetAsync(scratch, 0, IndexScratchBytes(dtype, n), stream);
   if (err != cudaSuccess) return err;
-  return Dispatch(dtype, req,
-                  TakeBackwardLauncher{index_dtype, s, mode, g, indices, da,
+  return Dispatch<true>(dtype, req,
+                        TakeBackwardLauncher{index_dtype, s, mode, g, indices, da,
                                        scratch, bad, stream});
 }
 
@@ -353,7 +372,7 @@ cudaError_t LaunchGatherNd(int dtype, int index_dtype, const GatherNdShape& s,
                            int req, int* bad, cudaStream_t stream) {
   if (!IsIndexType(index_dtype)) return cudaErrorInvalidValue;
   if (s.count * s.slice == 0) return cudaSuccess;
-  return Dispatch(
+  return Dispatch<true>(
       dtype, req,
       GatherNdLauncher{index_dtype, s, data, indices, y, bad, stream});
 }
@@ -382,8 +401,8 @@ cudaError_t LaunchWhere(int dtype, int cond_dtype, int64_t n,
                         cudaStream_t stream) {
   if (!IsIndexType(cond_dtype)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req,
-                  WhereLauncher{cond_dtype, n, index, cond, x, z, y, stream});
+  return Dispatch<true>(
+      dtype, req, WhereLauncher{cond_dtype, n, index, cond, x, z, y, stream});
 }
 
 cudaError_t LaunchPick(int dtype, int index_dtype, const PickShape& s,

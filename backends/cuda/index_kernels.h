@@ -39,7 +39,8 @@ cudaError_t LaunchTake(int dtype, int index_dtype, const TakeShape& s,
 
 // take's gradient: da (outer, n, inner) gets g[o, k, :] added at
 // index(k); repeated indices add up. `scratch` holds outer * n * inner
-// accumulators (TakeScratchBytes) so float16 sums round once.
+// accumulators (IndexScratchBytes): float for float16, so its sums round
+// once; 64-bit for integers (any numeric dtype), whose sums wrap.
 cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
                                TakeMode mode, const void* g,
                                const void* indices, void* da, int req, int* bad,
@@ -105,9 +106,19 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
 // `dtype` (numeric): double for floats, wrapping int64 for integers. x has
 // y's dtype, or with x_is_acc already that accumulator's (float64 or
 // int64: another input dtype cast first, as the CPU converts each element).
+// Many or short lines: a thread sums each. Few long ones
+// (CumsumScansTheWholeGpu): one scan by line over the whole GPU (CUB) in
+// buffers the caller carves: the sums, 8 bytes per element, and CUB's
+// temporary storage; with temp null the call only sets temp_bytes.
+struct CumsumBuffers {
+  void* sums = nullptr;
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+};
+bool CumsumScansTheWholeGpu(int64_t outer, int64_t len, int64_t inner);
 cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
                          const void* x, bool x_is_acc, void* y, int req,
-                         cudaStream_t stream);
+                         CumsumBuffers* buffers, cudaStream_t stream);
 
 // The rank of every element of x (numeric dtype) in its line along the
 // middle axis of (outer, len, inner): its place in the stable order, NaN

@@ -59,7 +59,7 @@ void RunTake(const std::string& op, const KernelContext& ctx,
              const TakeShape& s, TakeMode mode, const Tensor& a,
              const Tensor& indices, int32_t req, const Tensor& y) {
   if (req == MX_REQ_NULL) return;
-  RequireFloat(op, a);
+  RequireNumeric(op, a);
   const bool check = mode == TakeMode::kRaise;
   int* bad = check ? FlagAndScratch(ctx, op, 0, nullptr) : nullptr;
   CheckLaunch(
@@ -106,7 +106,7 @@ void TakeBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                   const int32_t* req, Tensors out) {
   const std::string op = "_backward_take";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
+  RequireNumeric(op, out[0]);
   const TakeShape s = TakeShapeOf(op, attrs, out[0], in[1]);
   const TakeMode mode = ModeAttr(op, attrs);
   void* scratch = nullptr;
@@ -192,7 +192,7 @@ void GatherNd(const KernelContext& ctx, const Attrs&, Tensors in,
               const int32_t* req, Tensors out) {
   const std::string op = "gather_nd";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
+  RequireNumeric(op, in[0]);
   const GatherNdShape s = GatherNdShapeOf(op, in[0], in[1]);
   int* bad = FlagAndScratch(ctx, op, 0, nullptr);
   CheckLaunch(op,
@@ -245,7 +245,7 @@ void Where(const KernelContext& ctx, const Attrs&, Tensors in,
            const int32_t* req, Tensors out) {
   const std::string op = "where";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, out[0]);
+  RequireNumeric(op, out[0]);
   const Tensor& y = out[0];
   if (y.ndim() > kMaxDims) {
     Unsupported(op, "output of rank " + std::to_string(y.ndim()));
@@ -282,7 +282,7 @@ void ArgReduce(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const std::string op =
       kChannel ? "argmax_channel" : (kMax ? "argmax" : "argmin");
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
+  RequireNumeric(op, in[0]);
   // int64 (_npi_argmax) or the data's dtype (the legacy op), as the CPU's.
   const int index_type = out[0].dtype();
   if (index_type != MX_DTYPE_INT64 && index_type != in[0].dtype()) {
@@ -332,18 +332,39 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   }
   cudaStream_t s = StreamOf(ctx);
   const void* x = in[0].data<void>();
-  const bool cast = out[0].dtype() != in[0].dtype();
-  if (cast && in[0].size() > 0) {
-    const int acc = IsFloat(out[0].dtype()) ? MX_DTYPE_FLOAT64 : MX_DTYPE_INT64;
-    void* converted = Workspace(ctx, in[0].size() * sizeof(int64_t));
+  const int64_t n = in[0].size();
+  const bool cast = out[0].dtype() != in[0].dtype() && n > 0;
+  CumsumBuffers sums;
+  const bool scan = n > 0 && CumsumScansTheWholeGpu(outer, len, inner);
+  if (scan) {  // CUB's temporary size.
     CheckLaunch(op,
-                LaunchCast(in[0].dtype(), acc, in[0].size(), x, converted, s),
+                LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
+                             out[0].data<void>(), req[0], &sums, s),
+                out[0].dtype());
+  }
+  // Accumulators (float64 or int64) of the cast input and of the sums.
+  void* converted = nullptr;
+  const auto carve = [&](ScratchCarver& c) {
+    if (cast) converted = c.Take<int64_t>(n);
+    if (scan) {
+      sums.sums = c.Take<int64_t>(n);
+      sums.temp = c.Take<char>(static_cast<int64_t>(sums.temp_bytes));
+    }
+  };
+  ScratchCarver count;
+  carve(count);
+  ScratchCarver real(count.bytes() > 0 ? Workspace(ctx, count.bytes())
+                                       : nullptr);
+  carve(real);
+  if (cast) {
+    const int acc = IsFloat(out[0].dtype()) ? MX_DTYPE_FLOAT64 : MX_DTYPE_INT64;
+    CheckLaunch(op, LaunchCast(in[0].dtype(), acc, n, x, converted, s),
                 in[0].dtype());
     x = converted;
   }
   CheckLaunch(op,
               LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
-                           out[0].data<void>(), req[0], s),
+                           out[0].data<void>(), req[0], &sums, s),
               out[0].dtype());
 }
 
@@ -398,7 +419,7 @@ void Triangle(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               const int32_t* req, Tensors out) {
   const std::string op = kLower ? "tril" : "triu";
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat(op, in[0]);
+  RequireNumeric(op, in[0]);
   const Tensor& y = out[0];
   if (y.ndim() < 2) {
     throw Error(MX_STATUS_SHAPE_ERROR, op + ": the output must be 2-D or more");

@@ -328,7 +328,7 @@ PadIndex PadIndexOf(const std::string& op, const Attrs& attrs, const Tensor& x,
 void Pad(const KernelContext& ctx, const Attrs& attrs, Tensors in,
          const int32_t* req, Tensors out) {
   if (req[0] == MX_REQ_NULL) return;
-  RequireFloat("Pad", in[0]);
+  RequireNumeric("Pad", in[0]);
   const PadIndex p = PadIndexOf("Pad", attrs, in[0], out[0]);
   CheckCuda(
       LaunchPad(in[0].dtype(), out[0].size(), p,
@@ -452,7 +452,7 @@ void UpSamplingBackward(const KernelContext& ctx, const Attrs& attrs,
                         Tensors in, const int32_t* req, Tensors out) {
   const std::string op = "_backward_UpSampling";
   const Tensor& g = in[0];
-  RequireFloat(op, g);
+  RequireNumeric(op, g);
   const bool sum = attrs.Get("multi_input_mode", "concat") == "sum";
   const int64_t oc = g.dim(1), oh = g.dim(2), ow = g.dim(3);
   int64_t channel = 0;

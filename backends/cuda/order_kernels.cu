@@ -2,6 +2,12 @@
 // kernels of the CUDA plugin with the CPU kernels' semantics
 // (backends/cpu/arg_reduce_ops.cc, ordering_ops.cc, init_ops.cc's
 // _arange, triangle_ops.cc); launchers declared in index_kernels.h.
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
 #include "backends/cuda/index_kernels.h"
 #include "backends/cuda/index_util.cuh"
 
@@ -211,8 +217,11 @@ struct TriangleLauncher {
   }
 };
 
-// ---- cumsum: one thread per line, sums as the CPU's (double for
-// floats, wrapping int64 for integers). ----
+// ---- cumsum: sums as the CPU's (double for floats, wrapping int64 for
+// integers); one thread per line when there are lines enough to fill the
+// GPU or they are short, else one scan by line over the whole GPU (CUB)
+// into an accumulator buffer, then stored (a single long line was one
+// thread adding a million values in turn). ----
 
 template <typename T>
 using CumsumAcc = typename std::conditional<std::is_integral<T>::value, int64_t,
@@ -235,22 +244,83 @@ __global__ void CumsumKernel(int64_t lines, int64_t len, int64_t inner,
   }
 }
 
+// The element of x's layout at place p of the scan (lines one after the
+// other).
+__host__ __device__ __forceinline__ int64_t ScanElement(int64_t p, int64_t len,
+                                                        int64_t inner) {
+  const int64_t line = p / len;
+  return (line / inner) * len * inner + line % inner + (p % len) * inner;
+}
+
+struct LineOfPlace {
+  int64_t len;
+  __host__ __device__ int64_t operator()(int64_t p) const { return p / len; }
+};
+
+template <typename S, typename X>
+struct LoadPlace {
+  const X* x;
+  int64_t len, inner;
+  __device__ S operator()(int64_t p) const {
+    return static_cast<S>(Load(x, ScanElement(p, len, inner)));
+  }
+};
+
+struct WrapAddOp {
+  template <typename S>
+  __device__ __forceinline__ S operator()(S a, S b) const {
+    return WrapAdd(a, b);
+  }
+};
+
+template <int kReq, typename T, typename S>
+__global__ void StoreSumsKernel(int64_t n, int64_t len, int64_t inner,
+                                const S* sums, T* y) {
+  for (int64_t p = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; p < n;
+       p += int64_t{blockDim.x} * gridDim.x) {
+    Store<kReq>(y, ScanElement(p, len, inner),
+                static_cast<typename Acc<T>::type>(sums[p]));
+  }
+}
+
 struct CumsumLauncher {
   int64_t lines, len, inner;
   const void* x;
   bool x_is_acc;
   void* y;
+  CumsumBuffers* buffers;  // Null: a thread per line.
   cudaStream_t s;
+  cudaError_t* scan_status;
   template <int R, typename T>
   void operator()() const {
     if (x_is_acc) {
-      CumsumKernel<R, T, CumsumAcc<T>><<<Blocks(lines), kThreads, 0, s>>>(
-          lines, len, inner, static_cast<const CumsumAcc<T>*>(x),
-          static_cast<T*>(y));
+      Launch<R, T>(static_cast<const CumsumAcc<T>*>(x));
     } else {
-      CumsumKernel<R, T, T><<<Blocks(lines), kThreads, 0, s>>>(
-          lines, len, inner, static_cast<const T*>(x), static_cast<T*>(y));
+      Launch<R, T>(static_cast<const T*>(x));
     }
+  }
+  template <int R, typename T, typename X>
+  void Launch(const X* from) const {
+    if (buffers == nullptr) {
+      CumsumKernel<R, T, X><<<Blocks(lines), kThreads, 0, s>>>(
+          lines, len, inner, from, static_cast<T*>(y));
+      return;
+    }
+    using S = CumsumAcc<T>;
+    using Places = thrust::counting_iterator<int64_t>;
+    const int64_t n = lines * len;
+    const thrust::transform_iterator<LineOfPlace, Places, int64_t, int64_t>
+        keys(Places(0), LineOfPlace{len});
+    const thrust::transform_iterator<LoadPlace<S, X>, Places, S, S> values(
+        Places(0), LoadPlace<S, X>{from, len, inner});
+    *scan_status = cub::DeviceScan::InclusiveScanByKey(
+        buffers->temp, buffers->temp_bytes, keys, values,
+        static_cast<S*>(buffers->sums), WrapAddOp(), n,
+        ::cuda::std::equal_to<>(), s);
+    if (buffers->temp == nullptr || *scan_status != cudaSuccess) return;
+    StoreSumsKernel<R, T, S><<<Blocks(n), kThreads, 0, s>>>(
+        n, len, inner, static_cast<const S*>(buffers->sums),
+        static_cast<T*>(y));
   }
 };
 
@@ -260,9 +330,10 @@ cudaError_t LaunchArgReduce(bool is_max, int dtype, bool int64_indices,
                             int64_t outer, int64_t n, int64_t inner,
                             const void* x, void* y, int req,
                             cudaStream_t stream) {
-  if (outer * inner == 0 || n == 0)
-    return IsFloat(dtype) ? cudaSuccess : cudaErrorInvalidValue;
-  return Dispatch(
+  if (outer * inner == 0 || n == 0) {
+    return dtype == MX_DTYPE_BOOL ? cudaErrorInvalidValue : cudaSuccess;
+  }
+  return Dispatch<true>(
       dtype, req,
       ArgReduceLauncher{is_max, int64_indices, outer, n, inner, x, y, stream});
 }
@@ -291,13 +362,25 @@ cudaError_t LaunchScatterKept(int dtype, int idx_dtype, int64_t outer,
                                              indices, dx, stream});
 }
 
+bool CumsumScansTheWholeGpu(int64_t outer, int64_t len, int64_t inner) {
+  // Fewer lines than this leave most of the GPU idle with a thread each;
+  // lines shorter than that are summed as fast by their thread.
+  constexpr int64_t kEnough = 2048;
+  return outer * inner < kEnough && len >= kEnough;
+}
+
 cudaError_t LaunchCumsum(int dtype, int64_t outer, int64_t len, int64_t inner,
                          const void* x, bool x_is_acc, void* y, int req,
-                         cudaStream_t stream) {
+                         CumsumBuffers* buffers, cudaStream_t stream) {
   if (outer * len * inner == 0) return cudaSuccess;
-  return DispatchNumeric(
+  const bool scan = CumsumScansTheWholeGpu(outer, len, inner);
+  if (scan && buffers->temp == nullptr) req = MX_REQ_WRITE;  // Sizes only.
+  cudaError_t scan_status = cudaSuccess;
+  const cudaError_t launched = DispatchNumeric(
       dtype, req,
-      CumsumLauncher{outer * inner, len, inner, x, x_is_acc, y, stream});
+      CumsumLauncher{outer * inner, len, inner, x, x_is_acc, y,
+                     scan ? buffers : nullptr, stream, &scan_status});
+  return scan_status != cudaSuccess ? scan_status : launched;
 }
 
 cudaError_t LaunchArange(int dtype, int64_t n, double lo, double step,
@@ -313,7 +396,7 @@ cudaError_t LaunchTriangle(bool lower, int dtype, int64_t n, int64_t rows,
                            const void* x, void* y, int req,
                            cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(
+  return Dispatch<true>(
       dtype, req,
       TriangleLauncher{lower, n, rows, cols, k, from_vector, x, y, stream});
 }

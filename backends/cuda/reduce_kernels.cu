@@ -171,6 +171,16 @@ __global__ void SoftmaxLengthsKernel(int64_t lines, int64_t len,
   }
 }
 
+// The source offset of reduced element r of the output element at base.
+__device__ __forceinline__ int64_t ReducedOffset(const GatherIndex& gi,
+                                                 int64_t base, int64_t r) {
+  for (int d = gi.rdim - 1; d >= 0; --d) {
+    base += (r % gi.rshape[d]) * gi.rstride[d];
+    r /= gi.rshape[d];
+  }
+  return base;
+}
+
 template <int kReq, typename T>
 __global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
   using A = typename Acc<T>::type;
@@ -183,16 +193,28 @@ __global__ void GatherSumKernel(int64_t n, GatherIndex gi, const T* src, T* y) {
       base += (rest % gi.shape[d]) * gi.stride[d];
       rest /= gi.shape[d];
     }
+    if constexpr (std::is_integral_v<A>) {
+      if (gi.saturate) {
+        double sum = 0;
+        for (int64_t r = 0; r < nr; ++r) {
+          sum += static_cast<double>(Load(src, ReducedOffset(gi, base, r)));
+        }
+        Store<kReq>(y, i, SaturatingCast<A>(sum * gi.scale));
+        continue;
+      }
+    }
     A s = 0;
     for (int64_t r = 0; r < nr; ++r) {
-      int64_t rr = r, off = base;
-      for (int d = gi.rdim - 1; d >= 0; --d) {
-        off += (rr % gi.rshape[d]) * gi.rstride[d];
-        rr /= gi.rshape[d];
-      }
-      s = WrapAdd(s, Load(src, off));
+      s = WrapAdd(s, Load(src, ReducedOffset(gi, base, r)));
     }
-    Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
+    if constexpr (std::is_integral_v<A>) {
+      Store<kReq>(y, i,
+                  gi.scale == 1
+                      ? s
+                      : static_cast<A>(static_cast<double>(s) * gi.scale));
+    } else {
+      Store<kReq>(y, i, gi.scale == 1 ? s : s * static_cast<A>(gi.scale));
+    }
   }
 }
 
@@ -374,7 +396,8 @@ cudaError_t LaunchScatter(int dtype, int64_t n, const GatherIndex& index,
 cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index, double value,
                       const void* x, void* y, int req, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch(dtype, req, PadLauncher{n, index, value, x, y, stream});
+  return Dispatch<true>(dtype, req,
+                        PadLauncher{n, index, value, x, y, stream});
 }
 
 cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,

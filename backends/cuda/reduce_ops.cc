@@ -158,6 +158,7 @@ void ReduceSumLike(const KernelContext& ctx, const Attrs&, Tensors in,
     }
     stride *= g.dim(d);
   }
+  gi.saturate = true;  // Integer sums in double, saturated, as the CPU's.
   RunGather(op, ctx, gi, g, y, req[0]);
 }
 

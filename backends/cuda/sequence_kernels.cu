@@ -23,7 +23,8 @@ __global__ void SequenceMaskKernel(SequenceShape s, const T* x, const L* len,
     // Lengths truncated to integers, as MXNet (and the CPU).
     const bool masked =
         len != nullptr && static_cast<double>(t) >= trunc(ToDouble(len[b]));
-    Store<kReq>(y, i, masked ? static_cast<A>(value) : Load(x, i));
+    // The fill as the CPU's: saturated into an integer dtype.
+    Store<kReq>(y, i, masked ? SaturatingCast<A>(value) : Load(x, i));
   }
 }
 
@@ -157,7 +158,7 @@ cudaError_t LaunchSequence(SequenceKernel kernel, int dtype, int length_dtype,
   if (lengths == nullptr) length_dtype = MX_DTYPE_FLOAT32;
   if (!IsIndexType(length_dtype)) return cudaErrorInvalidValue;
   if (s.d0 * s.d1 * s.inner == 0) return cudaSuccess;
-  return Dispatch(
+  return Dispatch<true>(
       dtype, req,
       SequenceLauncher{kernel, length_dtype, s, x, lengths, y, bad, stream});
 }
@@ -172,7 +173,7 @@ cudaError_t LaunchSequenceMask(int dtype, int length_dtype,
   if (lengths == nullptr) length_dtype = MX_DTYPE_FLOAT32;
   if (!IsIndexType(length_dtype)) return cudaErrorInvalidValue;
   if (s.d0 * s.d1 * s.inner == 0) return cudaSuccess;
-  return Dispatch(
+  return Dispatch<true>(
       dtype, req,
       SequenceMaskLauncher{length_dtype, s, x, lengths, value, y, stream});
 }

@@ -30,7 +30,7 @@ struct SequenceArgs {
 SequenceArgs ArgsOf(const std::string& op, const Attrs& attrs, Tensors in,
                     int data, int max_axis) {
   const Tensor& x = in[data];
-  RequireFloat(op, x);
+  RequireNumeric(op, x);
   const double axis = NumberAttr(op, attrs, "axis", 0);
   if (axis != 0 && !(axis == 1 && max_axis == 1)) {
     throw Error(MX_STATUS_INVALID_ARGUMENT,

@@ -61,6 +61,14 @@ def main():
     print(f"torch 1-element add in a stream of 1000: "
           f"{timed(add_stream) * 1e6 / 1000:.2f} us per op")
 
+    line = torch.rand(1 << 24, device=dev) * 2 - 1
+
+    def cumsum_line():
+        torch.cumsum(line, 0)
+        torch.cuda.synchronize()
+    print(f"torch cumsum of one line of 2^24 fp32: "
+          f"{timed(cumsum_line) * 1e6:.1f} us")
+
     train_steps(dev)
 
 
