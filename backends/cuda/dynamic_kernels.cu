@@ -86,8 +86,8 @@ struct ScatterRows {
   void* dx;
   bool add;
   cudaStream_t s;
-  template <typename T>
-  void Run() const {
+  template <int R, typename T>
+  void operator()() const {
     ScatterRowsKernel<T, I><<<Blocks(rows * row), kThreads, 0, s>>>(
         rows, row, index, pos, static_cast<const T*>(g), static_cast<T*>(dx),
         add);
@@ -154,39 +154,16 @@ cudaError_t ScatterKeptRows(int dtype, int index_dtype, int64_t rows,
                             const int64_t* positions, const void* ograd,
                             void* dx, bool add, cudaStream_t stream) {
   if (rows * row == 0) return cudaSuccess;
-  bool bad_dtype = false;
+  cudaError_t data_err = cudaSuccess;  // The data dtype's dispatch.
   const cudaError_t err = IndexDispatch(index_dtype, [&](auto tag) {
     using I = decltype(tag);
-    const ScatterRows<I> s{rows,      row,   static_cast<const I*>(index),
-                           positions, ograd, dx,
-                           add,       stream};
-    switch (dtype) {
-      case MX_DTYPE_FLOAT32:
-        s.template Run<float>();
-        break;
-      case MX_DTYPE_FLOAT64:
-        s.template Run<double>();
-        break;
-      case MX_DTYPE_FLOAT16:
-        s.template Run<__half>();
-        break;
-      case MX_DTYPE_UINT8:
-        s.template Run<uint8_t>();
-        break;
-      case MX_DTYPE_INT8:
-        s.template Run<int8_t>();
-        break;
-      case MX_DTYPE_INT32:
-        s.template Run<int32_t>();
-        break;
-      case MX_DTYPE_INT64:
-        s.template Run<int64_t>();
-        break;
-      default:
-        bad_dtype = true;
-    }
+    // (The request only selects the instance: the kernel reads `add`.)
+    data_err = Dispatch<true>(
+        dtype, MX_REQ_WRITE,
+        ScatterRows<I>{rows, row, static_cast<const I*>(index), positions,
+                       ograd, dx, add, stream});
   });
-  return bad_dtype ? cudaErrorInvalidValue : err;
+  return data_err != cudaSuccess ? data_err : err;
 }
 
 }  // namespace mx_cuda

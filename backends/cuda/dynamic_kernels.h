@@ -34,9 +34,9 @@ cudaError_t GatherKeptRows(int dtype, int64_t rows, int64_t row_bytes,
                            const void* index, const int64_t* positions,
                            const void* data, void* y, cudaStream_t stream);
 
-// _backward_boolean_mask: dx (rows x row elements of `dtype`, float
-// types) gets ograd's row k at the k-th kept row and zeros elsewhere (or
-// adds, with `add`).
+// _backward_boolean_mask: dx (rows x row elements of `dtype`, any numeric
+// one) gets ograd's row k at the k-th kept row and zeros elsewhere (or
+// adds, wrapping for integers, with `add`).
 cudaError_t ScatterKeptRows(int dtype, int index_dtype, int64_t rows,
                             int64_t row, const void* index,
                             const int64_t* positions, const void* ograd,

@@ -384,32 +384,31 @@ bool DTypeRequired(DType dtype) {
   return false;
 }
 
+namespace {
+
+struct Tolerance {
+  double rtol, atol;
+};
+
 // Integers must match exactly. float16 keeps 11 significant bits (one
 // rounding is 4.9e-4 of the value): a few roundings apart.
-double Rtol(DType dtype) {
+Tolerance ToleranceOf(DType dtype) {
   switch (dtype) {
     case DType::kInt32:
-      return 0;
+      return {0, 0};
     case DType::kFloat64:
-      return 1e-9;
+      return {1e-9, 1e-12};
     case DType::kFloat16:
-      return 5e-3;
+      return {5e-3, 5e-3};
     default:
-      return 1e-5;
+      return {1e-5, 1e-6};
   }
 }
-double Atol(DType dtype) {
-  switch (dtype) {
-    case DType::kInt32:
-      return 0;
-    case DType::kFloat64:
-      return 1e-12;
-    case DType::kFloat16:
-      return 5e-3;
-    default:
-      return 1e-6;
-  }
-}
+
+}  // namespace
+
+double Rtol(DType dtype) { return ToleranceOf(dtype).rtol; }
+double Atol(DType dtype) { return ToleranceOf(dtype).atol; }
 DType ToleranceDType(DType dtype, DType output) {
   // From exact to loosest; integer and bool outputs are exact.
   const auto looseness = [](DType t) {
