@@ -523,6 +523,26 @@ TEST(RNN, BadInputsAreTypedErrors) {
   huge["state_size"] = "2000000000";
   ExpectError<InvalidArgument>([&] { nd::CallMulti("RNN", in, huge); },
                                {"2^34"});
+  // The gradient op called alone with float16 data and a float16 reserve
+  // (RNN's is float32, which the kernel reads): a DTypeError naming the
+  // reserve, not a read past its end (the conformance suite's float16
+  // cases found it under ASan).
+  std::vector<NDArray> half;
+  for (const NDArray& a : in) half.push_back(nd::cast(a, DType::kFloat16));
+  const std::vector<NDArray> fwd = nd::CallMulti("RNN", half, AttrsOf(s));
+  EXPECT_EQ(fwd.back().dtype(), DType::kFloat32);
+  std::vector<NDArray> back = {nd::cast(RandomArray(fwd[0].shape()),
+                                        DType::kFloat16),
+                               nd::cast(RandomArray(fwd[1].shape()),
+                                        DType::kFloat16)};
+  back.insert(back.end(), half.begin(), half.end());
+  back.push_back(nd::cast(fwd.back(), DType::kFloat16));
+  ExpectError<DTypeError>(
+      [&] { nd::CallMulti("_backward_RNN", back, AttrsOf(s)); },
+      {"_backward_RNN", "float16", "float32"});
+  back.back() = fwd.back();  // The forward's own reserve runs.
+  EXPECT_EQ(nd::CallMulti("_backward_RNN", back, AttrsOf(s))[0].dtype(),
+            DType::kFloat16);
 }
 
 }  // namespace

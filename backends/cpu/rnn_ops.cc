@@ -421,9 +421,25 @@ MX_REGISTER_OP(_backward_RNN)
     })
     .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
                      std::vector<DType>* out) {
-      const size_t heads = static_cast<size_t>(NumHeads(attrs));
+      // The forward's types: head gradients and float inputs in the data's
+      // dtype, the reserve in its arithmetic type (the kernel reads it as
+      // that: a float16 reserve would be read past its end).
+      const int heads = NumHeads(attrs);
+      const DType d = (*in)[heads];
+      if (d == DType::kUnknown) return;
+      RequireFloat(attrs, d);
+      for (int i = 0; i < heads; ++i) AssignType(attrs, in, i, d, false);
+      const int floats = IsLstm(attrs.get<RNNParam>()) ? 4 : 3;
+      for (int i = 1; i < floats; ++i) AssignType(attrs, in, heads + i, d, false);
+      const int reserve = static_cast<int>(in->size()) - 1;
+      if (attrs.get<RNNParam>().use_sequence_length &&
+          (*in)[heads + floats] != DType::kUnknown) {
+        RequireIndexType(attrs, (*in)[heads + floats], heads + floats,
+                         "sequence_length");
+      }
+      AssignType(attrs, in, reserve, ReserveType(d), false);
       for (size_t i = 0; i < out->size(); ++i) {
-        AssignType(attrs, out, static_cast<int>(i), (*in)[heads + i], true);
+        AssignType(attrs, out, static_cast<int>(i), d, true);
       }
     })
     .SetResourceRequest([](const NodeAttrs&) {

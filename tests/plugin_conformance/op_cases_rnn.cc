@@ -86,7 +86,10 @@ void AddRnnCases(std::vector<OpCase>* t) {
       s.push_back({ReserveCount(r, d[0], d[1])});
       back.push_back(s);
     }
-    t->push_back(Shaped("_backward_RNN", back, {AttrsOf(r, true)}));
+    OpCase backward = Shaped("_backward_RNN", back, {AttrsOf(r, true)});
+    // The reserve is float32 for float16 data (RNN's arithmetic type).
+    backward.float32_in_float16 = {static_cast<int>(back[0].size()) - 1};
+    t->push_back(backward);
   }
   // Sequence lengths in [0, T] (int32) and LSTM clipping.
   const RnnShape lstm{"lstm", 2, 2, 3};
