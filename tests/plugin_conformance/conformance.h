@@ -83,6 +83,10 @@ Result RunCase(const OpCase& c, int a, int v, DType dtype, Context ctx,
 
 // (case index, attribute set, variant, dtype).
 using CaseKey = std::tuple<int, int, int, int>;
+// Whether the whole table gets references (MX_CONFORMANCE_REFERENCES=all:
+// the repo's test_plugin run), which also runs the table-wide checks of
+// the built-in kernels.
+bool AllReferences();
 // The built-in CPU results, computed before the plugin was loaded: for
 // the cases of the ops it has kernels for, or for every case with
 // MX_CONFORMANCE_REFERENCES=all.

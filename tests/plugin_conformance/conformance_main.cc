@@ -51,15 +51,6 @@ std::string KernelIdentity(const Op& op) {
   return id;
 }
 
-// Whether every case gets a reference (MX_CONFORMANCE_REFERENCES=all), or
-// only the cases of the ops the plugin registers kernels for (the
-// default: computing all of them took most of a small plugin's run, ~12 s
-// under ASan, for cases no check reads).
-bool AllReferences() {
-  const char* v = std::getenv("MX_CONFORMANCE_REFERENCES");
-  return v != nullptr && std::string(v) == "all";
-}
-
 // The line prefix of the child's answer in KernelsOfPlugin.
 constexpr char kKernelLine[] = "conformance-kernel: ";
 
@@ -358,6 +349,15 @@ bool ExpectedToFail(const std::string& op) {
     if (item == op) return true;
   }
   return false;
+}
+
+// Every case gets a reference with MX_CONFORMANCE_REFERENCES=all, else
+// only the cases of the ops the plugin registers kernels for (the
+// default: computing all of them took most of a small plugin's run, ~12 s
+// under ASan, for cases no check reads).
+bool AllReferences() {
+  const char* v = std::getenv("MX_CONFORMANCE_REFERENCES");
+  return v != nullptr && std::string(v) == "all";
 }
 
 Summary& Counts() {
