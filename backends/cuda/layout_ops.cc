@@ -419,7 +419,7 @@ void UpSampling(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   int64_t channel = 0;
   for (int i = 0; i < in.size(); ++i) {
     const Tensor& x = in[i];
-    RequireFloat(op, x);
+    RequireNumeric(op, x);  // Integers too, as the CPU's nearest copies.
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t f = oh / h;
     // Output (c, h, f, w, f) reads x (c, h, w): stride 0 along the copies.
