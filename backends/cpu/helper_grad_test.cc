@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "imperative/imperative.h"
+#include "imperative/nd.h"
 #include "testing/op_test_util.h"
 
 namespace mx {
@@ -62,6 +63,28 @@ TEST(GradientHelperOps, WriteRequests) {
           << c.op << (req == OpReqType::kAddTo ? " kAddTo" : " kNullOp");
     }
   }
+}
+
+// Integer gradients as the CPU (and the GPU) compute them: a broadcast back
+// without normalize copies int64 exactly (past 2^53, where a double would
+// round), and sums into a smaller shape saturate into the dtype.
+TEST(GradientHelperOps, IntegerGradientsAreExactOrSaturate) {
+  const NDArray big = nd::cast(ArrayOf({1}, {9007199254740992.0}),
+                               DType::kInt64);  // 2^53.
+  const NDArray odd = nd::Call(
+      "elemwise_add", {big, nd::cast(ArrayOf({1}, {1}), DType::kInt64)}, {});
+  const NDArray spread = nd::Call(
+      "_broadcast_reduced_like",
+      {odd, nd::cast(ArrayOf({3}, {0, 0, 0}), DType::kInt64)},
+      {{"axis", "0"}, {"keepdims", "True"}});
+  // spread - 2^53 is 1 everywhere: 2^53 + 1 survived.
+  EXPECT_EQ(ToDouble(nd::Call("broadcast_sub", {spread, big}, {})),
+            (std::vector<double>{1, 1, 1}));
+  const NDArray g = nd::cast(ArrayOf({3, 1}, {100, 100, -7}), DType::kInt8);
+  EXPECT_EQ(ToDouble(nd::Call("_reduce_sum_like",
+                              {g, nd::cast(ArrayOf({1}, {0}), DType::kInt8)},
+                              {})),
+            (std::vector<double>{127}));
 }
 
 TEST(GradientHelperOps, SplitLikeWriteRequests) {

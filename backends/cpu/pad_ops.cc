@@ -144,7 +144,9 @@ void PadCompute(const OpContext&, const NodeAttrs& attrs,
   MX_DTYPE_SWITCH(in[0].dtype, T, {
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
-    const T fill = static_cast<T>(static_cast<AccType<T>>(p.constant_value));
+    // Saturated into integer dtypes (a plain cast of 300 to int8, or of
+    // NaN, is undefined).
+    const T fill = static_cast<T>(SaturatingCast<AccType<T>>(p.constant_value));
     ForEachSource(p, in[0].shape, out[0].shape, [&](int64_t o, int64_t s) {
       Assign(y + o, r, s < 0 ? fill : x[s]);
     });

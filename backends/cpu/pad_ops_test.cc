@@ -1,5 +1,6 @@
 // Pad against NumPy's np.pad results (constant, edge, reflect) and its
 // attribute errors.
+#include <cmath>
 #include <vector>
 
 #include "base/error.h"
@@ -60,6 +61,15 @@ TEST(Pad, EveryAxisOfAnyRankAndIntegerDTypes) {
   EXPECT_EQ(y.shape(), (TShape{3, 2, 2}));
   EXPECT_EQ(ToDouble(y),
             (std::vector<double>{7, 7, 7, 7, 1, 2, 7, 7, 3, 4, 7, 7}));
+  // A constant outside the dtype's range saturates (the GPU's too), NaN
+  // is 0: a plain cast of either is undefined.
+  const NDArray small = nd::cast(ArrayOf({2}, {1, 2}), DType::kInt8);
+  EXPECT_EQ(ToDouble(nd::pad(small, {1, 1}, "constant", 300)),
+            (std::vector<double>{127, 1, 2, 127}));
+  EXPECT_EQ(ToDouble(nd::pad(small, {1, 0}, "constant", -1e30)),
+            (std::vector<double>{-128, 1, 2}));
+  EXPECT_EQ(ToDouble(nd::pad(small, {0, 1}, "constant", std::nan(""))),
+            (std::vector<double>{1, 2, 0}));
 }
 
 TEST(Pad, ZeroPadsCopy) {

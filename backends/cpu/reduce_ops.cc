@@ -364,9 +364,13 @@ void BroadcastReducedCompute(const OpContext&, const NodeAttrs& attrs,
     T* y = out[0].data<T>();
     ParallelFor(os.Size(), kReduceGrain / 4, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const double v = static_cast<double>(
-            static_cast<A>(x[BroadcastOffset(i, os, strides)]));
-        Assign(y + i, r, normalize ? v * scale : v);
+        const A v = static_cast<A>(x[BroadcastOffset(i, os, strides)]);
+        // Without normalize a copy (exact for int64 past 2^53).
+        if (normalize) {
+          Assign(y + i, r, static_cast<double>(v) * scale);
+        } else {
+          Assign(y + i, r, v);
+        }
       }
     });
   });

@@ -531,10 +531,9 @@ TEST(RNN, BadInputsAreTypedErrors) {
   for (const NDArray& a : in) half.push_back(nd::cast(a, DType::kFloat16));
   const std::vector<NDArray> fwd = nd::CallMulti("RNN", half, AttrsOf(s));
   EXPECT_EQ(fwd.back().dtype(), DType::kFloat32);
-  std::vector<NDArray> back = {nd::cast(RandomArray(fwd[0].shape()),
-                                        DType::kFloat16),
-                               nd::cast(RandomArray(fwd[1].shape()),
-                                        DType::kFloat16)};
+  std::vector<NDArray> back = {
+      nd::cast(RandomArray(fwd[0].shape()), DType::kFloat16),
+      nd::cast(RandomArray(fwd[1].shape()), DType::kFloat16)};
   back.insert(back.end(), half.begin(), half.end());
   back.push_back(nd::cast(fwd.back(), DType::kFloat16));
   ExpectError<DTypeError>(

@@ -430,7 +430,8 @@ MX_REGISTER_OP(_backward_RNN)
       RequireFloat(attrs, d);
       for (int i = 0; i < heads; ++i) AssignType(attrs, in, i, d, false);
       const int floats = IsLstm(attrs.get<RNNParam>()) ? 4 : 3;
-      for (int i = 1; i < floats; ++i) AssignType(attrs, in, heads + i, d, false);
+      for (int i = 1; i < floats; ++i)
+        AssignType(attrs, in, heads + i, d, false);
       const int reserve = static_cast<int>(in->size()) - 1;
       if (attrs.get<RNNParam>().use_sequence_length &&
           (*in)[heads + floats] != DType::kUnknown) {

@@ -240,8 +240,8 @@ void BM_RawLaunchAndSync(benchmark::State& state) {
 BENCHMARK(BM_RawLaunchAndSync)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // cumsum of one line of 16M floats (summed in double, as the CPU's) and its
-// wait: a block scanning the line by tiles (torch_peer.py times
-// torch.cumsum, which sums in float).
+// wait: one CUB scan over the whole GPU (torch_peer.py times torch.cumsum,
+// which sums in float).
 void BM_MxCumsumOneLine16M(benchmark::State& state) {
   if (!HasGpu()) return state.SkipWithError("no GPU");
   const NDArray x = OnGpu({int64_t{1} << 24}, 8);

@@ -426,15 +426,14 @@ TEST(CudaOps, IntegerDataMatchesTheCpuExactly) {
     const Attrs reduced = {
         {"axis", "(0, 2)"}, {"keepdims", "True"}, {"normalize", "True"}};
     try {
-      EXPECT_EQ(Host(Op("_reduce_sum_like", {g.Copy(Context::GPU(0)),
-                                             small.Copy(Context::GPU(0))},
-                        {})),
-                ToDouble(Op("_reduce_sum_like", {g, small}, {})));
       EXPECT_EQ(
-          Host(Op("_broadcast_reduced_like",
-                  {small.Copy(Context::GPU(0)), g.Copy(Context::GPU(0))},
-                  reduced)),
-          ToDouble(Op("_broadcast_reduced_like", {small, g}, reduced)));
+          Host(Op("_reduce_sum_like",
+                  {g.Copy(Context::GPU(0)), small.Copy(Context::GPU(0))}, {})),
+          ToDouble(Op("_reduce_sum_like", {g, small}, {})));
+      EXPECT_EQ(Host(Op("_broadcast_reduced_like",
+                        {small.Copy(Context::GPU(0)), g.Copy(Context::GPU(0))},
+                        reduced)),
+                ToDouble(Op("_broadcast_reduced_like", {small, g}, reduced)));
     } catch (const Error& e) {
       ADD_FAILURE() << e.what();
     }
@@ -582,8 +581,8 @@ TEST(CudaOps, OrderMatchesTheCpuOnTiesZerosNanAndLongLines) {
             ToDouble(Op("topk", {lines}, top)));
 }
 
-// cumsum's two GPU paths (a thread per line; a block per line scanning
-// tiles when the lines are few and long) against the CPU: one line of 2^20,
+// cumsum's two GPU paths (a thread per line; one CUB scan by line over the
+// whole GPU when the lines are few and long) against the CPU: one line of 2^20,
 // three strided lines (axis 0), integers wrapping past int32's range, a
 // float16 line summed in double, the output cast to another dtype, and the
 // gradient (a reversed cumsum of the head gradient) of one long line.
@@ -603,10 +602,11 @@ TEST(CudaOps, CumsumOfFewLongLinesAndManyShortOnesMatchesTheCpu) {
       {{4096, 40}, DType::kFloat32, {{"axis", "1"}}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.shape.ToString() + " " + DTypeName(c.dtype));
-    // Integers up to 10^5 in magnitude: 70000 of them pass int32's range.
+    // Integers in [0, 10^5): 70000 of them sum past int32's range (the
+    // int32 output wraps as the CPU's).
     const bool integer = c.dtype == DType::kInt32 || c.dtype == DType::kInt64;
     const NDArray x =
-        integer ? nd::cast(RandomArray(c.shape, DType::kFloat64, -1e5, 1e5, 5),
+        integer ? nd::cast(RandomArray(c.shape, DType::kFloat64, 0, 1e5, 5),
                            c.dtype)
                 : RandomArray(c.shape, c.dtype, -1, 1, 5);
     const std::vector<double> want = ToDouble(Op("cumsum", {x}, c.attrs));

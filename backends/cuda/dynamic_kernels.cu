@@ -158,10 +158,10 @@ cudaError_t ScatterKeptRows(int dtype, int index_dtype, int64_t rows,
   const cudaError_t err = IndexDispatch(index_dtype, [&](auto tag) {
     using I = decltype(tag);
     // (The request only selects the instance: the kernel reads `add`.)
-    data_err = Dispatch<true>(
-        dtype, MX_REQ_WRITE,
-        ScatterRows<I>{rows, row, static_cast<const I*>(index), positions,
-                       ograd, dx, add, stream});
+    data_err =
+        Dispatch<true>(dtype, MX_REQ_WRITE,
+                       ScatterRows<I>{rows, row, static_cast<const I*>(index),
+                                      positions, ograd, dx, add, stream});
   });
   return data_err != cudaSuccess ? data_err : err;
 }

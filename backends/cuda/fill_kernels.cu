@@ -205,9 +205,9 @@ cudaError_t LaunchOneHot(int dtype, int index_dtype, int64_t n, int64_t depth,
   if (index_dtype != MX_DTYPE_BOOL) {
     WithIndexType(index_dtype, [&](auto tag) {
       using I = decltype(tag);
-      err = Dispatch<true>(
-          dtype, MX_REQ_WRITE,
-          OneHotLauncher<I>{n, depth, idx, on, off, y, stream});
+      err =
+          Dispatch<true>(dtype, MX_REQ_WRITE,
+                         OneHotLauncher<I>{n, depth, idx, on, off, y, stream});
     });
   }
   return err;

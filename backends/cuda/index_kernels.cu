@@ -363,8 +363,8 @@ cudaError_t LaunchTakeBackward(int dtype, int index_dtype, const TakeShape& s,
       cudaMemsetAsync(scratch, 0, IndexScratchBytes(dtype, n), stream);
   if (err != cudaSuccess) return err;
   return Dispatch<true>(dtype, req,
-                        TakeBackwardLauncher{index_dtype, s, mode, g, indices, da,
-                                       scratch, bad, stream});
+                        TakeBackwardLauncher{index_dtype, s, mode, g, indices,
+                                             da, scratch, bad, stream});
 }
 
 cudaError_t LaunchGatherNd(int dtype, int index_dtype, const GatherNdShape& s,

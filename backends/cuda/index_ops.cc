@@ -334,21 +334,23 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const void* x = in[0].data<void>();
   const int64_t n = in[0].size();
   const bool cast = out[0].dtype() != in[0].dtype() && n > 0;
-  CumsumBuffers sums;
+  // Both dtypes are numeric (checked above): an error from LaunchCumsum is
+  // CUDA's or CUB's, not a dtype the launcher lacks.
+  CumsumBuffers scan_buffers;
   const bool scan = n > 0 && CumsumScansTheWholeGpu(outer, len, inner);
   if (scan) {  // CUB's temporary size.
-    CheckLaunch(op,
-                LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
-                             out[0].data<void>(), req[0], &sums, s),
-                out[0].dtype());
+    CheckCuda(LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
+                           out[0].data<void>(), req[0], &scan_buffers, s),
+              op);
   }
   // Accumulators (float64 or int64) of the cast input and of the sums.
   void* converted = nullptr;
   const auto carve = [&](ScratchCarver& c) {
     if (cast) converted = c.Take<int64_t>(n);
     if (scan) {
-      sums.sums = c.Take<int64_t>(n);
-      sums.temp = c.Take<char>(static_cast<int64_t>(sums.temp_bytes));
+      scan_buffers.sums = c.Take<int64_t>(n);
+      scan_buffers.temp =
+          c.Take<char>(static_cast<int64_t>(scan_buffers.temp_bytes));
     }
   };
   ScratchCarver count;
@@ -362,10 +364,9 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                 in[0].dtype());
     x = converted;
   }
-  CheckLaunch(op,
-              LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
-                           out[0].data<void>(), req[0], &sums, s),
-              out[0].dtype());
+  CheckCuda(LaunchCumsum(out[0].dtype(), outer, len, inner, x, cast,
+                         out[0].data<void>(), req[0], &scan_buffers, s),
+            op);
 }
 
 void Arange(const KernelContext& ctx, const Attrs& attrs, Tensors,

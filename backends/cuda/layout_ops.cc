@@ -281,6 +281,8 @@ void CopyOp(const KernelContext& ctx, const Attrs& attrs, Tensors in,
       std::string(kGrad ? "_backward_" : "") + (kTile ? "tile" : "repeat");
   // The gradient's inputs are (out_grad, data).
   const Tensor x = kGrad ? in[1] : in[0];
+  // The gradients are float-only, as the CPU's (the copies take integers).
+  if (kGrad) RequireFloat(op, in[0]);
   const CopyAxes c = kTile ? TileAxes(op, attrs, x) : RepeatAxes(op, attrs, x);
   RunGather(op, ctx, CopyIndex(op, c, kGrad), in[0], out[0], req[0]);
 }

@@ -255,7 +255,7 @@ template <int kReq, typename T>
 __global__ void PadKernel(int64_t n, PadIndex p, double value, const T* x,
                           T* y) {
   using A = typename Acc<T>::type;
-  const A fill = static_cast<A>(value);
+  const A fill = SaturatingCast<A>(value);  // As the CPU's.
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t s = PadSource(p, i);
@@ -396,8 +396,7 @@ cudaError_t LaunchScatter(int dtype, int64_t n, const GatherIndex& index,
 cudaError_t LaunchPad(int dtype, int64_t n, const PadIndex& index, double value,
                       const void* x, void* y, int req, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return Dispatch<true>(dtype, req,
-                        PadLauncher{n, index, value, x, y, stream});
+  return Dispatch<true>(dtype, req, PadLauncher{n, index, value, x, y, stream});
 }
 
 cudaError_t LaunchPadGrad(int dtype, int64_t n, const PadIndex& index,

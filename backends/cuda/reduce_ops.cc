@@ -158,6 +158,11 @@ void ReduceSumLike(const KernelContext& ctx, const Attrs&, Tensors in,
     }
     stride *= g.dim(d);
   }
+  // The reduced axes outermost first (the gather's last one varies
+  // fastest), so each sum adds in the input's order, as the CPU's: the same
+  // double for int64 sums past 2^53.
+  std::reverse(gi.rshape, gi.rshape + gi.rdim);
+  std::reverse(gi.rstride, gi.rstride + gi.rdim);
   gi.saturate = true;  // Integer sums in double, saturated, as the CPU's.
   RunGather(op, ctx, gi, g, y, req[0]);
 }

@@ -161,10 +161,10 @@ void PrintSummary() {
                       : "the claimed ops' cases; MX_CONFORMANCE_REFERENCES=all "
                         "computes every case");
   // What a user of these dtypes would find missing from the plugin.
-  std::printf("declined where the built-in kernels compute the case: %zu "
-              "(op, dtype)%s",
-              s.declined_computable.size(),
-              s.declined_computable.empty() ? "\n" : ":");
+  std::printf(
+      "declined where the built-in kernels compute the case: %zu "
+      "(op, dtype)%s",
+      s.declined_computable.size(), s.declined_computable.empty() ? "\n" : ":");
   for (const std::string& d : s.declined_computable) {
     std::printf(" [%s]", d.c_str());
   }

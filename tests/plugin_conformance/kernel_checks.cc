@@ -133,7 +133,8 @@ TEST(Table, EveryCaseRunsOnTheBuiltInKernels) {
 // here. Only with every reference (the repo's test_plugin run).
 TEST(Table, InputsOfOtherDTypesRunOrAreTypedErrors) {
   if (!AllReferences()) {
-    GTEST_SKIP() << "the table-wide checks run with MX_CONFORMANCE_REFERENCES=all";
+    GTEST_SKIP()
+        << "the table-wide checks run with MX_CONFORMANCE_REFERENCES=all";
   }
   int ran = 0, refused = 0;
   for (const OpCase& c : KernelTable()) {
@@ -152,13 +153,13 @@ TEST(Table, InputsOfOtherDTypesRunOrAreTypedErrors) {
         for (DType other : others) {
           SCOPED_TRACE(Describe(c, static_cast<int>(a), 0, DType::kFloat32,
                                 Context::kCPU) +
-                       ", input " + std::to_string(k) + " " +
-                       DTypeName(other));
+                       ", input " + std::to_string(k) + " " + DTypeName(other));
           std::vector<NDArray> in = base;
           try {
             in[k] = nd::cast(base[k], other);
             imperative::TrainingScope mode(c.train);
-            for (const NDArray& out : imperative::Invoke(c.op, in, c.attrs[a])) {
+            for (const NDArray& out :
+                 imperative::Invoke(c.op, in, c.attrs[a])) {
               out.WaitToRead();
             }
             ++ran;
@@ -232,8 +233,7 @@ TEST(Kernels, ClaimedExistingOpsMatchTheCpuReference) {
                 References().at({i, a, v, static_cast<int>(dt)});
             const Result got = RunCase(c, a, v, dt, ctx, grads);
             const bool failed_before = ::testing::Test::HasFailure();
-            Compare(c.op, ref, got, dt, grads, !ctx.is_host(),
-                    c.random_values,
+            Compare(c.op, ref, got, dt, grads, !ctx.is_host(), c.random_values,
                     Describe(c, a, v, dt, dev));
             // (On a plugin's own device only: a CPU plugin's kernels have
             // replaced the built-in ones.)
