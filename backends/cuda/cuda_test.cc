@@ -631,6 +631,30 @@ TEST(CudaOps, CumsumOfFewLongLinesAndManyShortOnesMatchesTheCpu) {
   EXPECT_TRUE(AllClose(Host(on_gpu.grad()), want, 1e-5, 1e-5));
 }
 
+// _backward_topk called with positions topk would not give: repeated ones
+// add up, one outside the line is an error naming the op, as on the CPU.
+TEST(CudaOps, BackwardTopkOfRepeatedAndBadPositionsIsTheCpus) {
+  SKIP_WITHOUT_GPU();
+  const AttrDict attrs = {{"axis", "1"}, {"k", "3"}};
+  const NDArray g = RandomArray({2, 3}, DType::kFloat32, -1, 1, 7);
+  const NDArray data = RandomArray({2, 4}, DType::kFloat32, -1, 1, 8);
+  const NDArray repeated = testing::ArrayOf({2, 3}, {1, 1, 3, 0, 2, 2});
+  const auto on_gpu = [](const NDArray& a) { return a.Copy(Context::GPU(0)); };
+  EXPECT_TRUE(AllClose(
+      Host(Op("_backward_topk", {on_gpu(g), on_gpu(repeated), on_gpu(data)},
+              attrs)),
+      ToDouble(Op("_backward_topk", {g, repeated, data}, attrs)), 1e-6, 1e-6));
+  const NDArray outside = testing::ArrayOf({2, 3}, {1, 4, 3, 0, 2, 1});
+  try {
+    Host(Op("_backward_topk", {on_gpu(g), on_gpu(outside), on_gpu(data)},
+            attrs));
+    ADD_FAILURE() << "position 4 of a line of 4 was accepted";
+  } catch (const Error& e) {
+    EXPECT_TRUE(testing::Contains(e.what(), "_backward_topk")) << e.what();
+    EXPECT_TRUE(testing::Contains(e.what(), "outside [0, 4)")) << e.what();
+  }
+}
+
 TEST(CudaOps, ArangeOnTheGpuMatchesTheCpu) {
   SKIP_WITHOUT_GPU();
   // _arange has no inputs: asked for on gpu(0).

@@ -43,22 +43,6 @@ __global__ void TakeKernel(TakeShape s, TakeMode mode, const T* a, const I* idx,
   }
 }
 
-// Scatter-add accumulators: float (double for float64) for floats; for
-// integers 64-bit unsigned adds, which wrap as the CPU's adds in the dtype
-// do once the sum is truncated to it.
-template <typename T>
-using ScatterAcc = std::conditional_t<std::is_integral_v<T>, unsigned long long,
-                                      typename Acc<T>::type>;
-
-template <typename T>
-__device__ __forceinline__ ScatterAcc<T> ScatterValue(const T* g, int64_t i) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<unsigned long long>(static_cast<int64_t>(g[i]));
-  } else {
-    return Load(g, i);
-  }
-}
-
 template <typename T, typename I>
 __global__ void TakeScatterKernel(TakeShape s, TakeMode mode, const T* g,
                                   const I* idx, ScatterAcc<T>* acc, int* bad) {
@@ -71,18 +55,6 @@ __global__ void TakeScatterKernel(TakeShape s, TakeMode mode, const T* g,
       continue;
     }
     atomicAdd(acc + (o * s.n + j) * s.inner + t, ScatterValue(g, i));
-  }
-}
-
-// out (+)= the accumulated sums.
-template <int kReq, typename T>
-__global__ void FinishKernel(int64_t n, const ScatterAcc<T>* acc, T* out) {
-  MX_GRID_LOOP(i, n) {
-    if constexpr (std::is_integral_v<T>) {
-      Store<kReq>(out, i, static_cast<T>(static_cast<int64_t>(acc[i])));
-    } else {
-      Store<kReq>(out, i, acc[i]);
-    }
   }
 }
 
@@ -126,7 +98,7 @@ struct TakeBackwardLauncher {
       });
     }
     const int64_t n = s.outer * s.n * s.inner;
-    FinishKernel<R, T>
+    StoreAccumulatedKernel<R, T>
         <<<Blocks(n), kThreads, 0, st>>>(n, acc, static_cast<T*>(da));
   }
 };
@@ -224,7 +196,7 @@ struct GatherNdBackwardLauncher {
       });
     }
     const int64_t n = DataSize(s);
-    FinishKernel<R, T>
+    StoreAccumulatedKernel<R, T>
         <<<Blocks(n), kThreads, 0, st>>>(n, acc, static_cast<T*>(dx));
   }
 };

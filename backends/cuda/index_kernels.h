@@ -153,12 +153,16 @@ cudaError_t LaunchPlaceByRank(Placed what, int dtype, int64_t outer,
                               const int64_t* rank, const void* x, void* y,
                               int req, cudaStream_t stream);
 
-// _backward_topk: adds g (outer, keep, inner) into dx (outer, len, inner)
-// at the positions `indices` (idx_dtype, g's layout) name along the axis;
-// positions outside [0, len) or not whole are skipped (the CPU raises).
+// _backward_topk: dx (outer, len, inner) (+)= the sums of g (outer, keep,
+// inner) at the positions `indices` (idx_dtype, g's layout) name along the
+// axis, zero elsewhere: atomic adds into `scratch` (IndexScratchBytes of
+// dx's size), so repeated positions add up as on the CPU. A position
+// outside [0, len) or not whole sets *bad (zeroed by the caller) and adds
+// nothing.
 cudaError_t LaunchScatterKept(int dtype, int idx_dtype, int64_t outer,
                               int64_t len, int64_t inner, int64_t keep,
                               const void* g, const void* indices, void* dx,
+                              int req, int* bad, void* scratch,
                               cudaStream_t stream);
 
 // y[i] = lo + (i / repeat) * step converted to dtype (integers truncate

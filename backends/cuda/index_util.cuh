@@ -121,6 +121,38 @@ __device__ __forceinline__ void Put(T* p, int64_t i, typename Acc<T>::type v) {
   }
 }
 
+// ---- Scatter-adds that tolerate repeated targets (the gradients of take,
+// gather_nd and topk): atomic adds into accumulators of the whole output
+// (IndexScratchBytes each), then stored with the request. ----
+
+// Accumulators: float (double for float64) for floats; for
+// integers 64-bit unsigned adds, which wrap as the CPU's adds in the dtype
+// do once the sum is truncated to it.
+template <typename T>
+using ScatterAcc = std::conditional_t<std::is_integral_v<T>, unsigned long long,
+                                      typename Acc<T>::type>;
+
+template <typename T>
+__device__ __forceinline__ ScatterAcc<T> ScatterValue(const T* g, int64_t i) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<unsigned long long>(static_cast<int64_t>(g[i]));
+  } else {
+    return Load(g, i);
+  }
+}
+
+// out (+)= the accumulated sums.
+template <int kReq, typename T>
+__global__ void StoreAccumulatedKernel(int64_t n, const ScatterAcc<T>* acc, T* out) {
+  MX_GRID_LOOP(i, n) {
+    if constexpr (std::is_integral_v<T>) {
+      Store<kReq>(out, i, static_cast<T>(static_cast<int64_t>(acc[i])));
+    } else {
+      Store<kReq>(out, i, acc[i]);
+    }
+  }
+}
+
 // Calls launch.template operator()<kReq, T>() for any dtype, bool included
 // (ops that only move elements: pick).
 template <typename Launch>

@@ -136,33 +136,41 @@ struct PlaceLauncher {
 template <typename T, typename I>
 __global__ void ScatterKeptKernel(int64_t n, int64_t len, int64_t inner,
                                   int64_t keep, const T* g, const I* where,
-                                  T* dx) {
+                                  ScatterAcc<T>* acc, int* bad) {
   MX_GRID_LOOP(e, n) {
     const double at = ToDouble(where[e]);
-    // Valid positions are distinct within a line, so the adds never race.
-    if (!(at >= 0 && at < len && at == floor(at))) continue;
+    if (!(at >= 0 && at < len && at == floor(at))) {
+      atomicExch(bad, 1);  // The CPU raises.
+      continue;
+    }
+    // Atomic: positions repeated in a line (not topk's) add up, as the
+    // CPU's.
     const int64_t outer = e / (keep * inner), in = e % inner;
-    Put<MX_REQ_ADD>(dx,
-                    outer * len * inner + static_cast<int64_t>(at) * inner + in,
-                    Load(g, e));
+    atomicAdd(acc + outer * len * inner + static_cast<int64_t>(at) * inner + in,
+              ScatterValue(g, e));
   }
 }
 
 struct ScatterKeptLauncher {
   int idx_dtype;
-  int64_t n, len, inner, keep;
+  int64_t n, len, inner, keep, size;  // size: dx's.
   const void* g;
   const void* where;
   void* dx;
+  void* scratch;
+  int* bad;
   cudaStream_t st;
   template <int R, typename T>
   void operator()() const {
+    ScatterAcc<T>* acc = static_cast<ScatterAcc<T>*>(scratch);
     WithIndexType(idx_dtype, [&](auto tag) {
       using I = decltype(tag);
       ScatterKeptKernel<T, I><<<Blocks(n), kThreads, 0, st>>>(
           n, len, inner, keep, static_cast<const T*>(g),
-          static_cast<const I*>(where), static_cast<T*>(dx));
+          static_cast<const I*>(where), acc, bad);
     });
+    StoreAccumulatedKernel<R, T>
+        <<<Blocks(size), kThreads, 0, st>>>(size, acc, static_cast<T*>(dx));
   }
 };
 
@@ -351,15 +359,20 @@ cudaError_t LaunchPlaceByRank(Placed what, int dtype, int64_t outer,
 cudaError_t LaunchScatterKept(int dtype, int idx_dtype, int64_t outer,
                               int64_t len, int64_t inner, int64_t keep,
                               const void* g, const void* indices, void* dx,
+                              int req, int* bad, void* scratch,
                               cudaStream_t stream) {
   if (!IsIndexType(idx_dtype) || idx_dtype == MX_DTYPE_BOOL) {
     return cudaErrorInvalidValue;
   }
-  const int64_t n = outer * keep * inner;
-  if (n == 0) return cudaSuccess;
-  return DispatchNumeric(dtype, MX_REQ_ADD,
-                         ScatterKeptLauncher{idx_dtype, n, len, inner, keep, g,
-                                             indices, dx, stream});
+  const int64_t size = outer * len * inner;
+  if (!Writes(req) || size == 0) return cudaSuccess;
+  const cudaError_t err =
+      cudaMemsetAsync(scratch, 0, IndexScratchBytes(dtype, size), stream);
+  if (err != cudaSuccess) return err;
+  return DispatchNumeric(
+      dtype, req,
+      ScatterKeptLauncher{idx_dtype, outer * keep * inner, len, inner, keep,
+                          size, g, indices, dx, scratch, bad, stream});
 }
 
 bool CumsumScansTheWholeGpu(int64_t outer, int64_t len, int64_t inner) {

@@ -1,8 +1,8 @@
 // GPU kernels for argsort, sort, topk and _backward_topk: every element
 // ranked in its line (sort_kernels.cu: CUB radix sorts), then the kept ones
 // placed by rank as values, indices or a mask; semantics as
-// backends/cpu/ordering_ops.cc (stable order, NaN last). _backward_topk skips
-// positions outside the line where the CPU raises.
+// backends/cpu/ordering_ops.cc (stable order, NaN last). _backward_topk
+// raises for positions outside the line, as the CPU.
 #include <cstdint>
 #include <string>
 
@@ -135,13 +135,21 @@ void BackwardTopK(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   const AxisLines l = AxisLinesOf(op, attrs, in[2], "-1");
   const int64_t lines = l.outer * l.inner;
   const int64_t keep = lines == 0 ? 0 : in[1].size() / lines;
-  ZeroUnlessAdding(op, ctx, out[0], req[0]);
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(
+      ctx, op, IndexScratchBytes(out[0].dtype(), out[0].size()), &scratch);
   CheckLaunch(
       op,
       LaunchScatterKept(out[0].dtype(), in[1].dtype(), l.outer, l.len, l.inner,
                         keep, in[0].data<void>(), in[1].data<void>(),
-                        out[0].data<void>(), StreamOf(ctx)),
+                        out[0].data<void>(), req[0], bad, scratch,
+                        StreamOf(ctx)),
       in[1].dtype());
+  // As the CPU: a position the kept values cannot have come from is an
+  // error (one stream synchronize per call to read the flag back).
+  CheckFlag(ctx, op, bad,
+            "an index outside [0, " + std::to_string(l.len) +
+                ") or not a whole number");
 }
 
 }  // namespace
