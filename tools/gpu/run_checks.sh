@@ -16,9 +16,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 source ./gpu_env.sh
 export MX_CUDA_PLUGIN=$PWD/libmx_cuda.so
 ldd ./cuda_test | grep -i "not found"
-# The conformance suite within $1 seconds, RUN/OK lines left out.
+# The conformance suite within $1 seconds, RUN/OK lines left out; the
+# environment of //backends/cuda:cuda_conformance's rule (device gradients,
+# every dtype the CPU computes required).
 conformance() {
   MX_CONFORMANCE_PLUGIN=$MX_CUDA_PLUGIN MX_CONFORMANCE_DEVICE_GRADIENTS=1 \
+    MX_CONFORMANCE_REQUIRED_DTYPES=all \
     MX_CPU_WORKER_NTHREADS=4 timeout "$1" ./cuda_conformance --gtest_color=no \
     2>&1 | grep -v "^\[ *\(RUN\|OK\) "
   return "${PIPESTATUS[0]}"
