@@ -13,6 +13,8 @@
 #include <sstream>
 #include <utility>
 
+#include "Eigen/Core"
+
 namespace mx_elemwise {
 namespace {
 
@@ -158,6 +160,45 @@ void Run(const Program& p, mxplugin::Tensors in, const int32_t* req,
   }
 }
 
+// float16: each block converted to float, each instruction computed in
+// float and rounded to float16 as its own kernel would store it (so the
+// fused result is the unfused graph's bit for bit), outputs stored as
+// float16 (added in float, rounded, for MX_REQ_ADD, as Assign does).
+void RunHalf(const Program& p, mxplugin::Tensors in, const int32_t* req,
+             mxplugin::Tensors out) {
+  using Half = Eigen::half;
+  const int64_t n = out[0].size();
+  std::unique_ptr<float[]> scratch(
+      new float[static_cast<size_t>(p.num_regs) * kBlock]);
+  const auto reg = [&](int r) {
+    return scratch.get() + static_cast<int64_t>(r) * kBlock;
+  };
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t len = std::min(kBlock, n - start);
+    for (int r = 0; r < p.num_inputs; ++r) {
+      if (!p.input_used[r]) continue;
+      const Half* x = in[r].data<Half>() + start;
+      for (int64_t e = 0; e < len; ++e) reg(r)[e] = static_cast<float>(x[e]);
+    }
+    for (const Instr& i : p.instrs) {
+      float* y = reg(i.dst);
+      Exec<float>(i, reg(i.a), i.b >= 0 ? reg(i.b) : nullptr, y, len);
+      for (int64_t e = 0; e < len; ++e) {
+        y[e] = static_cast<float>(static_cast<Half>(y[e]));
+      }
+    }
+    for (size_t k = 0; k < p.outputs.size(); ++k) {
+      if (req[k] == MX_REQ_NULL) continue;
+      Half* y = out[k].data<Half>() + start;
+      const float* x = reg(p.outputs[k]);
+      for (int64_t e = 0; e < len; ++e) {
+        y[e] = static_cast<Half>(
+            req[k] == MX_REQ_ADD ? static_cast<float>(y[e]) + x[e] : x[e]);
+      }
+    }
+  }
+}
+
 bool IsBinary(Code c) {
   return c == Code::kAdd || c == Code::kSub || c == Code::kMul ||
          c == Code::kDiv;
@@ -249,9 +290,10 @@ void InferType(const std::string& op, const mxplugin::Attrs& attrs,
   }
   for (int v : out) take(v);
   if (t == MX_DTYPE_UNKNOWN) return;
-  if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64) {
+  if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64 &&
+      t != MX_DTYPE_FLOAT16) {
     throw Error(MX_STATUS_DTYPE_ERROR,
-                op + ": only float32 and float64 are supported");
+                op + ": only float32, float64 and float16 are supported");
   }
   for (size_t i = 0; i < in.size(); ++i) {
     if (p.input_used[i]) in[i] = t;
@@ -447,6 +489,8 @@ mxplugin::OpDef ProgramOpDef(const std::string& name,
             const Program& p = attrs.parsed<Program>();
             if (out[0].dtype() == MX_DTYPE_FLOAT64) {
               Run<double>(p, in, req, out);
+            } else if (out[0].dtype() == MX_DTYPE_FLOAT16) {
+              RunHalf(p, in, req, out);
             } else {
               Run<float>(p, in, req, out);
             }

@@ -78,9 +78,10 @@ Program FromAttrs(const std::string& op, const mxplugin::Attrs& attrs);
 
 // An op `name` running a program: its attributes, parsing, inference (one
 // shape and one float dtype for every operand it reads or writes) and a
-// CPU kernel (float32, float64) that evaluates the program block by
-// block, each input read once and each output written once. Backends add
-// their own device kernels.
+// CPU kernel (float32, float64, float16) that evaluates the program block
+// by block, each input read once and each output written once (float16 in
+// float, each instruction's result rounded to float16 as the unfused op
+// would store it). Backends add their own device kernels.
 mxplugin::OpDef ProgramOpDef(const std::string& name,
                              const std::string& description);
 

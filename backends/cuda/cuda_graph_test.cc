@@ -68,8 +68,10 @@ int64_t FusedCompiles() {
 
 std::vector<std::vector<double>> RunGraph(const Symbol& net, Context ctx,
                                           const NDArray& x, const NDArray& z) {
-  auto exec = Executor::SimpleBind(
-      net, ctx, {{"x", x.shape()}, {"z", z.shape()}}, {}, OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(net, ctx,
+                                   {{"x", x.shape()}, {"z", z.shape()}},
+                                   {{"x", x.dtype()}, {"z", z.dtype()}},
+                                   OpReqType::kNullOp);
   CopyFromTo(x.Copy(ctx), exec->arg_dict().at("x"));
   CopyFromTo(z.Copy(ctx), exec->arg_dict().at("z"));
   exec->Forward(/*is_train=*/false);
@@ -103,6 +105,23 @@ TEST(CudaFusion, GeneratedKernelsMatchTheUnfusedGraphAndAreCached) {
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_TRUE(AllClose(cpu[i], want[i], 1e-6, 1e-7)) << "output " << i;
   }
+}
+
+// float16: the generated kernel computes in float and rounds each
+// instruction's result to float16 as the unfused kernels store theirs, so
+// the fused graph gives the unfused one's bits on the GPU (and the CPU
+// interpreter the CPU's).
+TEST(CudaFusion, Float16GivesTheUnfusedGraphsBits) {
+  MX_SKIP_WITHOUT_GPU();
+  const Symbol net = FusableGraph();
+  const Symbol fused = PartitionGraph(net, "cuda");
+  ASSERT_EQ(testing::CountOps(fused, "_cuda_fused_elemwise"), 1);
+  const NDArray x = RandomArray({1000, 37}, DType::kFloat16, -2, 2, 3);
+  const NDArray z = RandomArray({1000, 37}, DType::kFloat16, -2, 2, 4);
+  EXPECT_EQ(RunGraph(fused, Context::GPU(0), x, z),
+            RunGraph(net, Context::GPU(0), x, z));
+  EXPECT_EQ(RunGraph(fused, Context::CPU(), x, z),
+            RunGraph(net, Context::CPU(), x, z));
 }
 
 // _default_subgraph_op on the GPU: its subgraph (and the backward one)

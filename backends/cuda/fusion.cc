@@ -18,111 +18,15 @@
 #include "backends/common/elemwise_program.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/fusion_source.h"
 
 namespace mx_cuda {
 namespace {
 
-using mx_elemwise::Code;
-using mx_elemwise::Instr;
 using mx_elemwise::Program;
 using mxplugin::Error;
 
 constexpr char kOp[] = "_cuda_fused_elemwise";
-
-std::string Literal(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "T(%.17g)", v);
-  return buf;
-}
-
-// The expression of one instruction over registers (the same formulas as
-// the built-in kernels: relu keeps NaN).
-std::string Expr(const Instr& i) {
-  const std::string a = "r" + std::to_string(i.a);
-  const std::string b = "r" + std::to_string(i.b);
-  const std::string s = Literal(i.scalar);
-  switch (i.code) {
-    case Code::kNegative:
-      return "-" + a;
-    case Code::kAbs:
-      return "(" + a + " < T(0) ? -" + a + " : " + a + ")";
-    case Code::kExp:
-      return "exp(" + a + ")";
-    case Code::kLog:
-      return "log(" + a + ")";
-    case Code::kSqrt:
-      return "sqrt(" + a + ")";
-    case Code::kSquare:
-      return a + " * " + a;
-    case Code::kReciprocal:
-      return "T(1) / " + a;
-    case Code::kSin:
-      return "sin(" + a + ")";
-    case Code::kCos:
-      return "cos(" + a + ")";
-    case Code::kTanh:
-      return "tanh(" + a + ")";
-    case Code::kSigmoid:
-      return "T(1) / (T(1) + exp(-" + a + "))";
-    case Code::kRelu:
-      return "((" + a + " > T(0) || " + a + " != " + a + ") ? " + a +
-             " : T(0))";
-    case Code::kAdd:
-      return a + " + " + b;
-    case Code::kSub:
-      return a + " - " + b;
-    case Code::kMul:
-      return a + " * " + b;
-    case Code::kDiv:
-      return a + " / " + b;
-    case Code::kPlusScalar:
-      return a + " + " + s;
-    case Code::kMinusScalar:
-      return a + " - " + s;
-    case Code::kRMinusScalar:
-      return s + " - " + a;
-    case Code::kMulScalar:
-      return a + " * " + s;
-    case Code::kDivScalar:
-      return a + " / " + s;
-    case Code::kRDivScalar:
-      return s + " / " + a;
-  }
-  return a;
-}
-
-// CUDA source of the fused kernel; parameters: each used input, each
-// written output, then the element count.
-std::string Source(const Program& p, const char* type,
-                   const std::vector<int32_t>& req) {
-  std::string params, body;
-  for (int i = 0; i < p.num_inputs; ++i) {
-    if (!p.input_used[i]) continue;
-    params += "const T* __restrict__ in" + std::to_string(i) + ", ";
-    body += "    const T r" + std::to_string(i) + " = in" + std::to_string(i) +
-            "[i];\n";
-  }
-  for (size_t k = 0; k < p.outputs.size(); ++k) {
-    if (req[k] == MX_REQ_NULL) continue;
-    params += "T* __restrict__ out" + std::to_string(k) + ", ";
-  }
-  for (const Instr& i : p.instrs) {
-    body += "    const T r" + std::to_string(i.dst) + " = " + Expr(i) + ";\n";
-  }
-  for (size_t k = 0; k < p.outputs.size(); ++k) {
-    if (req[k] == MX_REQ_NULL) continue;
-    body += "    out" + std::to_string(k) + "[i] " +
-            (req[k] == MX_REQ_ADD ? "+= " : "= ") + "r" +
-            std::to_string(p.outputs[k]) + ";\n";
-  }
-  return std::string("typedef ") + type + " T;\n" +
-         "extern \"C\" __global__ void mx_fused(" + params +
-         "long long n) {\n" +
-         "  for (long long i = blockIdx.x * (long long)blockDim.x + "
-         "threadIdx.x; i < n;\n       i += (long long)blockDim.x * gridDim.x) "
-         "{\n" +
-         body + "  }\n}\n";
-}
 
 void CheckNvrtc(nvrtcResult r, const std::string& what) {
   if (r != NVRTC_SUCCESS) {
@@ -188,8 +92,7 @@ cudaKernel_t KernelFor(const Program& p, int dtype, int dev_id,
   CheckCuda(
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev_id),
       kOp);
-  const std::string source =
-      Source(p, dtype == MX_DTYPE_FLOAT64 ? "double" : "float", req);
+  const std::string source = FusedKernelSource(p, dtype, req);
   const std::string key =
       std::to_string(major) + "." + std::to_string(minor) + "\n" + source;
   KernelCache& c = Cache();
@@ -207,9 +110,11 @@ void FusedKernel(const mxplugin::KernelContext& ctx,
                  const int32_t* req, mxplugin::Tensors out) {
   const Program& p = attrs.parsed<Program>();
   const int dtype = out[0].dtype();
-  if (dtype != MX_DTYPE_FLOAT32 && dtype != MX_DTYPE_FLOAT64) {
-    throw Error(MX_STATUS_DTYPE_ERROR,
-                std::string(kOp) + " on gpu: float32 and float64 only");
+  if (dtype != MX_DTYPE_FLOAT32 && dtype != MX_DTYPE_FLOAT64 &&
+      dtype != MX_DTYPE_FLOAT16) {
+    throw Error(MX_STATUS_DTYPE_ERROR, std::string(kOp) +
+                                           " on gpu: float32, float64 and "
+                                           "float16 only");
   }
   const int64_t n = out[0].size();
   if (n == 0) return;
@@ -245,7 +150,7 @@ void RegisterFusion(mxplugin::Plugin& plugin) {
           kOp,
           "A chain or tree of elementwise ops fused by the cuda backend: one "
           "kernel generated and compiled with NVRTC on the GPU (the program "
-          "interpreter on the CPU); float32 and float64.")
+          "interpreter on the CPU); float32, float64 and float16.")
           .Kernel(MX_DEVICE_GPU, FusedKernel));
   plugin.RegisterSubgraphProperty("cuda",
                                   mx_elemwise::FusionProperty("cuda", kOp));

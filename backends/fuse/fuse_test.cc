@@ -67,6 +67,8 @@ TEST(FusePlugin, LoadedFromMxPlugins) {
 TEST(FusePlugin, ChainAndTreeBecomeOneFusedOpWithEqualResults) {
   ExpectFusedMatches(Chain(), DType::kFloat32, 1);
   ExpectFusedMatches(Chain(), DType::kFloat64, 1);
+  // Each instruction rounded to float16 as the unfused op stores it.
+  ExpectFusedMatches(Chain(), DType::kFloat16, 1);
 }
 
 TEST(FusePlugin, NonElementwiseOpsSplitTheChain) {
