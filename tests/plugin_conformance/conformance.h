@@ -112,7 +112,8 @@ struct Summary {
   std::atomic<int> kernels{0}, kernel_cases{0}, dtypes_declined{0};
   std::atomic<int> grads{0}, device_grads_skipped{0}, new_ops{0},
       new_op_grads{0}, failing_ops{0};
-  std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0};
+  std::atomic<int> properties{0}, graphs{0}, graph_grads{0}, subgraphs{0},
+      float16_graphs{0}, float16_graphs_refused{0};
   std::atomic<int> devices{0}, concurrent_calls{0};
   // "op dtype" of the kernel cases a plugin declined (DTypeError) where the
   // built-in kernel computes them; written by the kernel check alone.

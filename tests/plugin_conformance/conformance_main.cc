@@ -147,7 +147,8 @@ void PrintSummary() {
       "new ops: %d checked (%d gradient checks), %d expected-to-fail ops "
       "failed with typed errors\n"
       "subgraph properties: %d backends, %d graphs partitioned (%d with "
-      "gradients compared), %d subgraphs formed\n"
+      "gradients compared, %d also in float16 of which %d refused by the "
+      "plugin's ops), %d subgraphs formed\n"
       "devices: %d checked\n"
       "concurrency: %d concurrent kernel calls compared\n"
       "references: %zu (case, dtype) results of the built-in kernels (%s)\n",
@@ -155,6 +156,7 @@ void PrintSummary() {
       s.grads.load(), s.device_grads_skipped.load(), s.dtypes_declined.load(),
       s.new_ops.load(), s.new_op_grads.load(), s.failing_ops.load(),
       s.properties.load(), s.graphs.load(), s.graph_grads.load(),
+      s.float16_graphs.load(), s.float16_graphs_refused.load(),
       s.subgraphs.load(), s.devices.load(), s.concurrent_calls.load(),
       g_references->size(),
       AllReferences() ? "every case of the table"

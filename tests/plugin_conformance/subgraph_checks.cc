@@ -3,9 +3,12 @@
 // others) partition to graphs computing identical outputs, and equal
 // gradients unless the backend is inference-only.
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <random>
 #include <set>
 
+#include "base/error.h"
 #include "graph/node.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
@@ -88,6 +91,46 @@ double SubgraphRtol() {
   return v == nullptr ? 0.0 : std::atof(v);
 }
 
+// The same graph in float16 (inference): where the unpartitioned graph
+// runs (its ops take float16 throughout), the partitioned one computes the
+// same, or, when the plugin does not require float16
+// (MX_CONFORMANCE_REQUIRED_DTYPES), its ops may refuse it with an
+// mx::Error (counted: the onednn property's fused ops are float32-only).
+void CheckFloat16Partition(const Symbol& sym, const Symbol& part) {
+  std::map<std::string, DType> half;
+  for (const std::string& name : sym.ListInputNames()) {
+    half[name] = DType::kFloat16;
+  }
+  std::unique_ptr<Executor> a;
+  try {
+    a = Executor::SimpleBind(sym, Context::CPU(), {}, half,
+                             OpReqType::kNullOp);
+    testing::FillRandom(a.get(), -1, 1);
+    a->Forward();
+    for (const NDArray& out : a->outputs()) out.WaitToRead();
+  } catch (const Error&) {
+    return;  // An op of the graph has no float16.
+  }
+  ++Counts().float16_graphs;
+  std::unique_ptr<Executor> b;
+  try {
+    b = Executor::SimpleBind(part, Context::CPU(), {}, half,
+                             OpReqType::kNullOp);
+    testing::CopyInputs(*a, b.get());
+    b->Forward();
+    for (const NDArray& out : b->outputs()) out.WaitToRead();
+  } catch (const Error& e) {
+    EXPECT_FALSE(DTypeRequired(DType::kFloat16))
+        << "the float16 graph runs but its partition does not: " << e.what()
+        << "\n"
+        << sym.Print();
+    ++Counts().float16_graphs_refused;
+    return;
+  }
+  EXPECT_TRUE(testing::NearOutputs(*a, *b, SubgraphRtol()))
+      << "float16 " << sym.Print();
+}
+
 void CheckPartition(const Symbol& sym, const std::string& backend,
                     bool inference_only) {
   PartitionReport report;
@@ -104,6 +147,7 @@ void CheckPartition(const Symbol& sym, const std::string& backend,
   a->Forward();
   b->Forward();
   ASSERT_TRUE(testing::NearOutputs(*a, *b, SubgraphRtol())) << sym.Print();
+  CheckFloat16Partition(sym, part);
   if (!grads) return;
   ++Counts().graph_grads;
   testing::CopyInputs(*a, b.get());  // Restore aux states for training.
