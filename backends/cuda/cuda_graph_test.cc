@@ -29,13 +29,10 @@ namespace mx {
 namespace {
 
 using testing::AllClose;
+using testing::Host;
 using testing::CudaPluginPath;
 using testing::RandomArray;
 using testing::ToDouble;
-
-std::vector<double> Host(const NDArray& a) {
-  return ToDouble(a.Copy(Context::CPU()));
-}
 
 // x -> 8 elementwise ops, and a two-input tree, as the fusion benchmark.
 Symbol FusableGraph() {

@@ -5,9 +5,14 @@
 #include <cstdlib>
 
 #include "plugin/plugin.h"
+#include "testing/op_test_util.h"
 
 namespace mx {
 namespace testing {
+
+std::vector<double> Host(const NDArray& a) {
+  return ToDouble(a.Copy(Context::CPU()));
+}
 
 const char* CudaPluginPath() { return std::getenv("MX_CUDA_PLUGIN"); }
 

@@ -11,11 +11,16 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "ndarray/ndarray.h"
 
 namespace mx {
 namespace testing {
+
+// a's values (on any device) as doubles, copied to the CPU first.
+std::vector<double> Host(const NDArray& a);
 
 // The plugin's path (MX_CUDA_PLUGIN).
 const char* CudaPluginPath();

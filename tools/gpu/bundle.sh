@@ -24,7 +24,8 @@ if [[ $# -gt 0 && ( "$1" == checks || "$1" == train ) ]]; then
 fi
 if [[ $mode == checks ]]; then
   out=gpu_bundle
-  targets=(//backends/cuda:cuda_test //backends/cuda:cuda_graph_test
+  targets=(//backends/cuda:cuda_test //backends/cuda:cuda_order_test
+           //backends/cuda:cuda_graph_test
            //backends/cuda:cuda_conformance
            //backends/cuda:cuda_benchmark //backends/cuda:cuda_train_benchmark
            //backends/cuda:cudnn_op_benchmark //backends/cuda:cudnn_paths_test

@@ -42,7 +42,7 @@ if [[ $what == lease ]]; then
   # Waits on these jobs alone: a bare `wait` (bash 5.1+) also waits for the
   # tee of the log above, which never ends (it did on 2026-11-30).
   pids=()
-  tests=(cuda_test cuda_graph_test cudnn_paths_test nccl_test)
+  tests=(cuda_test cuda_order_test cuda_graph_test cudnn_paths_test nccl_test)
   for t in "${tests[@]}"; do
     timeout 200 "./$t" --gtest_color=no > "$logs/$t.log" 2>&1 &
     pids+=($!)
@@ -69,6 +69,9 @@ if [[ $what == all || $what == tests ]]; then
 echo "=== cuda_test"
 timeout 120 ./cuda_test --gtest_color=no
 echo "cuda_test exit: $?"
+echo "=== cuda_order_test (argsort, sort, topk, cumsum, _arange)"
+timeout 120 ./cuda_order_test --gtest_color=no
+echo "cuda_order_test exit: $?"
 echo "=== cuda_graph_test (fusion, executor, training)"
 timeout 120 ./cuda_graph_test --gtest_color=no
 echo "cuda_graph_test exit: $?"
