@@ -91,12 +91,14 @@ double SubgraphRtol() {
   return v == nullptr ? 0.0 : std::atof(v);
 }
 
-// The same graph in float16 (inference): where the unpartitioned graph
-// runs (its ops take float16 throughout), the partitioned one computes the
-// same, or, when the plugin does not require float16
-// (MX_CONFORMANCE_REQUIRED_DTYPES), its ops may refuse it with an
-// mx::Error (counted: the onednn property's fused ops are float32-only).
-void CheckFloat16Partition(const Symbol& sym, const Symbol& part) {
+// The same graph in float16 (inference), partitioned as a user's bind
+// partitions it (MX_SUBGRAPH_BACKEND: after type inference, so a property
+// sees the dtypes and may leave float16 nodes alone): where the
+// unpartitioned graph runs (its ops take float16 throughout), the
+// partitioned one computes the same, or, when the plugin does not require
+// float16 (MX_CONFORMANCE_REQUIRED_DTYPES), its ops may refuse it with an
+// mx::Error (counted).
+void CheckFloat16Partition(const Symbol& sym, const std::string& backend) {
   std::map<std::string, DType> half;
   for (const std::string& name : sym.ListInputNames()) {
     half[name] = DType::kFloat16;
@@ -114,8 +116,11 @@ void CheckFloat16Partition(const Symbol& sym, const Symbol& part) {
   ++Counts().float16_graphs;
   std::unique_ptr<Executor> b;
   try {
-    b = Executor::SimpleBind(part, Context::CPU(), {}, half,
-                             OpReqType::kNullOp);
+    {
+      testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", backend);
+      b = Executor::SimpleBind(sym, Context::CPU(), {}, half,
+                               OpReqType::kNullOp);
+    }
     testing::CopyInputs(*a, b.get());
     b->Forward();
     for (const NDArray& out : b->outputs()) out.WaitToRead();
@@ -147,7 +152,7 @@ void CheckPartition(const Symbol& sym, const std::string& backend,
   a->Forward();
   b->Forward();
   ASSERT_TRUE(testing::NearOutputs(*a, *b, SubgraphRtol())) << sym.Print();
-  CheckFloat16Partition(sym, part);
+  CheckFloat16Partition(sym, backend);
   if (!grads) return;
   ++Counts().graph_grads;
   testing::CopyInputs(*a, b.get());  // Restore aux states for training.
