@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -81,8 +84,19 @@ std::unique_ptr<Executor> Executor::Bind(const Symbol& symbol, Context ctx,
   exec->args_ = std::move(args);
   bool need_grad = false;
   for (OpReqType r : grad_reqs) need_grad |= r != OpReqType::kNullOp;
-  // Arrays stay bound by the original names; only the graph changes.
-  exec->symbol_ = ApplySubgraphBackendFromEnv(symbol, need_grad);
+  // Arrays stay bound by the original names; only the graph changes. The
+  // backend's selectors see the shapes and dtypes the arrays give.
+  std::map<std::string, std::pair<TShape, DType>> bound;
+  for (size_t i = 0; i < exec->args_.size(); ++i) {
+    bound[exec->arg_names_[i]] = {exec->args_[i].shape(),
+                                  exec->args_[i].dtype()};
+  }
+  for (size_t i = 0; i < aux.size(); ++i) {
+    if (!aux[i].is_none()) {
+      bound[exec->aux_names_[i]] = {aux[i].shape(), aux[i].dtype()};
+    }
+  }
+  exec->symbol_ = ApplySubgraphBackendFromEnv(symbol, need_grad, bound);
   exec->grads_ = std::move(arg_grads);
   exec->grad_reqs_ = std::move(grad_reqs);
   exec->aux_ = std::move(aux);

@@ -11,14 +11,26 @@
 #ifndef MXCORE_IMPERATIVE_SUBGRAPH_HOOK_H_
 #define MXCORE_IMPERATIVE_SUBGRAPH_HOOK_H_
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "graph/symbol.h"
+#include "ndarray/dtype.h"
+#include "ndarray/shape.h"
 
 namespace mx {
 
 // `symbol` partitioned by the backend named in MX_SUBGRAPH_BACKEND, or
 // `symbol` itself when the variable is unset, empty or NONE. Throws
 // ConfigError naming the variable (unknown backend, pass not linked).
-Symbol ApplySubgraphBackendFromEnv(const Symbol& symbol, bool need_grad);
+// `inputs` (by input name: shape and dtype of the bound arrays) are run
+// through shape and type inference first, so that the backend's selectors
+// see every node's output shapes and dtypes (subgraph/recorded_types.h);
+// inference that fails leaves them unknown (binding reports the error).
+Symbol ApplySubgraphBackendFromEnv(
+    const Symbol& symbol, bool need_grad,
+    const std::map<std::string, std::pair<TShape, DType>>& inputs = {});
 
 }  // namespace mx
 

@@ -15,6 +15,7 @@
 #include "graph/symbol.h"
 #include "plugin/c_util.h"
 #include "plugin/registrar.h"
+#include "subgraph/recorded_types.h"
 
 namespace mx {
 namespace plugin {
@@ -25,6 +26,7 @@ struct NodeViewData {
   std::optional<CAttrStrings> attrs;
   std::vector<int32_t> input_nodes, input_outputs;
   std::vector<int32_t> out_ndims, out_dtypes;
+  std::vector<std::vector<int64_t>> out_dims;
   std::vector<const int64_t*> out_shapes;
   MxNodeView view;
 };
@@ -46,10 +48,23 @@ void FillView(const Node& n,
     d->input_outputs.push_back(static_cast<int32_t>(e.index));
   }
   const int num_outputs = n.is_variable() ? 1 : n.op()->NumOutputs(n.attrs);
-  // Partitioning runs before shape inference: shapes and dtypes unknown.
+  // Shapes and dtypes the graph recorded (the executor infers them from the
+  // bound arrays before partitioning); unknown otherwise.
   d->out_ndims.assign(num_outputs, -1);
   d->out_dtypes.assign(num_outputs, MX_DTYPE_UNKNOWN);
+  d->out_dims.assign(num_outputs, {});
   d->out_shapes.assign(num_outputs, nullptr);
+  const NodeOutputTypes* recorded = RecordedOutputTypes(n);
+  for (int k = 0; recorded != nullptr && k < num_outputs &&
+                  k < static_cast<int>(recorded->dtypes.size());
+       ++k) {
+    d->out_dtypes[k] = static_cast<int32_t>(recorded->dtypes[k]);
+    const TShape& shape = recorded->shapes[k];
+    if (!shape.ndim_known()) continue;
+    d->out_ndims[k] = shape.ndim();
+    d->out_dims[k].assign(shape.begin(), shape.begin() + shape.ndim());
+    d->out_shapes[k] = d->out_dims[k].data();
+  }
   MxNodeView& v = d->view;
   v.struct_size = sizeof(MxNodeView);
   v.op_name = n.is_variable() ? "" : n.op()->name().c_str();

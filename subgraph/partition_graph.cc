@@ -7,6 +7,7 @@
 #include "base/env.h"
 #include "graph/pass.h"
 #include "subgraph/partition_internal.h"
+#include "subgraph/recorded_types.h"
 
 namespace mx {
 namespace {
@@ -90,6 +91,9 @@ Graph PartitionGraphPass(Graph g) {
   s.outputs = g.outputs;
   PartitionReport report;
   Graph out;
+  // Shapes and dtypes the caller inferred (the executor, from the bound
+  // arrays) are what selectors see.
+  const ScopedRecordedTypes recorded(g);
   out.outputs = PartitionGraph(s, backend, options, &report).outputs;
   out.SetAttr("subgraph_report", report.ToString());
   return out;

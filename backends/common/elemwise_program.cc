@@ -290,8 +290,7 @@ void InferType(const std::string& op, const mxplugin::Attrs& attrs,
   }
   for (int v : out) take(v);
   if (t == MX_DTYPE_UNKNOWN) return;
-  if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64 &&
-      t != MX_DTYPE_FLOAT16) {
+  if (t != MX_DTYPE_FLOAT32 && t != MX_DTYPE_FLOAT64 && t != MX_DTYPE_FLOAT16) {
     throw Error(MX_STATUS_DTYPE_ERROR,
                 op + ": only float32, float64 and float16 are supported");
   }

@@ -73,18 +73,18 @@ TEST(GradientHelperOps, IntegerGradientsAreExactOrSaturate) {
                                DType::kInt64);  // 2^53.
   const NDArray odd = nd::Call(
       "elemwise_add", {big, nd::cast(ArrayOf({1}, {1}), DType::kInt64)}, {});
-  const NDArray spread = nd::Call(
-      "_broadcast_reduced_like",
-      {odd, nd::cast(ArrayOf({3}, {0, 0, 0}), DType::kInt64)},
-      {{"axis", "0"}, {"keepdims", "True"}});
+  const NDArray spread =
+      nd::Call("_broadcast_reduced_like",
+               {odd, nd::cast(ArrayOf({3}, {0, 0, 0}), DType::kInt64)},
+               {{"axis", "0"}, {"keepdims", "True"}});
   // spread - 2^53 is 1 everywhere: 2^53 + 1 survived.
   EXPECT_EQ(ToDouble(nd::Call("broadcast_sub", {spread, big}, {})),
             (std::vector<double>{1, 1, 1}));
   const NDArray g = nd::cast(ArrayOf({3, 1}, {100, 100, -7}), DType::kInt8);
-  EXPECT_EQ(ToDouble(nd::Call("_reduce_sum_like",
-                              {g, nd::cast(ArrayOf({1}, {0}), DType::kInt8)},
-                              {})),
-            (std::vector<double>{127}));
+  EXPECT_EQ(
+      ToDouble(nd::Call("_reduce_sum_like",
+                        {g, nd::cast(ArrayOf({1}, {0}), DType::kInt8)}, {})),
+      (std::vector<double>{127}));
 }
 
 TEST(GradientHelperOps, SplitLikeWriteRequests) {

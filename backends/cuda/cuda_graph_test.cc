@@ -29,8 +29,8 @@ namespace mx {
 namespace {
 
 using testing::AllClose;
-using testing::Host;
 using testing::CudaPluginPath;
+using testing::Host;
 using testing::RandomArray;
 using testing::ToDouble;
 
@@ -65,10 +65,9 @@ int64_t FusedCompiles() {
 
 std::vector<std::vector<double>> RunGraph(const Symbol& net, Context ctx,
                                           const NDArray& x, const NDArray& z) {
-  auto exec = Executor::SimpleBind(net, ctx,
-                                   {{"x", x.shape()}, {"z", z.shape()}},
-                                   {{"x", x.dtype()}, {"z", z.dtype()}},
-                                   OpReqType::kNullOp);
+  auto exec = Executor::SimpleBind(
+      net, ctx, {{"x", x.shape()}, {"z", z.shape()}},
+      {{"x", x.dtype()}, {"z", z.dtype()}}, OpReqType::kNullOp);
   CopyFromTo(x.Copy(ctx), exec->arg_dict().at("x"));
   CopyFromTo(z.Copy(ctx), exec->arg_dict().at("z"));
   exec->Forward(/*is_train=*/false);

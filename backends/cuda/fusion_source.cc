@@ -116,8 +116,8 @@ std::string FusedKernelSource(const Program& p, int dtype,
     const std::string out = "out" + std::to_string(k) + "[i]";
     const std::string r = "r" + std::to_string(p.outputs[k]);
     if (!half) {
-      body += "    " + out + (req[k] == MX_REQ_ADD ? " += " : " = ") + r +
-              ";\n";
+      body +=
+          "    " + out + (req[k] == MX_REQ_ADD ? " += " : " = ") + r + ";\n";
     } else if (req[k] == MX_REQ_ADD) {
       body += "    " + out + " = F2H(H2F(" + out + ") + " + r + ");\n";
     } else {
@@ -125,11 +125,10 @@ std::string FusedKernelSource(const Program& p, int dtype,
     }
   }
   const std::string types =
-      dtype == MX_DTYPE_FLOAT64
-          ? "typedef double T;\ntypedef double S;\n"
-          : half ? std::string("typedef float T;\ntypedef unsigned short S;\n") +
-                       kHalfHelpers
-                 : "typedef float T;\ntypedef float S;\n";
+      dtype == MX_DTYPE_FLOAT64 ? "typedef double T;\ntypedef double S;\n"
+      : half ? std::string("typedef float T;\ntypedef unsigned short S;\n") +
+                   kHalfHelpers
+             : "typedef float T;\ntypedef float S;\n";
   return types + "extern \"C\" __global__ void mx_fused(" + params +
          "long long n) {\n" +
          "  for (long long i = blockIdx.x * (long long)blockDim.x + "
@@ -137,6 +136,5 @@ std::string FusedKernelSource(const Program& p, int dtype,
          "{\n" +
          body + "  }\n}\n";
 }
-
 
 }  // namespace mx_cuda

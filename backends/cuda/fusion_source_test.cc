@@ -31,8 +31,8 @@ Program ProgramOf(const std::vector<Code>& codes) {
     Instr i;
     i.code = c;
     i.a = last;
-    const bool binary = c == Code::kAdd || c == Code::kSub ||
-                        c == Code::kMul || c == Code::kDiv;
+    const bool binary = c == Code::kAdd || c == Code::kSub || c == Code::kMul ||
+                        c == Code::kDiv;
     if (binary) i.b = 1;
     i.dst = p.num_inputs + static_cast<int>(p.instrs.size());
     i.scalar = 0.75;
@@ -63,12 +63,15 @@ std::string CompileErrors(const std::string& source) {
 }
 
 TEST(FusedKernelSource, EveryInstructionDTypeAndRequestCompiles) {
-  const Program p = ProgramOf(
-      {Code::kNegative, Code::kAbs, Code::kExp, Code::kLog, Code::kSqrt,
-       Code::kSquare, Code::kReciprocal, Code::kSin, Code::kCos, Code::kTanh,
-       Code::kSigmoid, Code::kRelu, Code::kAdd, Code::kSub, Code::kMul,
-       Code::kDiv, Code::kPlusScalar, Code::kMinusScalar, Code::kRMinusScalar,
-       Code::kMulScalar, Code::kDivScalar, Code::kRDivScalar});
+  const Program p =
+      ProgramOf({Code::kNegative,     Code::kAbs,        Code::kExp,
+                 Code::kLog,          Code::kSqrt,       Code::kSquare,
+                 Code::kReciprocal,   Code::kSin,        Code::kCos,
+                 Code::kTanh,         Code::kSigmoid,    Code::kRelu,
+                 Code::kAdd,          Code::kSub,        Code::kMul,
+                 Code::kDiv,          Code::kPlusScalar, Code::kMinusScalar,
+                 Code::kRMinusScalar, Code::kMulScalar,  Code::kDivScalar,
+                 Code::kRDivScalar});
   for (int dtype : {MX_DTYPE_FLOAT32, MX_DTYPE_FLOAT64, MX_DTYPE_FLOAT16}) {
     for (const std::vector<int32_t>& req :
          {std::vector<int32_t>{MX_REQ_WRITE, MX_REQ_ADD},

@@ -143,7 +143,8 @@ __device__ __forceinline__ ScatterAcc<T> ScatterValue(const T* g, int64_t i) {
 
 // out (+)= the accumulated sums.
 template <int kReq, typename T>
-__global__ void StoreAccumulatedKernel(int64_t n, const ScatterAcc<T>* acc, T* out) {
+__global__ void StoreAccumulatedKernel(int64_t n, const ScatterAcc<T>* acc,
+                                       T* out) {
   MX_GRID_LOOP(i, n) {
     if constexpr (std::is_integral_v<T>) {
       Store<kReq>(out, i, static_cast<T>(static_cast<int64_t>(acc[i])));

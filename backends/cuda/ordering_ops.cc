@@ -138,13 +138,12 @@ void BackwardTopK(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   void* scratch = nullptr;
   int* bad = FlagAndScratch(
       ctx, op, IndexScratchBytes(out[0].dtype(), out[0].size()), &scratch);
-  CheckLaunch(
-      op,
-      LaunchScatterKept(out[0].dtype(), in[1].dtype(), l.outer, l.len, l.inner,
-                        keep, in[0].data<void>(), in[1].data<void>(),
-                        out[0].data<void>(), req[0], bad, scratch,
-                        StreamOf(ctx)),
-      in[1].dtype());
+  CheckLaunch(op,
+              LaunchScatterKept(out[0].dtype(), in[1].dtype(), l.outer, l.len,
+                                l.inner, keep, in[0].data<void>(),
+                                in[1].data<void>(), out[0].data<void>(), req[0],
+                                bad, scratch, StreamOf(ctx)),
+              in[1].dtype());
   // As the CPU: a position the kept values cannot have come from is an
   // error (one stream synchronize per call to read the flag back).
   CheckFlag(ctx, op, bad,

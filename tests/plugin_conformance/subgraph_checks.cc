@@ -105,8 +105,7 @@ void CheckFloat16Partition(const Symbol& sym, const std::string& backend) {
   }
   std::unique_ptr<Executor> a;
   try {
-    a = Executor::SimpleBind(sym, Context::CPU(), {}, half,
-                             OpReqType::kNullOp);
+    a = Executor::SimpleBind(sym, Context::CPU(), {}, half, OpReqType::kNullOp);
     testing::FillRandom(a.get(), -1, 1);
     a->Forward();
     for (const NDArray& out : a->outputs()) out.WaitToRead();
