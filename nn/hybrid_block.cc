@@ -2,7 +2,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -209,9 +212,23 @@ std::shared_ptr<HybridBlock::Trace> HybridBlock::MakeTrace(
   }
   // MX_SUBGRAPH_BACKEND partitions the graph the CachedOp runs; the traced
   // symbol (what Export writes) stays unpartitioned. Inference-only
-  // properties apply only to traces made while not recording.
+  // properties apply only to traces made while not recording. The
+  // backend's selectors see the shapes and dtypes of the traced inputs and
+  // parameters.
+  std::map<std::string, std::pair<TShape, DType>> known;
+  for (size_t i = 0; i < trace->names.size(); ++i) {
+    const int index = trace->input_index[i];
+    const ParameterPtr& param = trace->params[i];
+    if (index >= 0) {
+      known[trace->names[i]] = {inputs[index].shape(), inputs[index].dtype()};
+    } else if (param != nullptr && param->is_initialized()) {
+      const NDArray a = param->data();
+      known[trace->names[i]] = {a.shape(), a.dtype()};
+    }
+  }
   trace->op = std::make_unique<CachedOp>(
-      ApplySubgraphBackendFromEnv(trace->symbol, imperative::IsRecording()),
+      ApplySubgraphBackendFromEnv(trace->symbol, imperative::IsRecording(),
+                                  known),
       options_);
   return trace;
 }

@@ -16,6 +16,8 @@
 #include "base/error.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
+#include "imperative/nd.h"
+#include "nn/nn.h"
 #include "plugin/plugin.h"
 #include "subgraph/partition_graph.h"
 #include "testing/op_test_util.h"
@@ -255,6 +257,27 @@ TEST(OnednnFusion, BindLeavesOtherDTypesUnfused) {
     bound->Forward();
     EXPECT_TRUE(testing::SameOutputs(*ref, *bound));
   }
+}
+
+// A hybridized float16 convolution with MX_SUBGRAPH_BACKEND=onednn: the
+// CachedOp's partition sees the traced input's and the parameters' dtypes
+// and leaves the convolution unfused, so it runs and equals the block run
+// without the backend.
+TEST(OnednnFusion, HybridizedFloat16BlockRunsUnfused) {
+  nn::Conv2D::Options options;
+  options.padding = {1, 1};
+  options.activation = "relu";
+  options.dtype = DType::kFloat16;
+  auto conv = std::make_shared<nn::Conv2D>(4, TShape{3, 3}, options);
+  conv->Initialize(nn::init::Xavier());
+  const NDArray x =
+      nd::cast(testing::RandomArray({2, 3, 5, 5}), DType::kFloat16);
+  const NDArray want = (*conv)(x);
+  conv->Hybridize();
+  testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", "onednn");
+  const NDArray got = (*conv)(x);
+  EXPECT_EQ(got.dtype(), DType::kFloat16);
+  EXPECT_EQ(ToDouble(got), ToDouble(want));
 }
 
 TEST(OnednnFusion, SeedStructuresGiveTheSameOutputs) {
