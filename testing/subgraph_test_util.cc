@@ -12,6 +12,15 @@
 namespace mx {
 namespace testing {
 
+std::unique_ptr<Executor> SimpleBindWithBackend(
+    const Symbol& net, const std::string& backend,
+    const std::map<std::string, TShape>& shapes,
+    const std::map<std::string, DType>& dtypes) {
+  ScopedEnv env("MX_SUBGRAPH_BACKEND", backend);
+  return Executor::SimpleBind(net, Context::CPU(), shapes, dtypes,
+                              OpReqType::kNullOp);
+}
+
 ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
   if (const char* old = std::getenv(name)) {
     had_ = true;
@@ -195,9 +204,7 @@ void CheckFourWays(const Symbol& symbol,
   }
   {  // 2: MX_SUBGRAPH_BACKEND, SimpleBind.
     SCOPED_TRACE("MX_SUBGRAPH_BACKEND + SimpleBind");
-    ScopedEnv env("MX_SUBGRAPH_BACKEND", "default");
-    auto exec =
-        Executor::SimpleBind(symbol, cpu, shapes, {}, OpReqType::kNullOp);
+    auto exec = SimpleBindWithBackend(symbol, "default", shapes, {});
     EXPECT_EQ(CountOps(exec->symbol(), "_default_subgraph_op"),
               CountOps(partitioned, "_default_subgraph_op"));
     CopyInputs(*reference, exec.get());

@@ -3,6 +3,7 @@
 #define MXCORE_TESTING_SUBGRAPH_TEST_UTIL_H_
 
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +26,14 @@ class ScopedEnv {
   bool had_ = false;
   std::string old_;
 };
+
+// `net` bound on the CPU for inference (SimpleBind) with
+// MX_SUBGRAPH_BACKEND=backend, so partitioned as a user's bind partitions
+// it: after shapes and dtypes are inferred from `shapes` and `dtypes`.
+std::unique_ptr<Executor> SimpleBindWithBackend(
+    const Symbol& net, const std::string& backend,
+    const std::map<std::string, TShape>& shapes,
+    const std::map<std::string, DType>& dtypes);
 
 // Fills every argument and auxiliary state of `exec` with uniform values
 // in [lo, hi) (deterministic per name).

@@ -355,8 +355,7 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   };
   ScratchCarver count;
   carve(count);
-  ScratchCarver real(count.bytes() > 0 ? Workspace(ctx, count.bytes())
-                                       : nullptr);
+  ScratchCarver real(Workspace(ctx, count.bytes()));  // Null for 0 bytes.
   carve(real);
   if (cast) {
     const int acc = IsFloat(out[0].dtype()) ? MX_DTYPE_FLOAT64 : MX_DTYPE_INT64;

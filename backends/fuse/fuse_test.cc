@@ -46,12 +46,7 @@ void ExpectFusedMatches(const Symbol& net, DType dtype, int fused_nodes) {
   const std::map<std::string, DType> types = {{"x", dtype}, {"w", dtype}};
   auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, types,
                                   OpReqType::kNullOp);
-  std::unique_ptr<Executor> fused;
-  {
-    testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", "fuse");
-    fused = Executor::SimpleBind(net, Context::CPU(), shapes, types,
-                                 OpReqType::kNullOp);
-  }
+  auto fused = testing::SimpleBindWithBackend(net, "fuse", shapes, types);
   EXPECT_EQ(CountOps(fused->symbol(), "_fused_elemwise"), fused_nodes);
   ExpectSameForward(ref.get(), fused.get());
 }

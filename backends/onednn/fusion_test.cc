@@ -241,12 +241,7 @@ TEST(OnednnFusion, BindLeavesOtherDTypesUnfused) {
     for (const std::string& name : net.ListInputNames()) types[name] = dtype;
     auto ref = Executor::SimpleBind(net, Context::CPU(), shapes, types,
                                     OpReqType::kNullOp);
-    std::unique_ptr<Executor> bound;
-    {
-      testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", "onednn");
-      bound = Executor::SimpleBind(net, Context::CPU(), shapes, types,
-                                   OpReqType::kNullOp);
-    }
+    auto bound = testing::SimpleBindWithBackend(net, "onednn", shapes, types);
     EXPECT_EQ(CountOps(bound->symbol(), "_sg_onednn_region") +
                   CountOps(bound->symbol(), "_sg_onednn_conv"),
               dtype == DType::kFloat32 ? 1 : 0);

@@ -115,11 +115,7 @@ void CheckFloat16Partition(const Symbol& sym, const std::string& backend) {
   ++Counts().float16_graphs;
   std::unique_ptr<Executor> b;
   try {
-    {
-      testing::ScopedEnv env("MX_SUBGRAPH_BACKEND", backend);
-      b = Executor::SimpleBind(sym, Context::CPU(), {}, half,
-                               OpReqType::kNullOp);
-    }
+    b = testing::SimpleBindWithBackend(sym, backend, {}, half);
     testing::CopyInputs(*a, b.get());
     b->Forward();
     for (const NDArray& out : b->outputs()) out.WaitToRead();
