@@ -16,6 +16,9 @@ _NVCC_FLAGS = " ".join([
     "-O3",
     "-Xcompiler -fPIC",
     "-Xcompiler -fvisibility=hidden",
+    # Host code through GCC: --config=opt's guard against GCC PR 113907
+    # (.bazelrc), which no configuration can pass to nvcc.
+    "-Xcompiler -fno-ipa-icf",
     "-gencode arch=compute_80,code=sm_80",
     "-gencode arch=compute_90,code=[sm_90,compute_90]",
     "-I.",
