@@ -219,7 +219,7 @@ void RecordView(const NDArray& self, const NDArray::TracedCall& call,
     case Call::kAt: {
       // The (1, ...) row, itself a recorded view, then its axis dropped.
       NDArray row = self.Slice(call.begin, call.end);
-      RecordAs("squeeze", {{"axis", "(0,)"}}, row, view);
+      RecordAs("_npi_squeeze", {{"axis", "(0,)"}}, row, view);
       return;
     }
     case Call::kCopy:

@@ -199,7 +199,7 @@ bool TraceMethod(const NDArray& self, const NDArray::TracedCall& call,
                          {"begin", absl::StrCat(call.begin)},
                          {"end", absl::StrCat(call.end)}});
       *out = call.method == Call::kSlice ? rows
-                                         : op("squeeze", rows, {{"axis", "0"}});
+                                         : op("_npi_squeeze", rows, {{"axis", "0"}});
       return true;
     }
     case Call::kCopy:

@@ -20,6 +20,8 @@ TEST(ShapeGradient, Reshapes) {
   EXPECT_TRUE(CheckGradient("Flatten", {}, {x}));
   EXPECT_TRUE(CheckGradient("expand_dims", {{"axis", "-1"}}, {x}));
   EXPECT_TRUE(CheckGradient("squeeze", {}, {RandomArray({2, 1, 3, 1})}));
+  EXPECT_TRUE(CheckGradient("squeeze", {}, {RandomArray({1, 1})}));
+  EXPECT_TRUE(CheckGradient("_npi_squeeze", {}, {RandomArray({1, 1})}));
   EXPECT_TRUE(CheckGradient("squeeze", {{"axis", "(1,)"}},
                             {RandomArray({2, 1, 3, 1})}));
   GradCheckOptions o;

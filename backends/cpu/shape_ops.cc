@@ -257,38 +257,60 @@ struct SqueezeParam {
   }
 };
 
+// The dropped axes' output shape. MXNet's legacy squeeze keeps one axis
+// when every axis would go ((1, 1) -> (1,), as its SqueezeShape does);
+// NumPy's (_npi_squeeze) leaves a 0-d array.
+void SqueezeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                  std::vector<TShape>* out, bool keep_one_axis) {
+  const TShape& s = (*in)[0];
+  if (!s.ndim_known()) return;
+  const std::optional<TShape>& axis = attrs.get<SqueezeParam>().axis;
+  std::vector<bool> drop(s.ndim(), false);
+  if (axis && axis->ndim() > 0) {
+    drop = AxisSet(attrs, s, *axis, "axis");
+    for (int d = 0; d < s.ndim(); ++d) {
+      if (drop[d] && s[d] != 1 && s[d] >= 0) {
+        throw ShapeError(
+            absl::StrCat(OpLabel(attrs), ": cannot squeeze axis ", d,
+                         " of length ", s[d], " (input 0 (data) has shape ",
+                         s.ToString(), ", axis=", axis->ToString(), ")"));
+      }
+    }
+  } else {
+    for (int d = 0; d < s.ndim(); ++d) {
+      if (s[d] < 0) return;  // Cannot tell yet whether it is dropped.
+      drop[d] = s[d] == 1;
+    }
+  }
+  std::vector<int64_t> dims;
+  for (int d = 0; d < s.ndim(); ++d) {
+    if (!drop[d]) dims.push_back(s[d]);
+  }
+  if (dims.empty() && keep_one_axis) dims.push_back(1);
+  AssignShape(attrs, out, 0, TShape(dims), true);
+}
+
 MX_REGISTER_OP(squeeze)
-    .Describe("Drops axes of length 1.")
+    .Describe("Drops axes of length 1; keeps one if all would go.")
     .SetNumInputs(1)
     .SetInputNames({"data"})
     .SetParams<SqueezeParam>()
     .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
                       std::vector<TShape>* out) {
-      const TShape& s = (*in)[0];
-      if (!s.ndim_known()) return;
-      const std::optional<TShape>& axis = attrs.get<SqueezeParam>().axis;
-      std::vector<bool> drop(s.ndim(), false);
-      if (axis && axis->ndim() > 0) {
-        drop = AxisSet(attrs, s, *axis, "axis");
-        for (int d = 0; d < s.ndim(); ++d) {
-          if (drop[d] && s[d] != 1 && s[d] >= 0) {
-            throw ShapeError(
-                absl::StrCat(OpLabel(attrs), ": cannot squeeze axis ", d,
-                             " of length ", s[d], " (input 0 (data) has shape ",
-                             s.ToString(), ", axis=", axis->ToString(), ")"));
-          }
-        }
-      } else {
-        for (int d = 0; d < s.ndim(); ++d) {
-          if (s[d] < 0) return;  // Cannot tell yet whether it is dropped.
-          drop[d] = s[d] == 1;
-        }
-      }
-      std::vector<int64_t> dims;
-      for (int d = 0; d < s.ndim(); ++d) {
-        if (!drop[d]) dims.push_back(s[d]);
-      }
-      AssignShape(attrs, out, 0, TShape(dims), true);
+      SqueezeShape(attrs, in, out, /*keep_one_axis=*/true);
+    })
+    .SetInferType(SameType)
+    .SetInplaceOption(InplaceFirst)
+    .SetCompute(Context::kCPU, CopyCompute);
+
+MX_REGISTER_OP(_npi_squeeze)
+    .Describe("NumPy's squeeze: drops axes of length 1, down to 0-d.")
+    .SetNumInputs(1)
+    .SetInputNames({"data"})
+    .SetParams<SqueezeParam>()
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+                      std::vector<TShape>* out) {
+      SqueezeShape(attrs, in, out, /*keep_one_axis=*/false);
     })
     .SetInferType(SameType)
     .SetInplaceOption(InplaceFirst)
@@ -450,7 +472,7 @@ MX_REGISTER_OP(amp_multicast)
   using B = GradBuilder;
   using E = std::vector<NodeEntry>;
   for (const char* op : {"Reshape", "_npx_reshape", "_np_reshape", "Flatten",
-                         "expand_dims", "squeeze"}) {
+                         "expand_dims", "squeeze", "_npi_squeeze"}) {
     SetGradient(op, [](B& b, const E& g) {
       return E{b.Op("reshape_like", {g[0], b.x()})};
     });

@@ -137,10 +137,27 @@ TEST(Squeeze, DropsLengthOneAxes) {
   EXPECT_EQ(nd::squeeze(x, {-2}).shape(), TShape({1, 3, 2}));
   EXPECT_EQ(nd::squeeze(x, {2, 0}).shape(), TShape({3, 2}));
   EXPECT_EQ(ToDouble(nd::squeeze(x)), ToDouble(x));
-  EXPECT_EQ(nd::squeeze(RandomArray({1, 1})).shape(), TShape::Scalar());
   EXPECT_EQ(nd::squeeze(RandomArray({0, 1})).shape(), TShape({0}));
-  EXPECT_EQ(nd::squeeze(RandomArray(TShape::Scalar())).shape(),
-            TShape::Scalar());
+}
+
+// MXNet's legacy squeeze keeps one axis when all would go (its
+// SqueezeShape's "(1, 1, 1, 1)" case); NumPy's, _npi_squeeze, gives 0-d.
+TEST(Squeeze, LegacyKeepsOneAxisNumPyGivesZeroD) {
+  const NDArray ones = ArrayOf({1, 1, 1}, {7});
+  EXPECT_EQ(nd::squeeze(ones).shape(), TShape({1}));
+  EXPECT_EQ(nd::squeeze(ones, {0, 2, 1}).shape(), TShape({1}));
+  EXPECT_EQ(nd::squeeze(ones, {1}).shape(), TShape({1, 1}));
+  EXPECT_EQ(nd::squeeze(RandomArray(TShape::Scalar())).shape(), TShape({1}));
+  const NDArray np = nd::Call("_npi_squeeze", {ones}, {});
+  EXPECT_EQ(np.shape(), TShape::Scalar());
+  EXPECT_EQ(ToDouble(np), (std::vector<double>{7}));
+  EXPECT_EQ(nd::Call("_npi_squeeze", {ones}, {{"axis", "(0, 2)"}}).shape(),
+            TShape({1}));
+  EXPECT_EQ(nd::Call("_npi_squeeze", {RandomArray({1, 3, 1})}, {}).shape(),
+            TShape({3}));
+  ExpectError<ShapeError>(
+      [&] { nd::Call("_npi_squeeze", {RandomArray({2})}, {{"axis", "0"}}); },
+      {"op \"_npi_squeeze\"", "axis 0"});
 }
 
 TEST(Squeeze, NonUnitAxisIsShapeError) {

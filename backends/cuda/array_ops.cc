@@ -433,7 +433,7 @@ void AmpMultiCast(const KernelContext& ctx, const Attrs&, Tensors in,
 void RegisterArrayOps(mxplugin::Plugin& plugin) {
   for (const char* op :
        {"Reshape", "_npx_reshape", "_np_reshape", "Flatten", "reshape_like",
-        "expand_dims", "BlockGrad", "_copy", "squeeze"}) {
+        "expand_dims", "BlockGrad", "_copy", "squeeze", "_npi_squeeze"}) {
     RegisterGpuKernel(plugin, op, SameBytes);
   }
   // Loss heads whose forward is the data (the label feeds only the

@@ -220,6 +220,8 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   t->push_back(rpower);
   t->push_back(Shaped("squeeze", {{{2, 1, 3}}, {{1, 4, 1}}}, {{}}));
   t->push_back(Shaped("squeeze", {{{2, 1, 3}}}, {{{"axis", "(1,)"}}}));
+  t->push_back(Shaped("squeeze", {{{1, 1}}}, {{}}));
+  t->push_back(Shaped("_npi_squeeze", {{{1, 1}}, {{1, 4, 1}}}, {{}}));
   t->push_back(Shaped("_cast_like", {{{3, 4}, {3, 4}}, {{5}, {2}}}, {{}}));
   t->push_back(Shaped("shape_array", {{{2, 3, 4}}, {{5}}}, {{}}));
   t->push_back(Shaped("stack", {{{2, 3}, {2, 3}, {2, 3}}},
