@@ -198,8 +198,9 @@ bool TraceMethod(const NDArray& self, const NDArray::TracedCall& call,
                         {{"axis", "0"},
                          {"begin", absl::StrCat(call.begin)},
                          {"end", absl::StrCat(call.end)}});
-      *out = call.method == Call::kSlice ? rows
-                                         : op("_npi_squeeze", rows, {{"axis", "0"}});
+      *out = call.method == Call::kSlice
+                 ? rows
+                 : op("_npi_squeeze", rows, {{"axis", "0"}});
       return true;
     }
     case Call::kCopy:

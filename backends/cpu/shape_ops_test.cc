@@ -156,7 +156,9 @@ TEST(Squeeze, LegacyKeepsOneAxisNumPyGivesZeroD) {
   EXPECT_EQ(nd::Call("_npi_squeeze", {RandomArray({1, 3, 1})}, {}).shape(),
             TShape({3}));
   ExpectError<ShapeError>(
-      [&] { nd::Call("_npi_squeeze", {RandomArray({2})}, {{"axis", "0"}}); },
+      [&] {
+        nd::Call("_npi_squeeze", {RandomArray({2})}, {{"axis", "0"}});
+      },
       {"op \"_npi_squeeze\"", "axis 0"});
 }
 
