@@ -290,31 +290,32 @@ void SqueezeShape(const NodeAttrs& attrs, std::vector<TShape>* in,
   AssignShape(attrs, out, 0, TShape(dims), true);
 }
 
-MX_REGISTER_OP(squeeze)
-    .Describe("Drops axes of length 1; keeps one if all would go.")
-    .SetNumInputs(1)
-    .SetInputNames({"data"})
-    .SetParams<SqueezeParam>()
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                      std::vector<TShape>* out) {
-      SqueezeShape(attrs, in, out, /*keep_one_axis=*/true);
-    })
-    .SetInferType(SameType)
-    .SetInplaceOption(InplaceFirst)
-    .SetCompute(Context::kCPU, CopyCompute);
+// squeeze (MXNet's legacy rule, keep_one_axis) and _npi_squeeze (NumPy's):
+// one registration, the shape rule differing.
+void RegisterSqueeze(const char* name, bool keep_one_axis, const char* doc) {
+  OpRegistry::Get()
+      ->Register(name)
+      .Describe(doc)
+      .SetNumInputs(1)
+      .SetInputNames({"data"})
+      .SetParams<SqueezeParam>()
+      .SetInferShape([keep_one_axis](const NodeAttrs& attrs,
+                                     std::vector<TShape>* in,
+                                     std::vector<TShape>* out) {
+        SqueezeShape(attrs, in, out, keep_one_axis);
+      })
+      .SetInferType(SameType)
+      .SetInplaceOption(InplaceFirst)
+      .SetCompute(Context::kCPU, CopyCompute);
+}
 
-MX_REGISTER_OP(_npi_squeeze)
-    .Describe("NumPy's squeeze: drops axes of length 1, down to 0-d.")
-    .SetNumInputs(1)
-    .SetInputNames({"data"})
-    .SetParams<SqueezeParam>()
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
-                      std::vector<TShape>* out) {
-      SqueezeShape(attrs, in, out, /*keep_one_axis=*/false);
-    })
-    .SetInferType(SameType)
-    .SetInplaceOption(InplaceFirst)
-    .SetCompute(Context::kCPU, CopyCompute);
+[[maybe_unused]] const bool kSqueezeRegistered = [] {
+  RegisterSqueeze("squeeze", /*keep_one_axis=*/true,
+                  "Drops axes of length 1; keeps one if all would go.");
+  RegisterSqueeze("_npi_squeeze", /*keep_one_axis=*/false,
+                  "NumPy's squeeze: drops axes of length 1, down to 0-d.");
+  return true;
+}();
 
 // ---- Cast. ----
 
