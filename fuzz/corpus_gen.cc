@@ -351,11 +351,12 @@ void ParamsCorpus() {
   const std::string d = "params_file_fuzzer";
   const std::string tmp = root + "/../mxfuzz_corpus_tmp.params";
   auto save = [&](const std::string& name, const mx::nn::NamedArrays& a,
-                  bool mxnet = false) {
+                  bool mxnet = false,
+                  mx::nn::ParamsFormat format = mx::nn::ParamsFormat::kMxcore) {
     if (mxnet) {
       mx::nn::SaveMXNetArrays(tmp, a);
     } else {
-      mx::nn::SaveArrays(tmp, a);
+      mx::nn::SaveArrays(tmp, a, format);
     }
     FILE* f = fopen(tmp.c_str(), "rb");
     std::string bytes;
@@ -399,6 +400,15 @@ void ParamsCorpus() {
         {"", mx::imperative::Invoke("_zeros", {}, {{"shape", "(0,3)"}})[0]},
         {"", NDArray()}},
        true);
+  // MXNet 2's .npz (nn/npz_file.h); deflated, streamed and ZIP64 archives
+  // are nn/testdata's fixtures, copied in as npz_*.
+  save("npz_export.params",
+       {{"arg:fc_weight",
+         NDArray::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+        {"aux:bn_moving_var", NDArray::FromVector<float>({2}, {0.5f, 1})},
+        {"s", NDArray::FromVector<float>(mx::TShape::Scalar(), {3})},
+        {"b", NDArray::FromVector<bool>({2}, {true, false})}},
+       false, mx::nn::ParamsFormat::kNpz);
   // Layouts only older MXNet writes, built by hand: header, count 2, a V1
   // record (no storage type) and a pre-V1 record (rank, uint32 dims), then
   // two names.

@@ -1,10 +1,12 @@
 // Fuzz target: nn::LoadArrays on a params file made of the raw bytes, in
-// either format it detects (mxcore's or MXNet's NDArray list).
+// any format it detects (mxcore's, MXNet's NDArray list, MXNet 2's .npz
+// and .npy).
 // An mxcore file that loads must be canonical: saving the arrays again
 // gives the same bytes (the format has one encoding per content and
 // refuses trailing bytes). MXNet's format has several encodings (V1-V3,
-// pre-V1): what loads must save, load back to the same arrays, and save
-// to the same bytes again. Loaded arrays are also read (sum over the first
+// pre-V1), and so do .npz and .npy (compression, ZIP64, Fortran order):
+// what loads must save, load back to the same arrays, and save to the same
+// bytes again. Loaded arrays are also read (sum over the first
 // axis) to catch shapes that do not match their storage.
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "fuzz/fuzz_util.h"
 #include "imperative/imperative.h"
 #include "nn/mxnet_params_file.h"
+#include "nn/npz_file.h"
 #include "nn/params_file.h"
 
 namespace {
@@ -79,6 +82,40 @@ void CheckMXNetRoundTrip(const mx::nn::NamedArrays& arrays,
   }
 }
 
+// .npz and .npy files: as MXNet's, through mxcore's writer (a bare .npy
+// holds one unnamed array).
+void CheckNumpyRoundTrip(const mx::nn::NamedArrays& arrays, bool npy,
+                         const std::string& out_path) {
+  mx::nn::NamedArrays again;
+  if (npy) {
+    mx::nn::SaveNpyArray(out_path, arrays.at(0).second);
+    again = {{"", mx::nn::LoadNpyArray(out_path)}};
+  } else {
+    mx::nn::SaveNpzArrays(out_path, arrays);
+    again = mx::nn::LoadNpzArrays(out_path);
+  }
+  const std::string first = ReadFile(out_path);
+  if (again.size() != arrays.size()) {
+    mx::fuzz::Finding("npz round trip changed the array count",
+                      std::to_string(arrays.size()));
+  }
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (again[i].first != arrays[i].first ||
+        !SameBytes(again[i].second, arrays[i].second)) {
+      mx::fuzz::Finding("npz round trip differs", "array " + std::to_string(i));
+    }
+  }
+  if (npy) {
+    mx::nn::SaveNpyArray(out_path, again[0].second);
+  } else {
+    mx::nn::SaveNpzArrays(out_path, again);
+  }
+  if (ReadFile(out_path) != first) {
+    mx::fuzz::Finding("npz writer is not a fixed point",
+                      std::to_string(arrays.size()) + " arrays");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -100,7 +137,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
       });
     }
-    if (std::memcmp(data, "MXNNPRM1", 8) != 0) {  // it loaded: MXNet's
+    // It loaded, so it is at least 8 bytes long.
+    if (std::memcmp(data, "PK", 2) == 0 ||
+        std::memcmp(data, "\x93NUMPY", 6) == 0) {
+      CheckNumpyRoundTrip(arrays, data[0] != 'P', out_path);
+      return;
+    }
+    if (std::memcmp(data, "MXNNPRM1", 8) != 0) {  // MXNet's NDArray list
       CheckMXNetRoundTrip(arrays, out_path);
       return;
     }

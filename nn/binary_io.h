@@ -59,6 +59,15 @@ class BinaryReader {
                : size_ - static_cast<uint64_t>(at);
   }
   bool at_end() { return in_.peek() == std::char_traits<char>::eof(); }
+  // Moves to `offset` or throws naming `what` when it is past the end.
+  void Seek(uint64_t offset, const std::string& what) {
+    if (offset > size_) {
+      Fail(absl::StrCat(what, " at offset ", offset, " is past the end (",
+                        size_, " bytes)"));
+    }
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
+  }
 
   // Reads `n` bytes or throws naming `what`.
   void Bytes(void* dst, size_t n, const std::string& what) {

@@ -298,8 +298,8 @@ void HybridBlock::WriteModel(const std::string& who, const std::string& prefix,
     SaveArrays(params_file, arrays);
     return;
   }
-  // MXNet's export marks auxiliary states (BatchNorm's moving statistics)
-  // "aux:" and everything else "arg:".
+  // MXNet's export (1.x and 2) marks auxiliary states (BatchNorm's moving
+  // statistics) "aux:" and everything else "arg:".
   const std::vector<std::string> aux = graph.ListAuxiliaryStates();
   const std::set<std::string> aux_set(aux.begin(), aux.end());
   NamedArrays prefixed;
@@ -307,7 +307,7 @@ void HybridBlock::WriteModel(const std::string& who, const std::string& prefix,
     prefixed.emplace_back((aux_set.count(name) ? "aux:" : "arg:") + name,
                           array);
   }
-  SaveArrays(params_file, prefixed, ParamsFormat::kMXNet);
+  SaveArrays(params_file, prefixed, format);
 }
 
 }  // namespace nn

@@ -57,7 +57,8 @@ class HybridBlock : public Block {
   // (NNNN = epoch, 4 digits) with the parameters the graph reads, under
   // their structured names. With ParamsFormat::kMXNet the parameter file
   // is MXNet's, names prefixed "arg:" / "aux:" as MXNet's export writes
-  // them, so mx.gluon.SymbolBlock.imports loads the pair. Throws
+  // them, so mx.gluon.SymbolBlock.imports loads the pair; with kNpz the
+  // same names in MXNet 2's .npz (npz_file.h). Throws
   // StateError unless the block was hybridized and called once (since its
   // tree last changed).
   virtual void Export(const std::string& prefix, int epoch = 0,

@@ -14,6 +14,7 @@
 #include "nn/initializer.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
+#include "nn/npz_file.h"
 #include "nn/optimizer.h"
 #include "nn/parameter.h"
 #include "nn/params_file.h"

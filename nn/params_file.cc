@@ -10,6 +10,9 @@
 #include "base/error.h"
 #include "nn/binary_io.h"
 #include "nn/mxnet_params_file.h"
+#include "nn/npy_format.h"
+#include "nn/npz_file.h"
+#include "nn/zip_archive.h"
 
 namespace mx {
 namespace nn {
@@ -23,20 +26,29 @@ constexpr char kMagic[8] = {'M', 'X', 'N', 'N', 'P', 'R', 'M', '1'};
 constexpr uint32_t kMaxNameLen = 1 << 16;
 constexpr uint32_t kMaxNdim = 32;
 
-// Which format the file's first 8 bytes announce; nullopt for neither.
-std::optional<ParamsFormat> DetectFormat(std::ifstream& in) {
+// What a file's first bytes announce; loading tells .npy from .npz.
+enum class Detected { kMxcore, kMXNet, kNpz, kNpy };
+
+// Which format the file's first 8 bytes announce; nullopt for none.
+std::optional<Detected> DetectFormat(std::ifstream& in) {
   char magic[sizeof(kMagic)] = {};
   in.read(magic, sizeof(magic));
   const bool full = in.gcount() == sizeof(magic);
   in.clear();
   in.seekg(0, std::ios::beg);
   if (!full) return std::nullopt;
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) == 0) {
-    return ParamsFormat::kMxcore;
-  }
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) == 0) return Detected::kMxcore;
   uint64_t header;
   std::memcpy(&header, magic, sizeof(header));
-  if (header == kMXNetArrayListMagic) return ParamsFormat::kMXNet;
+  if (header == kMXNetArrayListMagic) return Detected::kMXNet;
+  if (std::memcmp(magic, internal::kZipLocalMagic, 4) == 0 ||
+      std::memcmp(magic, internal::kZipEmptyMagic, 4) == 0) {
+    return Detected::kNpz;
+  }
+  if (std::memcmp(magic, internal::kNpyMagic, sizeof(internal::kNpyMagic)) ==
+      0) {
+    return Detected::kNpy;
+  }
   return std::nullopt;
 }
 
@@ -62,6 +74,10 @@ void SaveArrays(const std::string& file, const NamedArrays& arrays,
   }
   if (format == ParamsFormat::kMXNet) {
     SaveMXNetArrays(file, arrays);
+    return;
+  }
+  if (format == ParamsFormat::kNpz) {
+    SaveNpzArrays(file, arrays);
     return;
   }
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -101,15 +117,18 @@ NamedArrays LoadArrays(const std::string& file) {
                                 "\" cannot be opened: ", std::strerror(errno)));
   }
   BinaryReader r(file, in);
-  const std::optional<ParamsFormat> format = DetectFormat(in);
-  if (format == ParamsFormat::kMXNet) {
+  const std::optional<Detected> format = DetectFormat(in);
+  if (format == Detected::kMXNet || format == Detected::kNpz ||
+      format == Detected::kNpy) {
     in.close();
-    return LoadMXNetArrays(file);
+    if (format == Detected::kMXNet) return LoadMXNetArrays(file);
+    if (format == Detected::kNpz) return LoadNpzArrays(file);
+    return {{std::string(), LoadNpyArray(file)}};
   }
-  if (format != ParamsFormat::kMxcore) {
+  if (format != Detected::kMxcore) {
     r.Fail(
-        "not an mxcore parameter file (bad magic; expected \"MXNNPRM1\") nor "
-        "an MXNet NDArray file (header 0x112)");
+        "not an mxcore parameter file (bad magic; expected \"MXNNPRM1\"), an "
+        "MXNet NDArray file (header 0x112), an .npz (zip) nor an .npy file");
   }
   r.Get<uint64_t>("the magic");
   const uint64_t count = r.Get<uint64_t>("the entry count");

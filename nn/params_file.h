@@ -12,8 +12,9 @@
 // The file ends right after the last entry. Names are unique. Blocks store
 // their parameters under their structured names (Block::CollectParams).
 //
-// LoadArrays also reads MXNet's NDArray-list files (mxnet_params_file.h),
-// told apart by their first 8 bytes; SaveArrays writes them on request.
+// LoadArrays also reads MXNet's NDArray-list files (mxnet_params_file.h)
+// and MXNet 2's .npz and .npy files (npz_file.h), told apart by their
+// first bytes; SaveArrays writes either on request.
 //
 //   nn::SaveArrays("net.params", {{"0.weight", w}, {"0.bias", b}});
 //   for (auto& [name, array] : nn::LoadArrays("net.params")) ...
@@ -36,6 +37,7 @@ using NamedArrays = std::vector<std::pair<std::string, NDArray>>;
 enum class ParamsFormat {
   kMxcore,  // the layout above
   kMXNet,   // MXNet's NDArray list (mxnet_params_file.h), for mx.nd.load
+  kNpz,     // MXNet 2's .npz (npz_file.h), for mx.npx.load and numpy.load
 };
 
 // Waits for the arrays and writes them in `format`. Throws InvalidArgument
@@ -44,12 +46,13 @@ enum class ParamsFormat {
 void SaveArrays(const std::string& file, const NamedArrays& arrays,
                 ParamsFormat format = ParamsFormat::kMxcore);
 
-// Reads every entry into new CPU arrays, in file order, from either format
-// (detected by magic; MXNet names are returned as stored, "arg:" prefixes
-// included). Throws NotFound when the file cannot be opened and
-// InvalidArgument naming the file and what is wrong (bad magic, truncated
-// entry, unknown dtype, size mismatch, duplicate name, trailing bytes);
-// LoadMXNetArrays lists MXNet's cases.
+// Reads every entry into new CPU arrays, in file order, from any of the
+// formats (detected by magic; MXNet names are returned as stored, "arg:"
+// prefixes included; a bare .npy gives one unnamed array). Throws NotFound when
+// the file cannot be opened and InvalidArgument naming the file and what is
+// wrong (bad magic, truncated entry, unknown dtype, size mismatch, duplicate
+// name, trailing bytes); LoadMXNetArrays and LoadNpzArrays list their formats'
+// cases.
 NamedArrays LoadArrays(const std::string& file);
 
 }  // namespace nn

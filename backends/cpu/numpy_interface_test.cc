@@ -10,6 +10,7 @@
 
 #include "autograd/autograd.h"
 #include "base/error.h"
+#include "graph/op.h"
 #include "graph/symbol.h"
 #include "gtest/gtest.h"
 #include "imperative/executor.h"
@@ -419,6 +420,45 @@ TEST(NumpyNames, OfLegacyOps) {
   EXPECT_EQ(ToDouble(Npi("_npi_arange", {},
                          {{"start", "0"}, {"stop", "5"}, {"step", "2"}})),
             (std::vector<double>{0, 2, 4}));
+}
+
+// MXNet 2's `_npx_` names of the legacy layers and its NumPy names that
+// are legacy ops (backends/cpu/mxnet2_names.cc): the same op, by name and
+// by value.
+TEST(NumpyNames, Mxnet2NamesOfLegacyLayers) {
+  for (const auto& [mxnet2, legacy] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"_npx_fully_connected", "FullyConnected"},
+           {"_npx_convolution", "Convolution"},
+           {"_npx_batch_norm", "BatchNorm"},
+           {"_npx_batch_flatten", "Flatten"},
+           {"_npx_stop_gradient", "BlockGrad"},
+           {"_npi_swapaxes", "SwapAxis"},
+           {"_npi_copy", "_copy"}}) {
+    EXPECT_EQ(OpRegistry::Get()->Lookup(mxnet2).name(), legacy);
+  }
+  const NDArray x = ArrayOf({2, 3}, {1, -2, 3, -4, 5, -6});
+  // np.transpose(x) without axes: MXNet 2 writes axes=None (reverse).
+  EXPECT_EQ(ToDouble(Npi("_npi_transpose", {x}, {{"axes", "None"}})),
+            (std::vector<double>{1, -4, -2, 5, 3, -6}));
+  EXPECT_EQ(ToDouble(Npi("_npi_transpose", {x}, {{"axes", "(-1, 0)"}})),
+            (std::vector<double>{1, -4, -2, 5, 3, -6}));
+  EXPECT_EQ(Npi("_npi_swapaxes", {ArrayOf({1, 2, 3}, {1, 2, 3, 4, 5, 6})},
+                {{"dim1", "0"}, {"dim2", "2"}})
+                .shape(),
+            TShape({3, 2, 1}));
+  EXPECT_EQ(ToDouble(Npi("_npx_relu", {x})),
+            (std::vector<double>{1, 0, 3, 0, 5, 0}));
+  EXPECT_EQ(ToDouble(Npi("_npx_sigmoid", {x})), ToDouble(Npi("sigmoid", {x})));
+  const NDArray w = ArrayOf({2, 3}, {1, 0, 0, 0, 1, 1});
+  EXPECT_EQ(ToDouble(Npi("_npx_fully_connected", {x, w},
+                         {{"num_hidden", "2"}, {"no_bias", "True"}})),
+            (std::vector<double>{1, 1, -4, -1}));
+  EXPECT_EQ(ToDouble(Npi("_npx_activation", {x}, {{"act_type", "relu"}})),
+            (std::vector<double>{1, 0, 3, 0, 5, 0}));
+  EXPECT_EQ(Npi("_npx_batch_flatten", {ArrayOf({2, 1, 3}, {1, 2, 3, 4, 5, 6})})
+                .shape(),
+            TShape({2, 3}));
 }
 
 // A graph as MXNet 2 exports one (attribute spellings included): float32
