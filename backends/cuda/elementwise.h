@@ -215,6 +215,28 @@ cudaError_t LaunchSoftmaxGrad(bool log, int dtype, int64_t outer, int64_t len,
                               const int64_t* valid, const void* dy,
                               const void* y, void* dx, int req,
                               cudaStream_t stream);
+// masked_softmax / masked_log_softmax over the middle axis of (outer, len,
+// inner) and their gradient from (ograd, output): only elements whose bool
+// mask is true count; the others give 0 (log: -inf) and no gradient. The
+// mask is read at mask_stride (0 along its broadcast axes) over `shape`,
+// the data's (rank ndim <= kMaxDims). normalize=false skips subtracting
+// each line's maximum.
+struct MaskLayout {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t mask_stride[kMaxDims];
+};
+cudaError_t LaunchMaskedSoftmax(bool log, bool normalize, int dtype,
+                                int64_t outer, int64_t len, int64_t inner,
+                                double temperature, const MaskLayout& layout,
+                                const bool* mask, const void* x, void* y,
+                                int req, cudaStream_t stream);
+cudaError_t LaunchMaskedSoftmaxGrad(bool log, int dtype, int64_t outer,
+                                    int64_t len, int64_t inner,
+                                    double temperature,
+                                    const MaskLayout& layout, const bool* mask,
+                                    const void* dy, const void* y, void* dx,
+                                    int req, cudaStream_t stream);
 // softmax's use_length: `lengths` (length_dtype, one per line) truncated
 // into valid; one outside [0, len] sets *bad.
 cudaError_t LaunchSoftmaxLengths(int length_dtype, int64_t lines, int64_t len,

@@ -247,6 +247,66 @@ void SoftmaxBackward(const KernelContext& ctx, const Attrs& attrs, Tensors in,
             op);
 }
 
+// masked_softmax's mask (bool, the data's rank, each dimension the data's
+// or 1; the core's shape inference has checked the rest) laid over data.
+MaskLayout MaskLayoutOf(const std::string& op, const Tensor& data,
+                        const Tensor& mask) {
+  if (mask.dtype() != MX_DTYPE_BOOL) {
+    throw Error(MX_STATUS_DTYPE_ERROR, op + ": the mask must be bool");
+  }
+  if (data.ndim() > kMaxDims || mask.ndim() != data.ndim()) {
+    Unsupported(op, "data of rank " + std::to_string(data.ndim()) +
+                        " with a mask of rank " + std::to_string(mask.ndim()));
+  }
+  MaskLayout l;
+  l.ndim = data.ndim();
+  int64_t step = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    l.shape[d] = data.dim(d);
+    l.mask_stride[d] = mask.dim(d) == 1 ? 0 : step;
+    step *= mask.dim(d);
+  }
+  return l;
+}
+
+// (data, mask) -> y; normalize "None" is MXNet 2's default, True.
+template <bool kLog>
+void MaskedSoftmax(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                   const int32_t* req, Tensors out) {
+  const std::string op = kLog ? "masked_log_softmax" : "masked_softmax";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  int64_t outer, len, inner;
+  double t;
+  SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
+  const bool normalize = attrs.Get("normalize", "None") == "None" ||
+                         FlagAttr(op, attrs, "normalize", "True");
+  CheckCuda(LaunchMaskedSoftmax(kLog, normalize, in[0].dtype(), outer, len,
+                                inner, t, MaskLayoutOf(op, in[0], in[1]),
+                                in[1].data<bool>(), in[0].data<void>(),
+                                out[0].data<void>(), req[0], StreamOf(ctx)),
+            op);
+}
+
+// (out_grad, mask, output) -> data_grad.
+template <bool kLog>
+void MaskedSoftmaxBackward(const KernelContext& ctx, const Attrs& attrs,
+                           Tensors in, const int32_t* req, Tensors out) {
+  const std::string op =
+      kLog ? "_backward_masked_log_softmax" : "_backward_masked_softmax";
+  if (req[0] == MX_REQ_NULL) return;
+  RequireFloat(op, in[0]);
+  int64_t outer, len, inner;
+  double t;
+  SoftmaxExtents(op, attrs, in[0], &outer, &len, &inner, &t);
+  CheckCuda(LaunchMaskedSoftmaxGrad(kLog, in[0].dtype(), outer, len, inner, t,
+                                    MaskLayoutOf(op, in[0], in[1]),
+                                    in[1].data<bool>(), in[0].data<void>(),
+                                    in[2].data<void>(), out[0].data<void>(),
+                                    req[0], StreamOf(ctx)),
+            op);
+}
+
 // clip: max(x, a_min) then min(., a_max); NaN stays NaN, as on the CPU.
 void Clip(const KernelContext& ctx, const Attrs& attrs, Tensors in,
           const int32_t* req, Tensors out) {
@@ -453,6 +513,12 @@ void RegisterElementwiseOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_log_softmax", SoftmaxBackward<true>);
   RegisterGpuKernel(plugin, "softmin", Softmax<false, true>);
   RegisterGpuKernel(plugin, "_backward_softmin", SoftmaxBackward<false, true>);
+  RegisterGpuKernel(plugin, "masked_softmax", MaskedSoftmax<false>);
+  RegisterGpuKernel(plugin, "masked_log_softmax", MaskedSoftmax<true>);
+  RegisterGpuKernel(plugin, "_backward_masked_softmax",
+                    MaskedSoftmaxBackward<false>);
+  RegisterGpuKernel(plugin, "_backward_masked_log_softmax",
+                    MaskedSoftmaxBackward<true>);
   RegisterGpuKernel(plugin, "add_n", AddN);
   RegisterGpuKernel(plugin, "clip", Clip);
 }

@@ -1,7 +1,7 @@
 // Reductions (sum, mean, max, min, prod, nansum, nanprod), softmax /
-// log_softmax and their gradient, and the strided gather-sum behind broadcasts,
-// transposes, slices and the reduce/broadcast gradients. Declared in
-// elementwise.h.
+// log_softmax, masked_softmax / masked_log_softmax and their gradients, and the
+// strided gather-sum behind broadcasts, transposes, slices and the
+// reduce/broadcast gradients. Declared in elementwise.h.
 #include <cmath>
 #include <type_traits>
 
@@ -148,6 +148,84 @@ __global__ void SoftmaxGradKernel(bool log_out, int64_t outer, int64_t len,
       const A g = Load(dy, k), o = Load(y, k);
       Store<kReq>(dx, k,
                   j >= n ? A(0) : (log_out ? g - exp(o) * s : o * (g - s)) / t);
+    }
+  }
+}
+
+// Element k of the data's offset in its broadcast mask.
+__device__ __forceinline__ int64_t MaskOffset(const MaskLayout& m, int64_t k) {
+  int64_t off = 0;
+  for (int d = m.ndim - 1; d >= 0; --d) {
+    off += (k % m.shape[d]) * m.mask_stride[d];
+    k /= m.shape[d];
+  }
+  return off;
+}
+
+// masked_softmax, one thread per (outer, inner) line: the maximum and the
+// sum over the unmasked elements; masked ones give 0 (log: -inf).
+template <int kReq, typename T>
+__global__ void MaskedSoftmaxKernel(bool log_out, bool normalize, int64_t outer,
+                                    int64_t len, int64_t inner, double temp,
+                                    MaskLayout ml, const bool* mask, const T* x,
+                                    T* y) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t lines = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lines;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A m = -INFINITY;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      if (!mask[MaskOffset(ml, k)]) continue;
+      const A v = Load(x, k) / t;
+      if (IsNan(v) || v > m) m = v;
+    }
+    if (!normalize) m = 0;
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      if (mask[MaskOffset(ml, k)]) s += exp(Load(x, k) / t - m);
+    }
+    const A log_s = log(s);
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      const A v = Load(x, k) / t - m;
+      Store<kReq>(y, k,
+                  !mask[MaskOffset(ml, k)]
+                      ? (log_out ? A(-INFINITY) : A(0))
+                      : (log_out ? v - log_s : exp(v) / s));
+    }
+  }
+}
+
+// Its gradient: softmax dx = y (dy - sum(dy y)) / t, log_softmax dx =
+// (dy - e^y sum(dy)) / t, the sums over unmasked elements; 0 where masked.
+template <int kReq, typename T>
+__global__ void MaskedSoftmaxGradKernel(bool log_out, int64_t outer,
+                                        int64_t len, int64_t inner, double temp,
+                                        MaskLayout ml, const bool* mask,
+                                        const T* dy, const T* y, T* dx) {
+  using A = typename Acc<T>::type;
+  const A t = static_cast<A>(temp);
+  const int64_t lines = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lines;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t base = (i / inner) * len * inner + i % inner;
+    A s = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      if (!mask[MaskOffset(ml, k)]) continue;
+      s += log_out ? Load(dy, k) : Load(dy, k) * Load(y, k);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = base + j * inner;
+      const A g = Load(dy, k), o = Load(y, k);
+      Store<kReq>(dx, k,
+                  !mask[MaskOffset(ml, k)]
+                      ? A(0)
+                      : (log_out ? g - exp(o) * s : o * (g - s)) / t);
     }
   }
 }
@@ -331,6 +409,41 @@ struct SoftmaxGradLauncher {
   }
 };
 
+struct MaskedSoftmaxLauncher {
+  bool log_out, normalize;
+  int64_t outer, len, inner;
+  double t;
+  MaskLayout ml;
+  const bool* mask;
+  const void* x;
+  void* y;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    MaskedSoftmaxKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+        log_out, normalize, outer, len, inner, t, ml, mask,
+        static_cast<const T*>(x), static_cast<T*>(y));
+  }
+};
+
+struct MaskedSoftmaxGradLauncher {
+  bool log_out;
+  int64_t outer, len, inner;
+  double t;
+  MaskLayout ml;
+  const bool* mask;
+  const void* dy;
+  const void* y;
+  void* dx;
+  cudaStream_t s;
+  template <int R, typename T>
+  void operator()() const {
+    MaskedSoftmaxGradKernel<R, T><<<Blocks(outer * inner), kThreads, 0, s>>>(
+        log_out, outer, len, inner, t, ml, mask, static_cast<const T*>(dy),
+        static_cast<const T*>(y), static_cast<T*>(dx));
+  }
+};
+
 struct GatherSumLauncher {
   int64_t n;
   GatherIndex gi;
@@ -432,6 +545,31 @@ cudaError_t LaunchSoftmaxGrad(bool log_out, int dtype, int64_t outer,
   return Dispatch(dtype, req,
                   SoftmaxGradLauncher{log_out, outer, len, inner, temperature,
                                       valid, dy, y, dx, stream});
+}
+
+cudaError_t LaunchMaskedSoftmax(bool log_out, bool normalize, int dtype,
+                                int64_t outer, int64_t len, int64_t inner,
+                                double temperature, const MaskLayout& layout,
+                                const bool* mask, const void* x, void* y,
+                                int req, cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      MaskedSoftmaxLauncher{log_out, normalize, outer, len, inner, temperature,
+                            layout, mask, x, y, stream});
+}
+
+cudaError_t LaunchMaskedSoftmaxGrad(bool log_out, int dtype, int64_t outer,
+                                    int64_t len, int64_t inner,
+                                    double temperature,
+                                    const MaskLayout& layout, const bool* mask,
+                                    const void* dy, const void* y, void* dx,
+                                    int req, cudaStream_t stream) {
+  if (outer * len * inner == 0) return cudaSuccess;
+  return Dispatch(
+      dtype, req,
+      MaskedSoftmaxGradLauncher{log_out, outer, len, inner, temperature, layout,
+                                mask, dy, y, dx, stream});
 }
 
 cudaError_t LaunchSoftmaxLengths(int length_dtype, int64_t lines, int64_t len,

@@ -185,7 +185,14 @@ std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype) {
     const bool integers =
         std::find(c.int32_inputs.begin(), c.int32_inputs.end(),
                   static_cast<int>(i)) != c.int32_inputs.end();
-    if (integers || dtype == DType::kInt32) {
+    const bool bools = std::find(c.bool_inputs.begin(), c.bool_inputs.end(),
+                                 static_cast<int>(i)) != c.bool_inputs.end();
+    if (bools) {
+      std::vector<double> vals = testing::ToDouble(
+          testing::RandomArray(shapes[i], DType::kFloat64, 0, 2, seed));
+      for (double& x : vals) x = std::floor(x);
+      in.push_back(nd::cast(testing::ArrayOf(shapes[i], vals), DType::kBool));
+    } else if (integers || dtype == DType::kInt32) {
       // Integers in [lo, hi) for index inputs, in [8 lo, 8 hi) for integer
       // data (signs, zeros and products that leave int8's range): the
       // floor of uniform values, then int32.

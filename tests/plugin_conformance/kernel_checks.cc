@@ -144,7 +144,9 @@ TEST(Table, InputsOfOtherDTypesRunOrAreTypedErrors) {
       for (size_t k = 0; k < base.size(); ++k) {
         const bool index =
             std::find(c.int32_inputs.begin(), c.int32_inputs.end(),
-                      static_cast<int>(k)) != c.int32_inputs.end();
+                      static_cast<int>(k)) != c.int32_inputs.end() ||
+            std::find(c.bool_inputs.begin(), c.bool_inputs.end(),
+                      static_cast<int>(k)) != c.bool_inputs.end();
         const std::vector<DType> others =
             index ? std::vector<DType>{DType::kInt64, DType::kUInt8,
                                        DType::kFloat32}

@@ -115,6 +115,22 @@ std::vector<OpCase> MakeTable() {
     t.push_back(Shaped(op, {{{3, 4}}, {{2, 3, 5}}, {{5, 1}}},
                        {{}, {{"axis", "0"}}, {{"axis", "-1"}}}));
   }
+  // MXNet 2's masked softmax: bool masks, broadcast along axis 1 in the
+  // second variant; lines with nothing unmasked occur at random.
+  for (const char* op : {"masked_softmax", "masked_log_softmax"}) {
+    OpCase masked = Shaped(op, {{{3, 4}, {3, 4}}, {{2, 3, 5}, {2, 1, 5}}},
+                           {{}, {{"axis", "1"}, {"temperature", "0.5"}}});
+    masked.bool_inputs = {1};
+    masked.no_grad = {1};
+    t.push_back(masked);
+    OpCase backward =
+        Shaped(std::string("_backward_") + op,
+               {{{3, 4}, {3, 4}, {3, 4}}, {{2, 3, 5}, {2, 1, 5}, {2, 3, 5}}},
+               {{}, {{"axis", "1"}, {"temperature", "0.5"}}});
+    backward.bool_inputs = {1};
+    backward.no_grad = {1};
+    t.push_back(backward);
+  }
   t.push_back(Shaped(
       "softmin", {{{3, 4}}, {{2, 3, 5}}},
       {{{"temperature", "2.5"}}, {{"axis", "1"}, {"temperature", "0.5"}}}));
