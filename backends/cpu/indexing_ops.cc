@@ -1,4 +1,4 @@
-// Ops selecting by index or condition: take, one_hot and where; and
+// Ops selecting by index: take and one_hot; and
 // _backward_take, which scatter-adds take's gradient into `a`'s shape.
 // Index and condition inputs get no gradient.
 //
@@ -279,94 +279,6 @@ MX_REGISTER_OP(one_hot)
       });
     });
 
-// ---- where. ----
-
-// MXNet's row form: a 1-D condition of length x.shape[0], with x and y of
-// one shape of rank > 1, picks whole rows. It is read as shape (n, 1, ...)
-// and then broadcast like any condition (so a square x takes rows, as in
-// MXNet, where NumPy would take columns).
-TShape WhereConditionShape(const TShape& cond, const TShape& x,
-                           const TShape& y) {
-  if (cond.ndim() != 1 || x.ndim() < 2 || x != y || cond[0] != x[0]) {
-    return cond;
-  }
-  TShape rows(std::vector<int64_t>(static_cast<size_t>(x.ndim()), 1));
-  rows[0] = cond[0];
-  return rows;
-}
-
-void WhereShape(const NodeAttrs& attrs, std::vector<TShape>* in,
-                std::vector<TShape>* out) {
-  for (const TShape& s : *in) {
-    if (!s.is_known()) return;
-  }
-  const TShape cond = WhereConditionShape((*in)[0], (*in)[1], (*in)[2]);
-  const TShape cx = BroadcastShape(attrs, cond, (*in)[1]);
-  AssignShape(attrs, out, 0, BroadcastShape(attrs, cx, (*in)[2]), true);
-}
-
-void WhereType(const NodeAttrs& attrs, std::vector<DType>* in,
-               std::vector<DType>* out) {
-  // x, y and the output share one dtype; the condition may have any.
-  DType t = (*in)[1];
-  if (t == DType::kUnknown) t = (*in)[2];
-  if (t == DType::kUnknown) t = (*out)[0];
-  AssignType(attrs, in, 1, t, false);
-  AssignType(attrs, in, 2, t, false);
-  AssignType(attrs, out, 0, t, true);
-}
-
-template <typename C, typename T>
-void WhereKernel(const std::vector<TBlob>& in, OpReqType r, const TBlob& out) {
-  const C* c = in[0].data<C>();
-  const T* x = in[1].data<T>();
-  const T* y = in[2].data<T>();
-  T* o = out.data<T>();
-  const TShape& os = out.shape;
-  const int64_t n = os.Size();
-  auto truth = [](C v) { return static_cast<AccType<C>>(v) != AccType<C>(0); };
-  if (in[0].shape == os && in[1].shape == os && in[2].shape == os) {
-    ParallelFor(n, kGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i)
-        Assign(o + i, r, truth(c[i]) ? x[i] : y[i]);
-    });
-    return;
-  }
-  const auto sc = BroadcastStrides(
-      WhereConditionShape(in[0].shape, in[1].shape, in[2].shape), os);
-  const auto sx = BroadcastStrides(in[1].shape, os);
-  const auto sy = BroadcastStrides(in[2].shape, os);
-  ParallelFor(n, kGrain / 4, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) {
-      const bool pick = truth(c[BroadcastOffset(i, os, sc)]);
-      Assign(
-          o + i, r,
-          pick ? x[BroadcastOffset(i, os, sx)] : y[BroadcastOffset(i, os, sy)]);
-    }
-  });
-}
-
-MX_REGISTER_OP(where)
-    .Describe(
-        "condition ? x : y elementwise, with NumPy broadcasting of all three; "
-        "the condition is true where non-zero. A 1-D condition of length "
-        "x.shape[0] with x and y of one shape (rank > 1) selects whole rows "
-        "(MXNet's form).")
-    .SetNumInputs(3)
-    .SetInputNames({"condition", "x", "y"})
-    .SetInferShape(WhereShape)
-    .SetInferType(WhereType)
-    .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs&,
-                                  const std::vector<TBlob>& in,
-                                  const std::vector<OpReqType>& req,
-                                  const std::vector<TBlob>& out) {
-      if (out[0].Size() == 0 || req[0] == OpReqType::kNullOp) return;
-      MX_DTYPE_SWITCH(in[0].dtype, C, {
-        MX_DTYPE_SWITCH(out[0].dtype, T,
-                        { WhereKernel<C, T>(in, req[0], out[0]); });
-      });
-    });
-
 // ---- Gradients. ----
 
 [[maybe_unused]] const bool kGradientsRegistered = [] {
@@ -382,15 +294,6 @@ MX_REGISTER_OP(where)
              NodeEntry{}};
   });
   SetGradient("one_hot", [](B&, const E&) { return E{NodeEntry{}}; });
-  // x gets g where the condition holds, y elsewhere; each summed back to
-  // its shape, since all three inputs broadcast.
-  SetGradient("where", [](B& b, const E& g) {
-    const NodeEntry zeros = b.Op("zeros_like", {g[0]});
-    const NodeEntry gx = b.Op("where", {b.x(0), g[0], zeros});
-    const NodeEntry gy = b.Op("where", {b.x(0), zeros, g[0]});
-    return E{NodeEntry{}, b.Op("_reduce_sum_like", {gx, b.x(1)}),
-             b.Op("_reduce_sum_like", {gy, b.x(2)})};
-  });
   return true;
 }();
 

@@ -461,6 +461,70 @@ TEST(NumpyNames, Mxnet2NamesOfLegacyLayers) {
             TShape({2, 3}));
 }
 
+// np.where: NumPy broadcasting, so a 1-D condition runs along the last
+// axis (MXNet's legacy where reads it as rows of a square x).
+TEST(NumpyWhere, BroadcastsLikeNumpy) {
+  const NDArray cond = ArrayOf({3}, {1, 0, 1});
+  const NDArray x = ArrayOf({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const NDArray y = ArrayOf({3, 3}, {-1, -2, -3, -4, -5, -6, -7, -8, -9});
+  EXPECT_EQ(ToDouble(Npi("_npi_where", {cond, x, y})),
+            (std::vector<double>{1, -2, 3, 4, -5, 6, 7, -8, 9}));
+  EXPECT_EQ(ToDouble(Npi("where", {cond, x, y})),
+            (std::vector<double>{1, 2, 3, -4, -5, -6, 7, 8, 9}));
+  // (2, 1) condition, (1, 3) x, 0-d y; a bool condition.
+  const NDArray c2 = ArrayOf({2, 1}, {0, 1}, DType::kBool);
+  const NDArray out = Npi("_npi_where", {c2, ArrayOf({1, 3}, {1, 2, 3}),
+                                         ArrayOf(TShape::Scalar(), {9})});
+  EXPECT_EQ(out.shape(), TShape({2, 3}));
+  EXPECT_EQ(ToDouble(out), (std::vector<double>{9, 9, 9, 1, 2, 3}));
+  // x and y of two dtypes are refused (MXNet 2 does not promote).
+  EXPECT_THROW(Npi("_npi_where", {cond, ArrayOf({3}, {1, 2, 3}, DType::kInt32),
+                                  ArrayOf({3}, {1, 2, 3})}),
+               DTypeError);
+}
+
+TEST(NumpyWhere, ScalarForms) {
+  const NDArray cond = ArrayOf({2, 1}, {1, 0});
+  const NDArray a = ArrayOf({1, 3}, {1, 2, 3}, DType::kInt32);
+  // lscalar: condition ? scalar : array; the scalar truncated to int32.
+  NDArray y = Npi("_npi_where_lscalar", {cond, a}, {{"scalar", "7.9"}});
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(y.shape(), TShape({2, 3}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{7, 7, 7, 1, 2, 3}));
+  y = Npi("_npi_where_rscalar", {cond, a}, {{"scalar", "-1"}});
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 2, 3, -1, -1, -1}));
+  y = Npi("_npi_where_scalar2", {ArrayOf({3}, {0, 2, 0}, DType::kInt64)},
+          {{"x", "1.5"}, {"y", "-2"}});
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{-2, 1.5, -2}));
+}
+
+TEST(NumpyWhere, Gradients) {
+  GradCheckOptions o;
+  o.skip = {0};
+  EXPECT_TRUE(
+      CheckGradient("_npi_where", {},
+                    {ArrayOf({3}, {1, 0, 1}), RandomArray({3, 3}, {}, -1, 1, 1),
+                     RandomArray({1, 3}, {}, -1, 1, 2)},
+                    o));
+  for (const char* op : {"_npi_where_lscalar", "_npi_where_rscalar"}) {
+    EXPECT_TRUE(CheckGradient(
+        op, {{"scalar", "0.5"}},
+        {ArrayOf({2, 1}, {1, 0}), RandomArray({1, 3}, {}, -1, 1, 3)}, o))
+        << op;
+  }
+  // The array gets the output's gradient where it was taken.
+  const NDArray g = ArrayOf({2, 1}, {1, 0});
+  NDArray a = ArrayOf({2, 1}, {5, 6});
+  autograd::AttachGrad(&a);
+  {
+    autograd::RecordScope record;
+    const NDArray y = Npi("_npi_where_lscalar", {g, a}, {{"scalar", "0"}});
+    autograd::Backward({y});
+  }
+  EXPECT_EQ(ToDouble(a.grad()), (std::vector<double>{0, 1}));
+}
+
 // A graph as MXNet 2 exports one (attribute spellings included): float32
 // data times a float scalar, plus int32 ids, then exp; forward and the
 // data's gradient through the executor.

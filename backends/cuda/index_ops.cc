@@ -241,36 +241,93 @@ void BroadcastStrides(const std::vector<int64_t>& shape, int ndim,
   }
 }
 
-void Where(const KernelContext& ctx, const Attrs&, Tensors in,
-           const int32_t* req, Tensors out) {
-  const std::string op = "where";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireNumeric(op, out[0]);
-  const Tensor& y = out[0];
+// One of where's values: an array input, or (array null) a scalar.
+struct WhereValue {
+  const Tensor* array = nullptr;
+  double scalar = 0;
+};
+
+// y = condition ? x : z, broadcast; scalars are filled into a workspace
+// element of y's dtype (converted as the CPU's fills) read with stride 0.
+// row_form: MXNet's legacy where, where a 1-D condition of length
+// x.shape[0] with x and z of one shape (rank > 1) picks whole rows.
+void RunWhere(const std::string& op, const KernelContext& ctx,
+              const Tensor& cond, bool row_form, WhereValue x, WhereValue z,
+              int32_t req, const Tensor& y) {
+  if (req == MX_REQ_NULL) return;
+  RequireNumeric(op, y);
   if (y.ndim() > kMaxDims) {
     Unsupported(op, "output of rank " + std::to_string(y.ndim()));
   }
-  std::vector<int64_t> cond = in[0].shape();
-  const std::vector<int64_t> xs = in[1].shape(), zs = in[2].shape();
-  // MXNet's row form: a 1-D condition of length x.shape[0] with x and y
-  // of one shape (rank > 1) picks whole rows, read as (n, 1, ...).
-  if (cond.size() == 1 && xs.size() >= 2 && xs == zs && cond[0] == xs[0]) {
+  std::vector<int64_t> c = cond.shape();
+  const std::vector<int64_t> xs =
+      x.array ? x.array->shape() : std::vector<int64_t>{};
+  const std::vector<int64_t> zs =
+      z.array ? z.array->shape() : std::vector<int64_t>{};
+  if (row_form && c.size() == 1 && xs.size() >= 2 && xs == zs &&
+      c[0] == xs[0]) {
     std::vector<int64_t> rows(xs.size(), 1);
-    rows[0] = cond[0];
-    cond = rows;
+    rows[0] = c[0];
+    c = rows;
   }
+  const size_t item = DTypeSize(y.dtype());
+  const int scalars = (x.array == nullptr) + (z.array == nullptr);
+  char* filled = scalars == 0
+                     ? nullptr
+                     : static_cast<char*>(Workspace(ctx, scalars * item));
+  auto data_of = [&](const WhereValue& v) -> const void* {
+    if (v.array != nullptr) return v.array->data<void>();
+    CheckLaunch(op, LaunchFill(y.dtype(), 1, v.scalar, filled, StreamOf(ctx)),
+                y.dtype());
+    const void* p = filled;
+    filled += item;
+    return p;
+  };
+  const void* xp = data_of(x);
+  const void* zp = data_of(z);
   WhereIndex w;
   w.ndim = y.ndim();
   for (int d = 0; d < w.ndim; ++d) w.shape[d] = y.dim(d);
-  BroadcastStrides(cond, w.ndim, w.c_stride);
+  BroadcastStrides(c, w.ndim, w.c_stride);
   BroadcastStrides(xs, w.ndim, w.x_stride);
   BroadcastStrides(zs, w.ndim, w.z_stride);
   CheckLaunch(
       op,
-      LaunchWhere(y.dtype(), in[0].dtype(), y.size(), w, in[0].data<void>(),
-                  in[1].data<void>(), in[2].data<void>(), y.data<void>(),
-                  req[0], StreamOf(ctx)),
-      in[0].dtype());
+      LaunchWhere(y.dtype(), cond.dtype(), y.size(), w, cond.data<void>(), xp,
+                  zp, y.data<void>(), req, StreamOf(ctx)),
+      cond.dtype());
+}
+
+// where (kRowForm) and _npi_where: (condition, x, y).
+template <bool kRowForm>
+void Where(const KernelContext& ctx, const Attrs&, Tensors in,
+           const int32_t* req, Tensors out) {
+  const Tensor x = in[1], z = in[2];
+  RunWhere(kRowForm ? "where" : "_npi_where", ctx, in[0], kRowForm,
+           WhereValue{&x}, WhereValue{&z}, req[0], out[0]);
+}
+
+// _npi_where_lscalar (kScalarIsX: condition ? scalar : array) and
+// _npi_where_rscalar (condition ? array : scalar).
+template <bool kScalarIsX>
+void WhereScalar(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t* req, Tensors out) {
+  const std::string op =
+      kScalarIsX ? "_npi_where_lscalar" : "_npi_where_rscalar";
+  const WhereValue scalar{nullptr, NumberAttr(op, attrs, "scalar", 0.0)};
+  const Tensor data = in[1];
+  const WhereValue array{&data};
+  RunWhere(op, ctx, in[0], false, kScalarIsX ? scalar : array,
+           kScalarIsX ? array : scalar, req[0], out[0]);
+}
+
+void WhereScalar2(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                  const int32_t* req, Tensors out) {
+  const std::string op = "_npi_where_scalar2";
+  RunWhere(op, ctx, in[0], false,
+           WhereValue{nullptr, NumberAttr(op, attrs, "x", 0.0)},
+           WhereValue{nullptr, NumberAttr(op, attrs, "y", 0.0)}, req[0],
+           out[0]);
 }
 
 // ---- argmax, argmin. ----
@@ -443,7 +500,11 @@ void RegisterIndexOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_pick", PickBackward);
   RegisterGpuKernel(plugin, "gather_nd", GatherNd);
   RegisterGpuKernel(plugin, "_backward_gather_nd", GatherNdBackward);
-  RegisterGpuKernel(plugin, "where", Where);
+  RegisterGpuKernel(plugin, "where", Where<true>);
+  RegisterGpuKernel(plugin, "_npi_where", Where<false>);
+  RegisterGpuKernel(plugin, "_npi_where_lscalar", WhereScalar<true>);
+  RegisterGpuKernel(plugin, "_npi_where_rscalar", WhereScalar<false>);
+  RegisterGpuKernel(plugin, "_npi_where_scalar2", WhereScalar2);
   RegisterGpuKernel(plugin, "argmax", ArgReduce<true>);
   RegisterGpuKernel(plugin, "argmin", ArgReduce<false>);
   RegisterGpuKernel(plugin, "argmax_channel", ArgReduce<true, true>);

@@ -98,6 +98,25 @@ void AddIndexCases(std::vector<OpCase>* t) {
   where.ranges = {{0, 2}, {-1, 1}, {-1, 1}};
   where.int32_inputs = {0};
   t->push_back(where);
+  // MXNet 2's np.where: a 1-D condition along the last axis, and the
+  // scalar forms.
+  OpCase np_where = Shaped(
+      "_npi_where", {{{3}, {3, 3}, {3, 3}}, {{2, 1}, {1, 4}, {2, 4}}}, {{}});
+  np_where.ranges = {{0, 2}, {-1, 1}, {-1, 1}};
+  np_where.int32_inputs = {0};
+  t->push_back(np_where);
+  for (const char* op : {"_npi_where_lscalar", "_npi_where_rscalar"}) {
+    OpCase with_scalar =
+        Shaped(op, {{{3, 4}, {3, 4}}, {{3, 1}, {1, 4}}}, {{{"scalar", "0.5"}}});
+    with_scalar.ranges = {{0, 2}, {-1, 1}};
+    with_scalar.int32_inputs = {0};
+    t->push_back(with_scalar);
+  }
+  OpCase scalar2 = Shaped("_npi_where_scalar2", {{{3, 4}}, {{5}}},
+                          {{{"x", "1.5"}, {"y", "-2"}}});
+  scalar2.ranges = {{0, 2}};
+  scalar2.int32_inputs = {0};
+  t->push_back(scalar2);
   t->push_back(
       Shaped("SequenceMask", {{{4, 3}}, {{5, 3, 2}}}, {{}, {{"value", "-1"}}}));
   OpCase mask = Shaped("SequenceMask", {{{5, 3, 2}, {3}}, {{4, 2}, {2}}},
