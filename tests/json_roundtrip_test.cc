@@ -15,6 +15,7 @@ const std::map<std::string, AttrDict>& RequiredAttrs() {
   static const auto* table = new std::map<std::string, AttrDict>{
       {"clip", {{"a_min", "-1"}, {"a_max", "1"}}},
       {"_npx_reshape", {{"newshape", "(-1,)"}}},
+      {"_split_v2", {{"indices", "(0, 2)"}, {"axis", "0"}}},
       {"_np_reshape", {{"newshape", "(-1,)"}}},
       {"FullyConnected", {{"num_hidden", "8"}}},
       {"Convolution",

@@ -43,16 +43,6 @@ void RequireArgs(const NodeAttrs& attrs, int num_args) {
   }
 }
 
-// Copies `n` elements as `req` says.
-template <typename T>
-inline void CopyBlock(const T* src, T* dst, int64_t n, OpReqType req) {
-  if (req == OpReqType::kAddTo) {
-    for (int64_t i = 0; i < n; ++i) Assign(dst + i, req, src[i]);
-  } else if (req != OpReqType::kNullOp && n > 0) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
-  }
-}
-
 // The first shape of known rank among `a` then `b`, or null.
 const TShape* FirstRanked(const std::vector<TShape>& a,
                           const std::vector<TShape>& b) {

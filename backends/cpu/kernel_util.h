@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -115,6 +116,16 @@ inline void Assign(T* dst, OpReqType req, V value) {
         WrapAdd(static_cast<AccType<T>>(*dst), static_cast<AccType<T>>(value)));
   } else if (req != OpReqType::kNullOp) {
     *dst = static_cast<T>(value);
+  }
+}
+
+// Copies `n` elements (a contiguous block) as `req` says.
+template <typename T>
+inline void CopyBlock(const T* src, T* dst, int64_t n, OpReqType req) {
+  if (req == OpReqType::kAddTo) {
+    for (int64_t i = 0; i < n; ++i) Assign(dst + i, req, src[i]);
+  } else if (req != OpReqType::kNullOp && n > 0) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
   }
 }
 

@@ -156,14 +156,15 @@ JoinGeometry JoinOf(const std::string& op, const Attrs& attrs,
   return g;
 }
 
-// Copies each piece to or from its columns of the whole.
+// Copies each piece to or from its columns of the whole, the first from
+// `first` along the axis on.
 void JoinCopy(const std::string& op, const KernelContext& ctx,
               const JoinGeometry& g, const Tensor& whole,
               const std::vector<Tensor>& pieces, bool to_whole,
-              const std::vector<bool>& skip = {}) {
+              const std::vector<bool>& skip = {}, int64_t first = 0) {
   const size_t es = DTypeSize(whole.dtype());
   const size_t row = static_cast<size_t>(g.total * g.inner) * es;
-  size_t offset = 0;
+  size_t offset = static_cast<size_t>(first * g.inner) * es;
   char* base = static_cast<char*>(whole.data<void>());
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Tensor& p = pieces[i];
@@ -194,10 +195,11 @@ void JoinInto(const std::string& op, const KernelContext& ctx,
   JoinCopy(op, ctx, g, out[0], pieces, true);
 }
 
-// `whole` split into the outputs (_split_like, SliceChannel).
+// `whole` split into the outputs (_split_like, SliceChannel, _split_v2),
+// from `first` along the axis on.
 void SplitInto(const std::string& op, const KernelContext& ctx,
                const JoinGeometry& g, const Tensor& whole, const int32_t* req,
-               Tensors out) {
+               Tensors out, int64_t first = 0) {
   std::vector<Tensor> pieces;
   std::vector<bool> skip;
   for (int i = 0; i < out.size(); ++i) {
@@ -205,7 +207,7 @@ void SplitInto(const std::string& op, const KernelContext& ctx,
     pieces.push_back(out[i]);
     skip.push_back(req[i] == MX_REQ_NULL);
   }
-  JoinCopy(op, ctx, g, whole, pieces, false, skip);
+  JoinCopy(op, ctx, g, whole, pieces, false, skip, first);
 }
 
 void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
@@ -242,6 +244,25 @@ void SliceChannel(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                   const int32_t* req, Tensors out) {
   SplitInto("SliceChannel", ctx,
             JoinOf("SliceChannel", attrs, in[0], "axis", "1"), in[0], req, out);
+}
+
+// _split_v2 (_npi_split): consecutive pieces from indices[0] on (0 with
+// `sections`); the host's shape inference has checked the indices.
+void SplitV2(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+             const int32_t* req, Tensors out) {
+  const std::string op = "_split_v2";
+  int64_t first = 0;
+  const auto sections = mxplugin::ParseInt(attrs.Get("sections", "0"));
+  if (!sections || *sections <= 0) {
+    const auto indices = mxplugin::ParseTuple(attrs.Get("indices", "()"));
+    if (!indices || indices->empty() || indices->front() < 0) {
+      throw Error(MX_STATUS_INVALID_ARGUMENT,
+                  op + ": indices=" + attrs.Get("indices", "()"));
+    }
+    first = indices->front();
+  }
+  SplitInto(op, ctx, JoinOf(op, attrs, in[0], "axis", "1"), in[0], req, out,
+            first);
 }
 
 // shape_array: the input's shape as int64, copied from the host (pageable
@@ -458,6 +479,7 @@ void RegisterArrayOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "Concat", Concat);
   RegisterGpuKernel(plugin, "_npi_concatenate", NumpyConcatenate);
   RegisterGpuKernel(plugin, "_split_like", SplitLike);
+  RegisterGpuKernel(plugin, "_split_v2", SplitV2);
   RegisterGpuKernel(plugin, "stack", Stack);
   RegisterGpuKernel(plugin, "SliceChannel", SliceChannel);
   RegisterGpuKernel(plugin, "shape_array", ShapeArray);

@@ -95,6 +95,15 @@ void AddNumpyCases(std::vector<OpCase>* t) {
                       {{{"axis", "(0, 2)"}, {"dtype", "float32"}}}));
   t->push_back(Shaped("_npi_concatenate", {{{2, 3, 2}, {2, 3, 1}}},
                       {{{"num_args", "2"}, {"axis", "-1"}}}));
+  // np.split (_split_v2): indices with np.split's leading 0, a first piece
+  // past 0, an empty piece, sections, squeeze_axis.
+  t->push_back(Shaped("_split_v2", {{{6, 4}}, {{5, 2}}},
+                      {{{"indices", "(0, 2, 3)"}, {"axis", "0"}},
+                       {{"indices", "(1, 3, 3)"}, {"axis", "0"}}}));
+  t->push_back(
+      Shaped("_split_v2", {{{2, 6, 3}}, {{1, 3, 3}}},
+             {{{"sections", "3"}, {"axis", "1"}},
+              {{"sections", "3"}, {"axis", "-1"}, {"squeeze_axis", "True"}}}));
   t->push_back(Shaped("_np_reshape", {{{2, 3, 4}}, {{4, 6}}},
                       {{{"newshape", "(4, -1)"}}, {{"newshape", "(24,)"}}}));
 
