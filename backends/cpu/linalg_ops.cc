@@ -16,34 +16,6 @@ namespace mx {
 namespace cpu {
 namespace {
 
-template <typename T>
-std::vector<float> ToFloat(const T* p, int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(p[i]);
-  return v;
-}
-
-// Gemm with the result written to `c` as `req` says; `epilogue(A* c, m, n)`
-// then adds a bias or the like to the product (before the write for
-// float16, in place otherwise, which is right for kAddTo too).
-template <typename T, typename Epilogue>
-void GemmReq(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k,
-             bool ta, bool tb, OpReqType req, Epilogue epilogue) {
-  if (req == OpReqType::kNullOp || m * n == 0) return;
-  if constexpr (std::is_same_v<T, float16>) {
-    std::vector<float> fa = ToFloat(a, m * k), fb = ToFloat(b, k * n);
-    std::vector<float> fc(static_cast<size_t>(m * n));
-    Gemm(fa.data(), fb.data(), fc.data(), m, n, k, ta, tb, false);
-    epilogue(fc.data(), m, n);
-    for (int64_t i = 0; i < m * n; ++i) Assign(c + i, req, fc[i]);
-  } else {
-    Gemm(a, b, c, m, n, k, ta, tb, req == OpReqType::kAddTo);
-    epilogue(c, m, n);
-  }
-}
-
-constexpr auto kNoEpilogue = [](auto*, int64_t, int64_t) {};
-
 // Product of dims [b, e); -1 when any is unknown.
 int64_t Prod(const TShape& s, int b, int e) {
   int64_t p = 1;

@@ -1,4 +1,5 @@
-// dot, _backward_dot, batch_dot and FullyConnected on cuBLAS
+// dot, _backward_dot, batch_dot, FullyConnected, _npi_matmul and
+// _backward_npi_matmul on cuBLAS
 // (cublasGemmEx / cublasGemmStridedBatchedEx; float32 and float64 in full
 // precision, no TF32; float16 with float accumulation). Row-major products
 // run as the column-major product of the transposes: C = op(A) op(B) is
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "backends/common/attr_parse.h"
+#include "backends/common/matmul_geometry.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/elementwise.h"
@@ -173,6 +175,102 @@ void BatchDot(const KernelContext& ctx, const Attrs& attrs, Tensors in,
        out[0].data<void>(), req[0] == MX_REQ_ADD, batch, m * k, k * n, m * n);
 }
 
+mx_math::MatmulGeometry MatmulOf(const std::string& op, const Tensor& a,
+                                 const Tensor& b) {
+  mx_math::MatmulGeometry g;
+  const std::string why = mx_math::MatmulGeometryOf(a.shape(), b.shape(), &g);
+  if (!why.empty()) throw Error(MX_STATUS_SHAPE_ERROR, op + ": " + why);
+  return g;
+}
+
+// A pointer `index` matrices of `bytes` each past p.
+const void* MatrixAt(const void* p, int64_t index, int64_t bytes) {
+  return static_cast<const char*>(p) + index * bytes;
+}
+void* MatrixAt(void* p, int64_t index, int64_t bytes) {
+  return static_cast<char*>(p) + index * bytes;
+}
+
+// np.matmul: one strided batched call when each operand is either not
+// broadcast or broadcast whole (stride 0), else one call per matrix.
+void NumpyMatmul(const KernelContext& ctx, const Attrs&, Tensors in,
+                 const int32_t* req, Tensors out) {
+  const std::string op = "_npi_matmul";
+  if (req[0] == MX_REQ_NULL) return;
+  const mx_math::MatmulGeometry g = MatmulOf(op, in[0], in[1]);
+  const int dt = in[0].dtype();
+  const int64_t es = static_cast<int64_t>(DTypeSize(dt));
+  const int64_t mk = g.m * g.k, kn = g.k * g.n, mn = g.m * g.n;
+  const int64_t batches = g.batch_count();
+  const bool add = req[0] == MX_REQ_ADD;
+  const bool a_whole = g.a_matrices == batches || g.a_matrices == 1;
+  const bool b_whole = g.b_matrices == batches || g.b_matrices == 1;
+  if (a_whole && b_whole) {
+    Gemm(op, ctx, dt, false, false, g.m, g.n, g.k, in[0].data<void>(),
+         in[1].data<void>(), out[0].data<void>(), add, batches,
+         g.a_matrices == 1 ? 0 : mk, g.b_matrices == 1 ? 0 : kn, mn);
+    return;
+  }
+  for (int64_t i = 0; i < batches; ++i) {
+    Gemm(op, ctx, dt, false, false, g.m, g.n, g.k,
+         MatrixAt(in[0].data<void>(), g.a_index(i), mk * es),
+         MatrixAt(in[1].data<void>(), g.b_index(i), kn * es),
+         MatrixAt(out[0].data<void>(), i, mn * es), add);
+  }
+}
+
+// (out_grad, a, b) -> (a_grad, b_grad): dA = dC B^T and dB = A^T dC per
+// output matrix; an operand broadcast along batches sums its products
+// (zeroed first unless adding).
+void NumpyMatmulBackward(const KernelContext& ctx, const Attrs&, Tensors in,
+                         const int32_t* req, Tensors out) {
+  const std::string op = "_backward_npi_matmul";
+  const mx_math::MatmulGeometry g = MatmulOf(op, in[1], in[2]);
+  const int dt = in[0].dtype();
+  const int64_t es = static_cast<int64_t>(DTypeSize(dt));
+  const int64_t mk = g.m * g.k, kn = g.k * g.n, mn = g.m * g.n;
+  const int64_t batches = g.batch_count();
+  const void *dc = in[0].data<void>(), *a = in[1].data<void>(),
+             *b = in[2].data<void>();
+  for (int which : {0, 1}) {
+    if (req[which] == MX_REQ_NULL) continue;
+    void* d = out[which].data<void>();
+    const int64_t own = which == 0 ? g.a_matrices : g.b_matrices;
+    const int64_t size = which == 0 ? mk : kn;
+    const bool gathers = own != batches;
+    bool add = req[which] == MX_REQ_ADD;
+    const int64_t other = which == 0 ? g.b_matrices : g.a_matrices;
+    if (!gathers && (other == batches || other == 1)) {  // one strided call
+      const int64_t other_stride = other == 1 ? 0 : (which == 0 ? kn : mk);
+      if (which == 0) {
+        Gemm(op, ctx, dt, false, true, g.m, g.k, g.n, dc, b, d, add, batches,
+             mn, other_stride, mk);
+      } else {
+        Gemm(op, ctx, dt, true, false, g.k, g.n, g.m, a, dc, d, add, batches,
+             other_stride, mn, kn);
+      }
+      continue;
+    }
+    if (gathers && !add) {
+      CheckCuda(cudaMemsetAsync(d, 0, static_cast<size_t>(own * size * es),
+                                StreamOf(ctx)),
+                op);
+      add = true;
+    }
+    for (int64_t i = 0; i < batches; ++i) {
+      if (which == 0) {
+        Gemm(op, ctx, dt, false, true, g.m, g.k, g.n, MatrixAt(dc, i, mn * es),
+             MatrixAt(b, g.b_index(i), kn * es),
+             MatrixAt(d, g.a_index(i), mk * es), add);
+      } else {
+        Gemm(op, ctx, dt, true, false, g.k, g.n, g.m,
+             MatrixAt(a, g.a_index(i), mk * es), MatrixAt(dc, i, mn * es),
+             MatrixAt(d, g.b_index(i), kn * es), add);
+      }
+    }
+  }
+}
+
 // (data, weight[, bias]) -> data (rows x K) weight^T (K x H) + bias.
 void FullyConnected(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                     const int32_t* req, Tensors out) {
@@ -199,6 +297,8 @@ void RegisterBlasOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_backward_dot", DotBackward);
   RegisterGpuKernel(plugin, "batch_dot", BatchDot);
   RegisterGpuKernel(plugin, "FullyConnected", FullyConnected);
+  RegisterGpuKernel(plugin, "_npi_matmul", NumpyMatmul);
+  RegisterGpuKernel(plugin, "_backward_npi_matmul", NumpyMatmulBackward);
 }
 
 }  // namespace mx_cuda

@@ -95,6 +95,19 @@ void AddNumpyCases(std::vector<OpCase>* t) {
                       {{{"axis", "(0, 2)"}, {"dtype", "float32"}}}));
   t->push_back(Shaped("_npi_concatenate", {{{2, 3, 2}, {2, 3, 1}}},
                       {{{"num_args", "2"}, {"axis", "-1"}}}));
+  // np.matmul: plain, 1-D operands, batches broadcast whole (one strided
+  // call on cuBLAS) and partly (a call per matrix); the gradient kernel.
+  t->push_back(Shaped("_npi_matmul",
+                      {{{3, 4}, {4, 5}},
+                       {{4}, {2, 4, 3}},
+                       {{2, 3, 4}, {4}},
+                       {{2, 1, 3, 4}, {3, 4, 2}}},
+                      {{}}));
+  t->push_back(Shaped("_backward_npi_matmul",
+                      {{{2, 3, 5}, {2, 3, 4}, {4, 5}},
+                       {{2, 3, 3, 2}, {2, 1, 3, 4}, {3, 4, 2}},
+                       {{2, 3}, {4}, {2, 4, 3}}},
+                      {{}}));
   // np.split (_split_v2): indices with np.split's leading 0, a first piece
   // past 0, an empty piece, sections, squeeze_axis.
   t->push_back(Shaped("_split_v2", {{{6, 4}}, {{5, 2}}},
