@@ -59,6 +59,9 @@ const TShape* FirstRanked(const std::vector<TShape>& a,
 struct ConcatParam {
   int num_args = 0;
   int dim = 1;
+  // np.concatenate's axis=None: the inputs flattened and joined (set by
+  // _npi_concatenate's parser, not an attribute).
+  bool flatten = false;
   static void Declare(ParamSchema<ConcatParam>* s) {
     s->Field("num_args", &ConcatParam::num_args)
         .Required()
@@ -68,10 +71,25 @@ struct ConcatParam {
   }
 };
 
+// axis=None: a vector of every input's elements.
+void FlatConcatShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                     std::vector<TShape>* out) {
+  int64_t total = 0;
+  for (const TShape& s : *in) {
+    if (!s.is_known()) return;
+    total += s.Size();
+  }
+  AssignShape(attrs, out, 0, TShape{total}, true);
+}
+
 void ConcatShape(const NodeAttrs& attrs, std::vector<TShape>* in,
                  std::vector<TShape>* out) {
   const ConcatParam& p = attrs.get<ConcatParam>();
   RequireArgs(attrs, p.num_args);
+  if (p.flatten) {
+    FlatConcatShape(attrs, in, out);
+    return;
+  }
   const TShape* ranked = FirstRanked(*in, *out);
   if (ranked == nullptr) return;
   const int nd = ranked->ndim();
@@ -131,7 +149,9 @@ void ConcatCompute(const OpContext&, const NodeAttrs& attrs,
                    const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out) {
   const TShape& os = out[0].shape;
-  const int dim = os.CheckAxis(attrs.get<ConcatParam>().dim, "Concat");
+  const bool flat = attrs.get<ConcatParam>().flatten;
+  const int dim =
+      flat ? 0 : os.CheckAxis(attrs.get<ConcatParam>().dim, "Concat");
   const int64_t outer = os.ProdDims(0, dim);
   const int64_t inner = os.ProdDims(dim + 1, os.ndim());
   const int64_t out_block = os[dim] * inner;
@@ -140,7 +160,8 @@ void ConcatCompute(const OpContext&, const NodeAttrs& attrs,
     T* y = out[0].data<T>();
     int64_t offset = 0;
     for (const TBlob& b : in) {
-      const int64_t block = b.shape[dim] * inner;
+      // Flattened, each input is one block of the (total,) output.
+      const int64_t block = flat ? b.Size() : b.shape[dim] * inner;
       const T* x = b.data<T>();
       if (block > 0) {
         ParallelFor(outer, std::max<int64_t>(1, kGrain / block),
@@ -172,8 +193,7 @@ MX_REGISTER_OP(Concat)
 
 // MXNet 2's np.concatenate: Concat with `axis` (default 0) for `dim`, so
 // the same shape rules, kernel and gradient serve (the attributes parse to
-// a ConcatParam). axis=None, NumPy's join of the flattened arrays, is not
-// supported yet.
+// a ConcatParam); axis=None joins the flattened arrays into a vector.
 struct NumpyConcatParam {
   int num_args = 0;
   std::optional<int> axis = 0;
@@ -190,13 +210,10 @@ MX_REGISTER_OP(_npi_concatenate)
     .Describe("Joins arrays along an existing axis (NumPy's concatenate).")
     .SetParamParser([](const std::string& op, const AttrDict& dict) {
       const NumpyConcatParam p = ParseParams<NumpyConcatParam>(op, dict);
-      if (!p.axis) {
-        throw NotImplemented(absl::StrCat(
-            op, ": axis=None (joining the flattened arrays) is not supported"));
-      }
       ConcatParam c;
       c.num_args = p.num_args;
-      c.dim = *p.axis;
+      c.dim = p.axis.value_or(0);
+      c.flatten = !p.axis;
       return std::any(c);
     })
     .SetNumInputs(NumArgsOf<ConcatParam>)
@@ -537,15 +554,26 @@ std::vector<NodeEntry> Outputs(const NodeEntry& e, int n) {
 [[maybe_unused]] const bool kGradientsRegistered = [] {
   using B = GradBuilder;
   using E = std::vector<NodeEntry>;
+  // axis=None splits along the flattened inputs and reshapes the pieces
+  // back.
   for (const char* op : {"Concat", "_npi_concatenate"}) {
     SetGradient(op, [](B& b, const E& g) {
       const ConcatParam& p = b.n->attrs.get<ConcatParam>();
       E in{g[0]};
-      in.insert(in.end(), b.n->inputs.begin(), b.n->inputs.end());
-      return Outputs(b.Op("_split_like", in,
-                          {{"num_args", absl::StrCat(p.num_args)},
-                           {"dim", absl::StrCat(p.dim)}}),
-                     p.num_args);
+      for (const NodeEntry& x : b.n->inputs) {
+        in.push_back(p.flatten ? b.Op("Reshape", {x}, {{"shape", "(-1,)"}})
+                               : x);
+      }
+      E pieces = Outputs(b.Op("_split_like", in,
+                              {{"num_args", absl::StrCat(p.num_args)},
+                               {"dim", p.flatten ? "0" : absl::StrCat(p.dim)}}),
+                         p.num_args);
+      if (p.flatten) {
+        for (int i = 0; i < p.num_args; ++i) {
+          pieces[i] = b.Op("reshape_like", {pieces[i], b.n->inputs[i]});
+        }
+      }
+      return pieces;
     });
   }
   SetGradient("_split_like", [](B& b, const E& g) {

@@ -301,7 +301,7 @@ TEST(NumpyReshape, NpxCodesAndPlainNewshape) {
                             {RandomArray({2, 3})}));
 }
 
-TEST(NumpyConcatenate, AxisDefaultsToZero) {
+TEST(NumpyConcatenate, AxisDefaultsToZeroAndNoneFlattens) {
   const NDArray a = ArrayOf({1, 2}, {1, 2});
   const NDArray b = ArrayOf({2, 2}, {3, 4, 5, 6});
   NDArray y = Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}});
@@ -310,11 +310,16 @@ TEST(NumpyConcatenate, AxisDefaultsToZero) {
   y = Npi("_npi_concatenate", {b, b}, {{"num_args", "2"}, {"axis", "-1"}});
   EXPECT_EQ(y.shape(), TShape({2, 4}));
   EXPECT_EQ(ToDouble(y), (std::vector<double>{3, 4, 3, 4, 5, 6, 5, 6}));
-  ExpectError<NotImplemented>(
-      [&] {
-        Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}, {"axis", "None"}});
-      },
-      {"_npi_concatenate", "axis=None"});
+  // axis=None: the flattened arrays joined into a vector (any shapes).
+  y = Npi("_npi_concatenate",
+          {ArrayOf({2, 1}, {1, 2}), ArrayOf({3}, {3, 4, 5}),
+           ArrayOf(TShape::Scalar(), {6})},
+          {{"num_args", "3"}, {"axis", "None"}});
+  EXPECT_EQ(y.shape(), TShape({6}));
+  EXPECT_EQ(ToDouble(y), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(CheckGradient(
+      "_npi_concatenate", {{"num_args", "3"}, {"axis", "None"}},
+      {RandomArray({2, 3}), RandomArray({4}), RandomArray({1, 2, 2})}));
   ExpectError<ShapeError>(
       [&] {
         Npi("_npi_concatenate", {a, b}, {{"num_args", "2"}, {"axis", "1"}});

@@ -215,10 +215,15 @@ void Concat(const KernelContext& ctx, const Attrs& attrs, Tensors in,
   JoinInto("Concat", ctx, JoinOf("Concat", attrs, out[0]), in, req, out);
 }
 
-// MXNet 2's np.concatenate: Concat with `axis` (default 0) for `dim` (the
-// host refuses axis=None before a kernel runs).
+// MXNet 2's np.concatenate: Concat with `axis` (default 0) for `dim`;
+// axis=None joins the flattened inputs (one row of the output vector).
 void NumpyConcatenate(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                       const int32_t* req, Tensors out) {
+  if (attrs.Get("axis", "0") == "None") {
+    JoinInto("_npi_concatenate", ctx, JoinGeometry{1, 1, out[0].size()}, in,
+             req, out);
+    return;
+  }
   const mxplugin::OwnedAttrs concat(
       {{"num_args", attrs.Get("num_args")}, {"dim", attrs.Get("axis", "0")}});
   Concat(ctx, concat.view(), in, req, out);

@@ -95,6 +95,8 @@ void AddNumpyCases(std::vector<OpCase>* t) {
                       {{{"axis", "(0, 2)"}, {"dtype", "float32"}}}));
   t->push_back(Shaped("_npi_concatenate", {{{2, 3, 2}, {2, 3, 1}}},
                       {{{"num_args", "2"}, {"axis", "-1"}}}));
+  t->push_back(Shaped("_npi_concatenate", {{{2, 3}, {4}}, {{5}, {1, 2, 2}}},
+                      {{{"num_args", "2"}, {"axis", "None"}}}));
   // np.matmul: plain, 1-D operands, batches broadcast whole (one strided
   // call on cuBLAS) and partly (a call per matrix); the gradient kernel.
   t->push_back(Shaped("_npi_matmul",
