@@ -65,6 +65,23 @@ constexpr Mxnet2Name kMxnet2Names[] = {
     {"_copy", "_npi_copy"},
     {"transpose", "_npi_transpose"},
     {"SwapAxis", "_npi_swapaxes"},
+    // np's indexing and array functions (tensor/matrix_op.cc,
+    // indexing_op.cc, contrib/boolean_mask.cc; sort, argsort and amp_cast
+    // from the ops MXNet 2's Python API calls by these names).
+    {"slice", "_npi_slice"},
+    {"slice", "_npx_slice"},
+    {"clip", "_npi_clip"},
+    {"repeat", "_npi_repeat"},
+    {"tile", "_npi_tile"},
+    {"take", "_npi_take"},
+    {"gather_nd", "_npi_gather_nd"},
+    {"gather_nd", "_npx_gather_nd"},
+    {"_contrib_boolean_mask", "_npi_boolean_mask"},
+    {"_split_v2", "_npi_array_split"},
+    {"sort", "_npi_sort"},
+    {"argsort", "_npi_argsort"},
+    {"amp_cast", "_npi_amp_cast"},
+    {"slice_like", "_npx_slice_like"},
 };
 
 [[maybe_unused]] const bool kMxnet2NamesRegistered = [] {

@@ -5,6 +5,7 @@
 // _np_reshape), _npi_concatenate, the reductions (_np_sum ...) and the
 // _np/_npi names of legacy ops.
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -439,7 +440,12 @@ TEST(NumpyNames, Mxnet2NamesOfLegacyLayers) {
            {"_npx_batch_flatten", "Flatten"},
            {"_npx_stop_gradient", "BlockGrad"},
            {"_npi_swapaxes", "SwapAxis"},
-           {"_npi_copy", "_copy"}}) {
+           {"_npi_copy", "_copy"},
+           {"_npi_slice", "slice"},
+           {"_npi_take", "take"},
+           {"_npi_boolean_mask", "boolean_mask"},
+           {"_npi_array_split", "_split_v2"},
+           {"_npx_gather_nd", "gather_nd"}}) {
     EXPECT_EQ(OpRegistry::Get()->Lookup(mxnet2).name(), legacy);
   }
   const NDArray x = ArrayOf({2, 3}, {1, -2, 3, -4, 5, -6});
@@ -560,6 +566,66 @@ TEST(NumpyGraph, Mxnet2ExportRunsWithMixedDtypes) {
   exec->Backward();
   for (double& e : expected) e *= 0.5;  // d/d(data) = 0.5 exp(...)
   EXPECT_TRUE(AllClose(ToDouble(exec->grad_dict().at("data")), expected));
+}
+
+// GluonNLP-style attention as an MXNet 2 export writes it (alias names
+// included): _npi_matmul of q and k transposed, masked_softmax, _npi_matmul
+// with v; the executor's outputs and gradients against the same calls
+// under autograd.
+TEST(NumpyGraph, Mxnet2AttentionRuns) {
+  const Symbol net = Symbol::FromJSON(R"json({
+    "nodes": [
+      {"op": "null", "name": "q", "inputs": []},
+      {"op": "null", "name": "k", "inputs": []},
+      {"op": "null", "name": "v", "inputs": []},
+      {"op": "null", "name": "mask", "inputs": []},
+      {"op": "_npi_transpose", "name": "kt", "attrs": {"axes": "(0, 2, 1)"},
+       "inputs": [[1, 0, 0]]},
+      {"op": "_npi_matmul", "name": "scores", "inputs": [[0, 0, 0], [4, 0, 0]]},
+      {"op": "_npx_masked_softmax", "name": "probs",
+       "attrs": {"axis": "-1", "temperature": "None", "normalize": "True"},
+       "inputs": [[5, 0, 0], [3, 0, 0]]},
+      {"op": "_npi_matmul", "name": "context", "inputs": [[6, 0, 0], [2, 0, 0]]}],
+    "arg_nodes": [0, 1, 2, 3], "node_row_ptr": [0, 1, 2, 3, 4, 5, 6, 7, 8],
+    "heads": [[7, 0, 0]], "attrs": {"mxnet_version": ["int", 20000]}})json");
+  const NDArray q = RandomArray({2, 3, 4}, {}, -1, 1, 1);
+  const NDArray k = RandomArray({2, 5, 4}, {}, -1, 1, 2);
+  const NDArray v = RandomArray({2, 5, 6}, {}, -1, 1, 3);
+  const NDArray mask = ArrayOf({2, 1, 5}, {1, 1, 1, 0, 0, 1, 1, 1, 1, 1},
+                               DType::kBool);  // lengths 3, 5
+  const std::map<std::string, NDArray> by_name = {
+      {"q", q}, {"k", k}, {"v", v}, {"mask", mask}};
+  std::vector<NDArray> args, grads;
+  std::vector<OpReqType> reqs;
+  for (const std::string& name : net.ListArguments()) {  // the graph's order
+    const NDArray& a = by_name.at(name);
+    args.push_back(a);
+    grads.push_back(name == "mask" ? NDArray() : NDArray(a.shape()));
+    reqs.push_back(name == "mask" ? OpReqType::kNullOp : OpReqType::kWriteTo);
+  }
+  auto exec = Executor::Bind(net, Context::CPU(), args, grads, reqs, {});
+  exec->Forward(/*is_train=*/true);
+  const NDArray head = RandomArray({2, 3, 6}, {}, -1, 1, 4);
+  exec->Backward({head});
+
+  NDArray qa = q.Copy(Context::CPU()), ka = k.Copy(Context::CPU()),
+          va = v.Copy(Context::CPU());
+  for (NDArray* x : {&qa, &ka, &va}) autograd::AttachGrad(x);
+  NDArray y;
+  {
+    autograd::RecordScope record;
+    const NDArray s = Npi(
+        "_npi_matmul", {qa, Npi("transpose", {ka}, {{"axes", "(0, 2, 1)"}})});
+    y = Npi("_npi_matmul", {Npi("masked_softmax", {s, mask}), va});
+  }
+  autograd::Backward({y}, {head});
+  EXPECT_TRUE(AllClose(ToDouble(exec->outputs()[0]), ToDouble(y)));
+  EXPECT_TRUE(
+      AllClose(ToDouble(exec->grad_dict().at("q")), ToDouble(qa.grad())));
+  EXPECT_TRUE(
+      AllClose(ToDouble(exec->grad_dict().at("k")), ToDouble(ka.grad())));
+  EXPECT_TRUE(
+      AllClose(ToDouble(exec->grad_dict().at("v")), ToDouble(va.grad())));
 }
 
 }  // namespace

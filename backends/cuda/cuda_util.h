@@ -156,6 +156,19 @@ class ScratchCarver {
   size_t used_ = 0;
 };
 
+// Runs carve(ScratchCarver&) twice: once counting the bytes it takes,
+// then over one workspace block of that size (no block for 0 bytes, when
+// the pointers it took stay null).
+//   CarveWorkspace(ctx, [&](ScratchCarver& c) { sums = c.Take<double>(n); });
+template <typename Carve>
+void CarveWorkspace(const mxplugin::KernelContext& ctx, Carve&& carve) {
+  ScratchCarver count;
+  carve(count);
+  if (count.bytes() == 0) return;
+  ScratchCarver real(Workspace(ctx, count.bytes()));
+  carve(real);
+}
+
 // Row-major element strides of t's shape.
 std::vector<int64_t> StridesOf(const mxplugin::Tensor& t);
 

@@ -410,10 +410,7 @@ void Cumsum(const KernelContext& ctx, const Attrs& attrs, Tensors in,
           c.Take<char>(static_cast<int64_t>(scan_buffers.temp_bytes));
     }
   };
-  ScratchCarver count;
-  carve(count);
-  ScratchCarver real(Workspace(ctx, count.bytes()));  // Null for 0 bytes.
-  carve(real);
+  CarveWorkspace(ctx, carve);
   if (cast) {
     const int acc = IsFloat(out[0].dtype()) ? MX_DTYPE_FLOAT64 : MX_DTYPE_INT64;
     CheckLaunch(op, LaunchCast(in[0].dtype(), acc, n, x, converted, s),

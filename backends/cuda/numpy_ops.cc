@@ -33,12 +33,7 @@ std::vector<const void*> InDType(const std::string& op,
       }
     }
   };
-  ScratchCarver count;
-  carve(count);
-  if (count.bytes() > 0) {
-    ScratchCarver real(Workspace(ctx, count.bytes()));
-    carve(real);
-  }
+  CarveWorkspace(ctx, carve);
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i].dtype() == dtype) {
       data[i] = in[i].data<void>();

@@ -102,10 +102,7 @@ void Order(const KernelContext& ctx, const Attrs& attrs, Tensors in,
     sorting.positions_out = c.Take<uint32_t>(x.size());
     sorting.temp = c.Take<char>(static_cast<int64_t>(sorting.temp_bytes));
   };
-  ScratchCarver count;
-  carve(count);
-  ScratchCarver real(Workspace(ctx, count.bytes()));
-  carve(real);
+  CarveWorkspace(ctx, carve);
   CheckLaunch(op,
               LaunchRank(x.dtype(), l.outer, l.len, l.inner, o.ascend,
                          x.data<void>(), sorting, rank, s),

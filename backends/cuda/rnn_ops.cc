@@ -283,10 +283,7 @@ void RnnForwardOn(const std::string& op, const KernelContext& ctx, int acc,
     }
     scratch = sc.Take<A>(mx_rnn::RnnForwardScratchCount(c));
   };
-  ScratchCarver count;
-  carve(count);
-  ScratchCarver real(Workspace(ctx, count.bytes()));
-  carve(real);
+  CarveWorkspace(ctx, carve);
   inputs.Stage(op, s, acc, a, in, 0, host_lengths);
   GpuRnnDevice<A> dev{op, ctx, s, acc};
   mx_rnn::RnnForward<A>(dev, c, inputs.view, results[0].data,
@@ -353,10 +350,7 @@ void RnnBackwardOn(const std::string& op, const KernelContext& ctx, int acc,
     }
     scratch = sc.Take<A>(mx_rnn::RnnBackwardScratchCount(c));
   };
-  ScratchCarver count;
-  carve(count);
-  ScratchCarver real(Workspace(ctx, count.bytes()));
-  carve(real);
+  CarveWorkspace(ctx, carve);
   inputs.Stage(op, s, acc, a, in, heads, host_lengths);
   mx_rnn::RnnGrads<A> g{};
   g.dy = AccInput(op, s, acc, in[0], head_casts[0]);
