@@ -3,8 +3,8 @@
 // Shape inference gives what is known beforehand (rank and trailing dims,
 // with -1 for the value-dependent length). Gradients: boolean_mask
 // scatters the head gradient back to the kept rows (_backward_boolean_mask);
-// flatnonzero's output is integer indices, so its gradient is zero (as in
-// MXNet).
+// flatnonzero's and _npx_nonzero's outputs are integer indices, so their
+// gradient is zero (as in MXNet).
 #include <algorithm>
 #include <cstring>
 
@@ -64,6 +64,48 @@ MX_REGISTER_OP(flatnonzero)
       OutputTypeIs(DType::kInt64, attrs, in, out);
     })
     .SetComputeDynamic(Context::kCPU, FlatNonzeroCompute);
+
+// ---- _npx_nonzero (np.nonzero / np.argwhere). ----
+
+// (N, ndim) int64: row k holds the coordinates of the k-th non-zero
+// element in C order (MXNet 2's layout; np.nonzero returns its columns).
+void NonzeroShape(const NodeAttrs& attrs, std::vector<TShape>* in,
+                  std::vector<TShape>* out) {
+  if (!(*in)[0].ndim_known()) return;
+  AssignShape(attrs, out, 0, TShape{-1, (*in)[0].ndim()}, true);
+}
+
+void NonzeroCompute(const OpContext&, const NodeAttrs&,
+                    const std::vector<TBlob>& in,
+                    const std::vector<NDArray>& out) {
+  const std::vector<int64_t> idx = NonZeroIndices(in[0]);
+  const TShape& s = in[0].shape;
+  const int nd = s.ndim();
+  const TBlob y =
+      out[0].AllocDynamic(TShape{static_cast<int64_t>(idx.size()), nd});
+  int64_t* coords = y.data<int64_t>();
+  for (size_t k = 0; k < idx.size(); ++k) {
+    int64_t rest = idx[k];
+    for (int d = nd - 1; d >= 0; --d) {
+      coords[k * nd + d] = rest % s[d];
+      rest /= s[d];
+    }
+  }
+}
+
+MX_REGISTER_OP(_npx_nonzero)
+    .AddAlias("_npi_nonzero")
+    .Describe(
+        "Coordinates (int64, one row per element) of the non-zero elements: "
+        "shape (N, ndim), N depending on the values.")
+    .SetNumInputs(1)
+    .SetInputNames({"x"})
+    .SetInferShape(NonzeroShape)
+    .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
+                     std::vector<DType>* out) {
+      OutputTypeIs(DType::kInt64, attrs, in, out);
+    })
+    .SetComputeDynamic(Context::kCPU, NonzeroCompute);
 
 // ---- boolean_mask. ----
 
@@ -239,6 +281,7 @@ MX_REGISTER_OP(_backward_boolean_mask)
   });
   // Integer indices: piecewise constant in the data, zero gradient.
   SetGradient("flatnonzero", [](B&, const E&) { return E{NodeEntry{}}; });
+  SetGradient("_npx_nonzero", [](B&, const E&) { return E{NodeEntry{}}; });
   return true;
 }();
 

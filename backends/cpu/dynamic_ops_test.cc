@@ -78,6 +78,33 @@ TEST(FlatNonzero, FixedCases) {
   EXPECT_EQ(nd::flatnonzero(nd::zeros(TShape::Scalar())).shape(), TShape({0}));
 }
 
+// np.nonzero / np.argwhere: one row of C-order coordinates per non-zero
+// element, (N, ndim) int64.
+TEST(NpxNonzero, CoordinatesPerRow) {
+  const NDArray x = ArrayOf({2, 3}, {0, 1.5, 0, -2, 0, 1e-30}, DType::kFloat64);
+  NDArray y = nd::Call("_npx_nonzero", {x});
+  EXPECT_EQ(y.shape(), TShape({3, 2}));
+  EXPECT_EQ(y.dtype(), DType::kInt64);
+  EXPECT_EQ(y.ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
+  y = nd::Call("_npi_nonzero", {NDArray::FromVector<bool>(
+                                   {2, 1, 2}, {false, true, true, false})});
+  EXPECT_EQ(y.ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(nd::Call("_npx_nonzero", {nd::zeros({4})}).shape(), TShape({0, 1}));
+  // A 0-d input has no coordinates to give: (1, 0) or (0, 0).
+  EXPECT_EQ(nd::Call("_npx_nonzero", {nd::full(TShape::Scalar(), 2)}).shape(),
+            TShape({1, 0}));
+  // The reference: flatnonzero's indices unravelled.
+  const NDArray r = RandomArray({3, 4, 5}, DType::kFloat32, -1, 1, 9);
+  const NDArray kept = nd::Call("_npx_nonzero", {nd::Call("relu", {r})});
+  const std::vector<int64_t> flat =
+      nd::flatnonzero(nd::Call("relu", {r})).ToVector<int64_t>();
+  const std::vector<int64_t> got = kept.ToVector<int64_t>();
+  ASSERT_EQ(got.size(), flat.size() * 3);
+  for (size_t k = 0; k < flat.size(); ++k) {
+    EXPECT_EQ(got[3 * k] * 20 + got[3 * k + 1] * 5 + got[3 * k + 2], flat[k]);
+  }
+}
+
 TEST(FlatNonzero, InferenceGivesRankOneUnknownLengthInt64) {
   const Op& op = OpRegistry::Get()->Lookup("flatnonzero");
   EXPECT_TRUE(op.is_dynamic_shape());

@@ -49,6 +49,22 @@ __global__ void NonZeroIndexKernel(int64_t n, const I* index,
   }
 }
 
+template <typename I>
+__global__ void NonZeroCoordsKernel(int64_t n, const I* index,
+                                    const int64_t* pos, NonZeroShape s,
+                                    int64_t* y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    if (!NonZero(index[i])) continue;
+    int64_t* row = y + (pos[i] - 1) * s.ndim;
+    int64_t rest = i;
+    for (int d = s.ndim - 1; d >= 0; --d) {
+      row[d] = rest % s.dims[d];
+      rest /= s.dims[d];
+    }
+  }
+}
+
 // One thread per byte of the kept rows: row r of data goes to row
 // pos[r] - 1 of y.
 template <typename I>
@@ -134,6 +150,18 @@ cudaError_t ScatterNonZeroIndices(int dtype, int64_t n, const void* index,
     using I = decltype(tag);
     NonZeroIndexKernel<I><<<Blocks(n), kThreads, 0, stream>>>(
         n, static_cast<const I*>(index), positions, y);
+  });
+}
+
+cudaError_t ScatterNonZeroCoords(int dtype, int64_t n, const void* index,
+                                 const int64_t* positions,
+                                 const NonZeroShape& shape, int64_t* y,
+                                 cudaStream_t stream) {
+  if (n == 0 || shape.ndim == 0) return cudaSuccess;
+  return IndexDispatch(dtype, [&](auto tag) {
+    using I = decltype(tag);
+    NonZeroCoordsKernel<I><<<Blocks(n), kThreads, 0, stream>>>(
+        n, static_cast<const I*>(index), positions, shape, y);
   });
 }
 

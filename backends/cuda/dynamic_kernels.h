@@ -28,6 +28,19 @@ cudaError_t ScatterNonZeroIndices(int dtype, int64_t n, const void* index,
                                   const int64_t* positions, int64_t* y,
                                   cudaStream_t stream);
 
+// _npx_nonzero: row positions[i] - 1 of y (ndim int64 each) gets the
+// C-order coordinates of element i of an index of `shape` where it is
+// non-zero (ndim <= kMaxNonZeroDims).
+constexpr int kMaxNonZeroDims = 8;
+struct NonZeroShape {
+  int ndim = 0;
+  int64_t dims[kMaxNonZeroDims];
+};
+cudaError_t ScatterNonZeroCoords(int dtype, int64_t n, const void* index,
+                                 const int64_t* positions,
+                                 const NonZeroShape& shape, int64_t* y,
+                                 cudaStream_t stream);
+
 // boolean_mask: the kept rows of data (rows of row_bytes bytes) packed into
 // y in order.
 cudaError_t GatherKeptRows(int dtype, int64_t rows, int64_t row_bytes,

@@ -1,4 +1,5 @@
-// GPU kernels for the dynamic-shape ops flatnonzero and boolean_mask (and
+// GPU kernels for the dynamic-shape ops flatnonzero, _npx_nonzero and
+// boolean_mask (and
 // boolean_mask's gradient): the non-zero positions are counted on the GPU,
 // the count is read back (the kernel's one stream synchronization: the
 // output cannot be allocated before it is known), and the output is
@@ -59,6 +60,27 @@ void FlatNonzero(const KernelContext& ctx, const Attrs&, Tensors in,
       in[0].dtype());
 }
 
+// _npx_nonzero: (count, ndim) int64 coordinates.
+void Nonzero(const KernelContext& ctx, const Attrs&, Tensors in, const int32_t*,
+             Tensors) {
+  const std::string op = "_npx_nonzero";
+  const Tensor x = in[0];
+  if (x.ndim() > kMaxNonZeroDims) {
+    Unsupported(op, "input of rank " + std::to_string(x.ndim()));
+  }
+  const NonZeros nz = CountNonZeros(op, ctx, x);
+  const Tensor y = ctx.AllocOutput(0, {nz.count, x.ndim()});
+  if (nz.count == 0 || x.ndim() == 0) return;
+  NonZeroShape shape;
+  shape.ndim = x.ndim();
+  for (int d = 0; d < x.ndim(); ++d) shape.dims[d] = x.dim(d);
+  CheckLaunch(
+      op,
+      ScatterNonZeroCoords(x.dtype(), x.size(), x.data<void>(), nz.positions,
+                           shape, y.data<int64_t>(), StreamOf(ctx)),
+      x.dtype());
+}
+
 void BooleanMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
                  const int32_t*, Tensors) {
   const std::string op = "boolean_mask";
@@ -111,6 +133,7 @@ void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
 
 void RegisterDynamicOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "flatnonzero", FlatNonzero);
+  RegisterGpuKernel(plugin, "_npx_nonzero", Nonzero);
   RegisterGpuKernel(plugin, "boolean_mask", BooleanMask);
   RegisterGpuKernel(plugin, "_backward_boolean_mask", BooleanMaskBackward);
 }

@@ -341,6 +341,11 @@ void AddLayoutCases(std::vector<OpCase>* t) {
   nonzero.hi = 2;
   nonzero.int32_inputs = {0};
   t->push_back(nonzero);
+  OpCase coords = Shaped("_npx_nonzero", {{{7}}, {{3, 4}}, {{2, 3, 5}}}, {{}});
+  coords.lo = -1;
+  coords.hi = 2;
+  coords.int32_inputs = {0};
+  t->push_back(coords);
   OpCase mask = Shaped("boolean_mask",
                        {{{5, 3}, {5}}, {{6}, {6}}, {{4, 2, 3}, {4}}}, {{}});
   mask.ranges = {{-1, 1}, {0, 2}};
