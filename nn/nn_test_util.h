@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,41 @@ inline RunResult RunWithGrad(Block& block, const NDArray& x,
   }
   r.input_grad = ToDouble(input.grad());
   return r;
+}
+
+// Dense(4, relu), BatchNorm, Dense(2), initialized: parameters with
+// arguments and auxiliary states, for the parameter-file tests.
+inline std::shared_ptr<HybridSequential> DenseBatchNormNet() {
+  auto net = std::make_shared<HybridSequential>();
+  net->Add(std::make_shared<Dense>(4, "relu"))
+      .Add(std::make_shared<BatchNorm>())
+      .Add(std::make_shared<Dense>(2));
+  net->Initialize(init::Xavier());
+  return net;
+}
+
+// Exports a hybridized DenseBatchNormNet as `prefix`-symbol.json and
+// `prefix`-0007.params in `format`, checks that the parameter file names
+// every array "arg:" or "aux:" (BatchNorm's two statistics) as MXNet's
+// export does, and that SymbolBlock::Import computes what the net did.
+inline void ExpectMXNetExportImportsBack(ParamsFormat format,
+                                         const std::string& prefix) {
+  auto net = DenseBatchNormNet();
+  net->Hybridize();
+  const NDArray x = RandomArray({3, 5});
+  const std::vector<double> expected = ToDouble((*net)(x));
+  net->Export(prefix, 7, format);
+  const NamedArrays raw = LoadArrays(prefix + "-0007.params");
+  int args = 0, aux = 0;
+  for (const auto& [name, array] : raw) {
+    args += name.rfind("arg:", 0) == 0;
+    aux += name.rfind("aux:", 0) == 0;
+  }
+  EXPECT_EQ(aux, 2);
+  EXPECT_EQ(args + aux, static_cast<int>(raw.size()));
+  auto loaded = SymbolBlock::Import(prefix + "-symbol.json", {"data"},
+                                    prefix + "-0007.params");
+  EXPECT_EQ(ToDouble((*loaded)(x)), expected);
 }
 
 }  // namespace testing

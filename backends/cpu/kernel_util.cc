@@ -1,6 +1,8 @@
 #include "backends/cpu/kernel_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
@@ -119,6 +121,15 @@ void RequireFloat(const NodeAttrs& attrs, DType t) {
     throw DTypeError(absl::StrCat(OpLabel(attrs), ": dtype ", DTypeName(t),
                                   " is not supported; a floating-point dtype "
                                   "(float32, float64, float16) is required"));
+  }
+}
+
+void RequireTemperature(const NodeAttrs& attrs,
+                        const std::optional<double>& temperature) {
+  if (temperature && !(*temperature != 0 && std::isfinite(*temperature))) {
+    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
+                                       ": temperature=", *temperature,
+                                       " must be finite and non-zero"));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -212,6 +213,10 @@ void OutputTypeIs(DType t, const NodeAttrs& attrs, std::vector<DType>* in,
 // Throws DTypeError unless `t` is one of the listed kinds.
 void RequireFloat(const NodeAttrs& attrs, DType t);
 void RequireNumeric(const NodeAttrs& attrs, DType t);  // Not bool.
+// InvalidArgument unless a softmax temperature (when given) is finite and
+// non-zero.
+void RequireTemperature(const NodeAttrs& attrs,
+                        const std::optional<double>& temperature);
 // Index inputs may have any numeric dtype: DTypeError for bool, naming
 // input `input` (`name`).
 void RequireIndexType(const NodeAttrs& attrs, DType t, int input,

@@ -41,12 +41,7 @@ struct MaskedSoftmaxParam {
 void CheckMaskShape(const NodeAttrs& attrs, const TShape& data,
                     const TShape& mask) {
   const MaskedSoftmaxParam& p = attrs.get<MaskedSoftmaxParam>();
-  if (p.temperature &&
-      !(*p.temperature != 0 && std::isfinite(*p.temperature))) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": temperature=", *p.temperature,
-                                       " must be finite and non-zero"));
-  }
+  RequireTemperature(attrs, p.temperature);
   if (!data.ndim_known()) return;
   data.CheckAxis(p.axis, OpLabel(attrs).c_str());
   if (!mask.is_known()) return;

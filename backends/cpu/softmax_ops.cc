@@ -52,12 +52,7 @@ std::vector<std::string> SoftmaxInputNames(const NodeAttrs& attrs) {
 void CheckSoftmaxShapes(const NodeAttrs& attrs, std::vector<TShape>* in,
                         const TShape& data, int length_input) {
   const SoftmaxParam& p = attrs.get<SoftmaxParam>();
-  if (p.temperature &&
-      !(*p.temperature != 0 && std::isfinite(*p.temperature))) {
-    throw InvalidArgument(absl::StrCat(OpLabel(attrs),
-                                       ": temperature=", *p.temperature,
-                                       " must be finite and non-zero"));
-  }
+  RequireTemperature(attrs, p.temperature);
   if (!data.ndim_known()) return;
   const int ax = data.CheckAxis(p.axis, OpLabel(attrs).c_str());
   if (!p.use_length) return;
