@@ -4,6 +4,7 @@
 // ZIP64, loading into blocks, and hostile archives.
 #include "nn/npz_file.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -297,6 +298,26 @@ TEST(NpzHostile, HugeClaimedSizesFailBeforeAllocating) {
   std::memcpy(&bytes[extra + 8], &huge, 8);  // compressed size
   const std::string msg = LoadError<InvalidArgument>(bytes);
   EXPECT_TRUE(Contains(msg, "truncated") || Contains(msg, "promised")) << msg;
+}
+
+// A deflated entry whose claimed size is larger or smaller than what it
+// inflates to (the buffer grows with the output, not with the claim).
+TEST(NpzHostile, DeflatedSizeClaimsMustMatch) {
+  const std::string good = ReadAll(kFixtures + "savez_compressed.npz");
+  const size_t central = good.find(std::string("PK\x01\x02", 4));
+  ASSERT_NE(central, std::string::npos);
+  uint32_t compressed, size;
+  std::memcpy(&compressed, &good[central + 20], 4);
+  std::memcpy(&size, &good[central + 24], 4);
+  for (const uint32_t claim :
+       {size - 1, size + 1, std::min<uint32_t>(compressed * 1000, 1u << 30)}) {
+    std::string bad = good;
+    std::memcpy(&bad[central + 24], &claim, 4);
+    const std::string msg = LoadError<InvalidArgument>(bad);
+    EXPECT_TRUE(Contains(msg, "does not inflate to") &&
+                Contains(msg, "arg:fc_weight.npy"))
+        << msg;
+  }
 }
 
 TEST(NpzHostile, UnsupportedFeaturesAreNotImplemented) {

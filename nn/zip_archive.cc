@@ -56,29 +56,43 @@ uint32_t Crc32(uint32_t crc, const void* data, size_t n) {
       crc32_z(crc, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 
-// Raw deflate data (no zlib header) into exactly `out.size()` bytes.
-bool Inflate(const std::vector<char>& in, std::vector<char>& out) {
+// Raw deflate data (no zlib header) that must inflate to exactly `size`
+// bytes, into *out. The buffer grows with the output that arrives (from
+// 1 MiB, doubling, up to `size`), so a corrupt size claim costs nothing
+// until the data backs it; more output than claimed fails.
+bool Inflate(const std::vector<char>& in, uint64_t size,
+             std::vector<char>* out) {
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return false;
-  constexpr size_t kChunk = std::numeric_limits<uInt>::max();
-  size_t in_at = 0, out_at = 0;
+  constexpr size_t kStep = std::numeric_limits<uInt>::max();
+  constexpr size_t kFirst = size_t{1} << 20;
+  size_t in_at = 0, filled = 0;
+  char beyond = 0;  // where output past `size` would go
+  out->clear();
   int rc = Z_OK;
   while (rc == Z_OK) {
+    if (filled == out->size() && filled < size) {
+      out->resize(static_cast<size_t>(
+          std::min<uint64_t>(size, std::max(2 * filled, kFirst))));
+    }
+    const bool full = filled == out->size();
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_at));
-    z.avail_in = static_cast<uInt>(std::min(kChunk, in.size() - in_at));
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + out_at);
-    z.avail_out = static_cast<uInt>(std::min(kChunk, out.size() - out_at));
+    z.avail_in = static_cast<uInt>(std::min(kStep, in.size() - in_at));
+    z.next_out =
+        reinterpret_cast<Bytef*>(full ? &beyond : out->data() + filled);
+    z.avail_out =
+        static_cast<uInt>(full ? 1 : std::min(kStep, out->size() - filled));
     const uInt in_before = z.avail_in, out_before = z.avail_out;
     rc = inflate(&z, Z_NO_FLUSH);
     in_at += in_before - z.avail_in;
-    out_at += out_before - z.avail_out;
+    const size_t wrote = out_before - z.avail_out;
+    if (full && wrote > 0) rc = Z_DATA_ERROR;  // more than claimed
+    if (!full) filled += wrote;
     // No progress with room on both sides: the stream is stuck.
-    if (rc == Z_OK && in_before == z.avail_in && out_before == z.avail_out) {
-      rc = Z_DATA_ERROR;
-    }
+    if (rc == Z_OK && in_before == z.avail_in && wrote == 0) rc = Z_DATA_ERROR;
   }
   inflateEnd(&z);
-  return rc == Z_STREAM_END && out_at == out.size();
+  return rc == Z_STREAM_END && filled == size;
 }
 
 template <typename T>
@@ -272,8 +286,7 @@ std::vector<char> ZipReader::Read(const ZipEntry& e) {
   if (e.method == 0) {
     data = std::move(stored);
   } else {
-    data.resize(static_cast<size_t>(e.size));
-    if (!Inflate(stored, data)) {
+    if (!Inflate(stored, e.size, &data)) {
       Fail(absl::StrCat(label, "'s deflated data does not inflate to ", e.size,
                         " bytes"));
     }
