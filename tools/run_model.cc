@@ -30,8 +30,8 @@
 
 ABSL_FLAG(std::string, symbol, "", "the model's -symbol.json file");
 ABSL_FLAG(std::string, params, "",
-          "its .params file (MXNet's or mxcore's format); empty: random "
-          "weights");
+          "its .params file (MXNet's NDArray list, MXNet 2's .npz or "
+          "mxcore's format); empty: random weights");
 ABSL_FLAG(std::string, inputs, "data:1,3,224,224",
           "input shapes and fills: name:d0,d1,...[:fill];... with fill "
           "uniform (default), intN or constV");
