@@ -375,20 +375,11 @@ void SplitCompute(const OpContext&, const NodeAttrs& attrs,
   const TShape& is = in[0].shape;
   const int a = is.CheckAxis(attrs.get<SplitParam>().axis, "SliceChannel");
   const int64_t n = static_cast<int64_t>(out.size());
-  const int64_t outer = is.ProdDims(0, a);
-  const int64_t block = is.ProdDims(a, is.ndim()) / n;
-  if (in[0].Size() == 0) return;
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    const T* x = in[0].data<T>();
-    ParallelFor(outer * n, std::max<int64_t>(1, kGrain / block),
-                [&](int64_t s, int64_t e) {
-                  for (int64_t k = s; k < e; ++k) {
-                    T* y = out[k % n].data<T>();
-                    CopyBlock(x + k * block, y + (k / n) * block, block,
-                              req[k % n]);
-                  }
-                });
-  });
+  const int64_t piece = is[a] / n;
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (int64_t k = 0; k < n; ++k)
+    pieces.emplace_back(k * piece, (k + 1) * piece);
+  SplitAlongAxis(in[0], a, pieces, req, out);
 }
 
 MX_REGISTER_OP(SliceChannel)
@@ -492,24 +483,15 @@ void SplitLikeCompute(const OpContext&, const NodeAttrs& attrs,
                       const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req,
                       const std::vector<TBlob>& out) {
-  const TShape& is = in[0].shape;
-  const int dim = is.CheckAxis(attrs.get<ConcatParam>().dim, "_split_like");
-  const int64_t outer = is.ProdDims(0, dim);
-  const int64_t inner = is.ProdDims(dim + 1, is.ndim());
-  const int64_t in_block = is[dim] * inner;
-  if (in[0].Size() == 0) return;
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    const T* x = in[0].data<T>();
-    int64_t offset = 0;
-    for (size_t k = 0; k < out.size(); ++k) {
-      const int64_t block = out[k].shape[dim] * inner;
-      T* y = out[k].data<T>();
-      for (int64_t o = 0; o < outer && block > 0; ++o) {
-        CopyBlock(x + o * in_block + offset, y + o * block, block, req[k]);
-      }
-      offset += block;
-    }
-  });
+  const int dim =
+      in[0].shape.CheckAxis(attrs.get<ConcatParam>().dim, "_split_like");
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  int64_t begin = 0;
+  for (const TBlob& o : out) {
+    pieces.emplace_back(begin, begin + o.shape[dim]);
+    begin += o.shape[dim];
+  }
+  SplitAlongAxis(in[0], dim, pieces, req, out);
 }
 
 MX_REGISTER_OP(_split_like)

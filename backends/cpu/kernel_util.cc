@@ -66,6 +66,33 @@ void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out) {
   });
 }
 
+void SplitAlongAxis(const TBlob& in, int axis,
+                    const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                    const std::vector<OpReqType>& req,
+                    const std::vector<TBlob>& out) {
+  const TShape& is = in.shape;
+  const int64_t outer = is.ProdDims(0, axis);
+  const int64_t inner = is.ProdDims(axis + 1, is.ndim());
+  const int64_t row = is[axis] * inner;
+  if (in.Size() == 0) return;
+  MX_DTYPE_SWITCH(in.dtype, T, {
+    const T* x = in.data<T>();
+    for (size_t k = 0; k < out.size(); ++k) {
+      const int64_t begin = pieces[k].first * inner;
+      const int64_t block = (pieces[k].second - pieces[k].first) * inner;
+      if (block == 0 || req[k] == OpReqType::kNullOp) continue;
+      T* y = out[k].data<T>();
+      ParallelFor(outer, std::max<int64_t>(1, (int64_t{1} << 14) / block),
+                  [&](int64_t s, int64_t e) {
+                    for (int64_t o = s; o < e; ++o) {
+                      CopyBlock(x + o * row + begin, y + o * block, block,
+                                req[k]);
+                    }
+                  });
+    }
+  });
+}
+
 TBlob InDType(const OpContext& ctx, const TBlob& b, DType dtype) {
   if (b.dtype == dtype) return b;
   TBlob t;

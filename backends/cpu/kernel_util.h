@@ -178,6 +178,15 @@ std::vector<double> DoublesOf(const TBlob& b);
 // as `req` says; the shapes have equal sizes. Cast's kernel.
 void ConvertBlob(const TBlob& in, OpReqType req, const TBlob& out);
 
+// Copies consecutive pieces of `in` along `axis`: out[k] gets indices
+// [pieces[k].first, pieces[k].second) of that axis, written as req[k] says
+// (out[k]'s shape may drop the axis, as squeeze_axis does). The kernel of
+// SliceChannel, _split_v2 and _split_like.
+void SplitAlongAxis(const TBlob& in, int axis,
+                    const std::vector<std::pair<int64_t, int64_t>>& pieces,
+                    const std::vector<OpReqType>& req,
+                    const std::vector<TBlob>& out);
+
 // `b` itself when it has `dtype`, else a converted copy (ConvertBlob) in
 // the kernel's temporary space (the op must request kTempSpace, e.g. with
 // TempSpaceRequest).

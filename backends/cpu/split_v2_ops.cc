@@ -109,27 +109,7 @@ void SplitV2Compute(const OpContext&, const NodeAttrs& attrs,
                     const std::vector<TBlob>& out) {
   const TShape& is = in[0].shape;
   const int a = is.CheckAxis(attrs.get<SplitV2Param>().axis, "_split_v2");
-  const int64_t outer = is.ProdDims(0, a);
-  const int64_t inner = is.ProdDims(a + 1, is.ndim());
-  const int64_t row = is[a] * inner;
-  if (in[0].Size() == 0) return;
-  const auto pieces = Pieces(attrs, is[a]);
-  MX_DTYPE_SWITCH(in[0].dtype, T, {
-    const T* x = in[0].data<T>();
-    for (size_t k = 0; k < out.size(); ++k) {
-      const int64_t begin = pieces[k].first * inner;
-      const int64_t block = (pieces[k].second - pieces[k].first) * inner;
-      if (block == 0 || req[k] == OpReqType::kNullOp) continue;
-      T* y = out[k].data<T>();
-      ParallelFor(outer, std::max<int64_t>(1, (1 << 14) / block),
-                  [&](int64_t s, int64_t e) {
-                    for (int64_t o = s; o < e; ++o) {
-                      CopyBlock(x + o * row + begin, y + o * block, block,
-                                req[k]);
-                    }
-                  });
-    }
-  });
+  SplitAlongAxis(in[0], a, Pieces(attrs, is[a]), req, out);
 }
 
 MX_REGISTER_OP(_split_v2)
