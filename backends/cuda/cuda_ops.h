@@ -79,6 +79,9 @@ void RegisterNnOps(mxplugin::Plugin& plugin);
 // argmax, argmin, argsort, _arange, tril, triu (index_kernels.cu,
 // order_kernels.cu).
 void RegisterIndexOps(mxplugin::Plugin& plugin);
+// npx.index_add, npx.index_update, their gradients and npx.constraint_check
+// (index_modify_kernels.cu).
+void RegisterIndexModifyOps(mxplugin::Plugin& plugin);
 // LeakyReLU, LayerNorm, L2Normalization, _contrib_div_sqrt_dim,
 // AdaptiveAvgPooling2D, _contrib_ROIAlign and their gradients
 // (norm_kernels.cu, roi_align_kernels.cu).

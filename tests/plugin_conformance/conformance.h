@@ -38,7 +38,8 @@ struct OpCase {
   // Inputs made as int32 integers in [lo, hi) of their range (indices,
   // argmax positions) whatever the case's dtype.
   std::vector<int> int32_inputs;
-  // Inputs made bool (0 or 1 at random; masks) whatever the case's dtype.
+  // Inputs made bool (0 or 1 at random: masks; the floor of the input's
+  // range where `ranges` gives one) whatever the case's dtype.
   std::vector<int> bool_inputs;
   // Inputs made float32 in a float16 case (BatchNorm's parameters and
   // statistics: MXNet's float16 BatchNorm takes them in float32).

@@ -188,8 +188,12 @@ std::vector<NDArray> CaseInputs(const OpCase& c, int v, DType dtype) {
     const bool bools = std::find(c.bool_inputs.begin(), c.bool_inputs.end(),
                                  static_cast<int>(i)) != c.bool_inputs.end();
     if (bools) {
-      std::vector<double> vals = testing::ToDouble(
-          testing::RandomArray(shapes[i], DType::kFloat64, 0, 2, seed));
+      // 0 or 1 at random, unless the case narrows the range ({1, 2}: all
+      // true).
+      const auto bits =
+          i < c.ranges.size() ? c.ranges[i] : std::make_pair(0.0, 2.0);
+      std::vector<double> vals = testing::ToDouble(testing::RandomArray(
+          shapes[i], DType::kFloat64, bits.first, bits.second, seed));
       for (double& x : vals) x = std::floor(x);
       in.push_back(nd::cast(testing::ArrayOf(shapes[i], vals), DType::kBool));
     } else if (integers || dtype == DType::kInt32) {

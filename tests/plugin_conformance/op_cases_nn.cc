@@ -9,10 +9,11 @@ namespace mx {
 namespace conformance {
 namespace cases {
 
-// The indexing ops (take, pick, gather_nd, where, the sequence ops,
-// argmax/min, argsort/sort/topk, _arange, tril, triu) and the gradients the
-// CUDA plugin claims. Index inputs are int32 and reach past the axis for
-// clip/wrap; raise and gather_nd get indices in range (the reference raises
+// The indexing ops (take, pick, gather_nd, index_add/update,
+// constraint_check, where, the sequence ops, argmax/min, argsort/sort/topk,
+// _arange, tril, triu) and the gradients the CUDA plugin claims. Index
+// inputs are int32 and reach past the axis for clip/wrap; raise, gather_nd
+// and index_add/update get indices in range (the reference raises
 // otherwise).
 void AddIndexCases(std::vector<OpCase>* t) {
   OpCase take = Shaped("take", {{{5, 4}, {7}}, {{6, 3, 2}, {2, 2}}},
@@ -88,6 +89,31 @@ void AddIndexCases(std::vector<OpCase>* t) {
   back_gather.ranges = {{-1, 1}, {-2, 2}, {-1, 1}};
   back_gather.int32_inputs = {1};
   t->push_back(back_gather);
+  // npx.index_add / index_update: ind of one and of two index axes, every
+  // position in [0, 3) (so in range for every a here), repeats at random,
+  // val broadcast along positions and the tail. Their gradients take
+  // (out_grad, ind, val), or (out_grad, ind) for index_update's a.
+  const std::vector<std::vector<TShape>> modify = {
+      {{5, 4}, {7}, {7, 4}}, {{4, 3, 2}, {2, 6}, {6, 1}}, {{3, 4}, {3}, {4}}};
+  for (const char* op :
+       {"_npx_index_add", "_npx_index_update", "_backward_index_add_val",
+        "_backward_index_update_val"}) {
+    OpCase c = Shaped(op, modify, {{}});
+    c.ranges = {{-1, 1}, {0, 3}, {-1, 1}};
+    c.int32_inputs = {1};
+    t->push_back(c);
+  }
+  OpCase back_update_a = Shaped("_backward_index_update_a",
+                                {{{5, 4}, {7}}, {{4, 3, 2}, {2, 6}}}, {{}});
+  back_update_a.ranges = {{-1, 1}, {0, 3}};
+  back_update_a.int32_inputs = {1};
+  t->push_back(back_update_a);
+  // npx.constraint_check on inputs that hold (every element true).
+  OpCase check = Shaped("_npx_constraint_check", {{{7}}, {{2, 3, 4}}},
+                        {{}, {{"msg", "must hold"}}});
+  check.ranges = {{1, 2}};
+  check.bool_inputs = {0};
+  t->push_back(check);
   // Conditions of 0 and 1; broadcasting and MXNet's row form.
   OpCase where = Shaped("where",
                         {{{3, 4}, {3, 4}, {3, 4}},
