@@ -82,6 +82,8 @@ void RegisterIndexOps(mxplugin::Plugin& plugin);
 // npx.index_add, npx.index_update, their gradients and npx.constraint_check
 // (index_modify_kernels.cu).
 void RegisterIndexModifyOps(mxplugin::Plugin& plugin);
+// np.einsum and its gradient (einsum_kernels.cu).
+void RegisterEinsumOps(mxplugin::Plugin& plugin);
 // LeakyReLU, LayerNorm, L2Normalization, _contrib_div_sqrt_dim,
 // AdaptiveAvgPooling2D, _contrib_ROIAlign and their gradients
 // (norm_kernels.cu, roi_align_kernels.cu).

@@ -24,6 +24,7 @@ MX_PLUGIN("cuda", [](mxplugin::Plugin& plugin) {
   mx_cuda::RegisterNnOps(plugin);
   mx_cuda::RegisterIndexOps(plugin);
   mx_cuda::RegisterIndexModifyOps(plugin);
+  mx_cuda::RegisterEinsumOps(plugin);
   mx_cuda::RegisterNormOps(plugin);
   mx_cuda::RegisterGroupNormOps(plugin);
   mx_cuda::RegisterResizeOps(plugin);

@@ -110,6 +110,26 @@ void AddNumpyCases(std::vector<OpCase>* t) {
                        {{2, 3, 3, 2}, {2, 1, 3, 4}, {3, 4, 2}},
                        {{2, 3}, {4}, {2, 4, 3}}},
                       {{}}));
+  // np.einsum: a product with broadcast batches through '...' (explicit
+  // and implicit output), a diagonal, a transpose, a trace, three
+  // operands; the gradient kernel.
+  const AttrDict two_matmul = {{"num_args", "2"},
+                               {"subscripts", "...ij,...jk->...ik"}};
+  t->push_back(Shaped(
+      "_npi_einsum",
+      {{{3, 4}, {4, 5}}, {{2, 3, 4}, {2, 4, 5}}, {{2, 1, 3, 4}, {3, 4, 2}}},
+      {two_matmul, {{"num_args", "2"}, {"subscripts", "...ij,...jk"}}}));
+  t->push_back(Shaped("_npi_einsum", {{{3, 3}}, {{4, 4}}},
+                      {{{"num_args", "1"}, {"subscripts", "ii->i"}},
+                       {{"num_args", "1"}, {"subscripts", "ij->ji"}},
+                       {{"num_args", "1"}, {"subscripts", "ii"}}}));
+  t->push_back(Shaped("_npi_einsum", {{{2, 3}, {3, 4}, {4}}},
+                      {{{"num_args", "3"}, {"subscripts", "ij,jk,k->ji"}}}));
+  t->push_back(Shaped("_backward_npi_einsum",
+                      {{{3, 5}, {3, 4}, {4, 5}},
+                       {{2, 3, 5}, {2, 3, 4}, {2, 4, 5}},
+                       {{2, 3, 3, 2}, {2, 1, 3, 4}, {3, 4, 2}}},
+                      {two_matmul}));
   // np.split (_split_v2): indices with np.split's leading 0, a first piece
   // past 0, an empty piece, sections, squeeze_axis.
   t->push_back(Shaped("_split_v2", {{{6, 4}}, {{5, 2}}},
