@@ -75,6 +75,10 @@ constexpr Mxnet2Name kMxnet2Names[] = {
     {"tile", "_npi_tile"},
     {"take", "_npi_take"},
     {"gather_nd", "_npi_gather_nd"},
+    // x[idx0, idx1, ...] with integer arrays in a Symbol graph: MXNet 2
+    // stacks them into (M, ...) indices, gather_nd's (negative indices
+    // count from the end, others out of range are errors, as there).
+    {"gather_nd", "_npi_advanced_indexing_multiple"},
     {"gather_nd", "_npx_gather_nd"},
     {"_contrib_boolean_mask", "_npi_boolean_mask"},
     {"_split_v2", "_npi_array_split"},

@@ -445,7 +445,8 @@ TEST(NumpyNames, Mxnet2NamesOfLegacyLayers) {
            {"_npi_take", "take"},
            {"_npi_boolean_mask", "boolean_mask"},
            {"_npi_array_split", "_split_v2"},
-           {"_npx_gather_nd", "gather_nd"}}) {
+           {"_npx_gather_nd", "gather_nd"},
+           {"_npi_advanced_indexing_multiple", "gather_nd"}}) {
     EXPECT_EQ(OpRegistry::Get()->Lookup(mxnet2).name(), legacy);
   }
   const NDArray x = ArrayOf({2, 3}, {1, -2, 3, -4, 5, -6});
