@@ -213,6 +213,14 @@ void ValGradient(const NodeAttrs& attrs, const std::vector<TBlob>& in,
   });
 }
 
+template <bool kWinnersOnly>
+void ValGradientCompute(const OpContext&, const NodeAttrs& attrs,
+                        const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req,
+                        const std::vector<TBlob>& out) {
+  ValGradient(attrs, in, req[0], out[0], kWinnersOnly);
+}
+
 // (out_grad, ind) -> a_grad of index_update: out_grad, 0 where updated.
 void IndexUpdateAGradCompute(const OpContext&, const NodeAttrs& attrs,
                              const std::vector<TBlob>& in,
@@ -246,6 +254,16 @@ Op& RegisterIndexModify(const char* name) {
       .SetInferType(IndexModifyType);
 }
 
+// The gradient ops: (out_grad, ind, ...) -> a float gradient of
+// out_grad's dtype.
+void GradientType(const NodeAttrs& attrs, std::vector<DType>* in,
+                  std::vector<DType>* out) {
+  AssignType(attrs, out, 0, (*in)[0], true);
+  AssignType(attrs, in, 0, (*out)[0], false);
+  if ((*out)[0] != DType::kUnknown) RequireFloat(attrs, (*out)[0]);
+  RequireIndexDType(attrs, (*in)[1]);
+}
+
 // The gradient ops' val_grad: (out_grad, ind, val) -> val's shape.
 Op& RegisterValGradient(const char* name) {
   return OpRegistry::Get()
@@ -257,13 +275,7 @@ Op& RegisterValGradient(const char* name) {
         AssignShape(attrs, out, 0, (*in)[2], true);
         AssignShape(attrs, in, 2, (*out)[0], false);
       })
-      .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                       std::vector<DType>* out) {
-        AssignType(attrs, out, 0, (*in)[0], true);
-        AssignType(attrs, in, 0, (*out)[0], false);
-        if ((*out)[0] != DType::kUnknown) RequireFloat(attrs, (*out)[0]);
-        RequireIndexDType(attrs, (*in)[1]);
-      });
+      .SetInferType(GradientType);
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -279,20 +291,10 @@ Op& RegisterValGradient(const char* name) {
       .SetCompute(Context::kCPU, IndexUpdateCompute);
   RegisterValGradient("_backward_index_add_val")
       .Describe("Gradient of _npx_index_add for val.")
-      .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
-                                    const std::vector<TBlob>& in,
-                                    const std::vector<OpReqType>& req,
-                                    const std::vector<TBlob>& out) {
-        ValGradient(attrs, in, req[0], out[0], false);
-      });
+      .SetCompute(Context::kCPU, ValGradientCompute<false>);
   RegisterValGradient("_backward_index_update_val")
       .Describe("Gradient of _npx_index_update for val.")
-      .SetCompute(Context::kCPU, [](const OpContext&, const NodeAttrs& attrs,
-                                    const std::vector<TBlob>& in,
-                                    const std::vector<OpReqType>& req,
-                                    const std::vector<TBlob>& out) {
-        ValGradient(attrs, in, req[0], out[0], true);
-      });
+      .SetCompute(Context::kCPU, ValGradientCompute<true>);
   OpRegistry::Get()
       ->Register("_backward_index_update_a")
       .Describe("Gradient of _npx_index_update for a.")
@@ -303,13 +305,7 @@ Op& RegisterValGradient(const char* name) {
         AssignShape(attrs, out, 0, (*in)[0], true);
         AssignShape(attrs, in, 0, (*out)[0], false);
       })
-      .SetInferType([](const NodeAttrs& attrs, std::vector<DType>* in,
-                       std::vector<DType>* out) {
-        AssignType(attrs, out, 0, (*in)[0], true);
-        AssignType(attrs, in, 0, (*out)[0], false);
-        if ((*out)[0] != DType::kUnknown) RequireFloat(attrs, (*out)[0]);
-        RequireIndexDType(attrs, (*in)[1]);
-      })
+      .SetInferType(GradientType)
       .SetCompute(Context::kCPU, IndexUpdateAGradCompute);
 
   using B = GradBuilder;
