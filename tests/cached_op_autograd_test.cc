@@ -204,5 +204,31 @@ TEST(CachedOpAutograd, OpByOpRecordsEveryOutput) {
   EXPECT_TRUE(AllClose(ToDouble(w.grad()), std::vector<double>(6, 0.0)));
 }
 
+// MXNet 2's x[idx] (_npi_advanced_indexing, dynamic shape) in a graph:
+// rows picked twice get their gradients added.
+TEST(CachedOpAutograd, AdvancedIndexingGradient) {
+  Symbol x = Symbol::Variable("x"), w = Symbol::Variable("w"),
+         idx = Symbol::Variable("idx");
+  CachedOp op(Symbol::Create("_npi_advanced_indexing",
+                             {Symbol::Create("elemwise_mul", {x, w}), idx}));
+  const NDArray xv =
+      testing::ArrayOf({3, 2}, {1, 2, 3, 4, 5, 6}, DType::kFloat64);
+  const NDArray iv = testing::ArrayOf({3}, {2, 0, 2}, DType::kInt32);
+  NDArray wv = RandomArray({3, 2}, DType::kFloat64, -1, 1, 3);
+  autograd::AttachGrad(&wv);
+  std::vector<NDArray> y;
+  {
+    autograd::RecordScope record;
+    y = op.Forward({xv, wv, iv});
+  }
+  EXPECT_EQ(y[0].shape(), TShape({3, 2}));
+  const NDArray h =
+      testing::ArrayOf({3, 2}, {1, 2, 3, 4, 5, 6}, DType::kFloat64);
+  autograd::Backward({y[0]}, {h});
+  // Row 0 gets h's row 1 (3, 4) times x's row 0; row 2 gets h's rows 0
+  // and 2 ((1, 2) + (5, 6)) times x's row 2; row 1 nothing.
+  EXPECT_TRUE(AllClose(ToDouble(wv.grad()), {3, 8, 0, 0, 30, 48}));
+}
+
 }  // namespace
 }  // namespace mx

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "gtest/gtest.h"
+#include "imperative/imperative.h"
 #include "imperative/nd.h"
 #include "testing/op_test_util.h"
 
@@ -257,16 +258,96 @@ TEST(BackwardBooleanMask, RanksAndIndexLengthAreChecked) {
   const NDArray data = ArrayOf({4, 2}, std::vector<double>(8, 0.0));
   testing::ExpectError<ShapeError>(
       [&] {
-        imperative::Invoke("_backward_boolean_mask",
-                           {ArrayOf({2}, {1, 2}), data, ArrayOf({4}, {0, 1, 0, 1})});
+        imperative::Invoke(
+            "_backward_boolean_mask",
+            {ArrayOf({2}, {1, 2}), data, ArrayOf({4}, {0, 1, 0, 1})});
       },
       {"_backward_boolean_mask", "ograd", "rank"});
   testing::ExpectError<ShapeError>(
       [&] {
-        imperative::Invoke("_backward_boolean_mask",
-                           {ArrayOf({1, 2}, {1, 2}), data, ArrayOf({5}, {0, 1, 0, 0, 0})});
+        imperative::Invoke(
+            "_backward_boolean_mask",
+            {ArrayOf({1, 2}, {1, 2}), data, ArrayOf({5}, {0, 1, 0, 0, 0})});
       },
       {"_backward_boolean_mask", "index", "data.shape[0] = 4"});
+}
+
+// MXNet 2's x[index] in Symbol graphs: integer indices take rows (negative
+// ones from the end), a bool index keeps rows as boolean_mask.
+TEST(AdvancedIndexing, IntegerRowsAndBoolMasks) {
+  const NDArray data = ArrayOf({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  for (DType t : {DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8}) {
+    const NDArray idx = ArrayOf({2, 2}, {0, 3, 3, 1}, t);
+    const NDArray y =
+        imperative::Invoke("_npi_advanced_indexing", {data, idx})[0];
+    EXPECT_EQ(y.shape(), TShape({2, 2, 2})) << DTypeName(t);
+    EXPECT_EQ(ToDouble(y), (std::vector<double>{0, 1, 6, 7, 6, 7, 2, 3}));
+  }
+  const NDArray back =
+      imperative::Invoke("_npi_advanced_indexing",
+                         {data, ArrayOf({2}, {-1, -4}, DType::kInt64)})[0];
+  EXPECT_EQ(ToDouble(back), (std::vector<double>{6, 7, 0, 1}));
+  const NDArray scalar_index = imperative::Invoke(
+      "_npi_advanced_indexing",
+      {data, ArrayOf(TShape::Scalar(), {2}, DType::kInt32)})[0];
+  EXPECT_EQ(scalar_index.shape(), TShape({2}));
+  EXPECT_EQ(ToDouble(scalar_index), (std::vector<double>{4, 5}));
+  const NDArray kept =
+      imperative::Invoke("_npi_advanced_indexing",
+                         {data, ArrayOf({4}, {1, 0, 0, 1}, DType::kBool)})[0];
+  EXPECT_EQ(kept.shape(), TShape({2, 2}));
+  EXPECT_EQ(ToDouble(kept), (std::vector<double>{0, 1, 6, 7}));
+}
+
+TEST(AdvancedIndexing, GradientAddsRowsBack) {
+  // Row 1 picked twice: its gradient adds up.
+  const NDArray data = ArrayOf({3, 2}, std::vector<double>(6, 9.0));
+  const NDArray ograd = ArrayOf({3, 2}, {1, 2, 3, 4, 5, 6});
+  const NDArray idx = ArrayOf({3}, {1, 2, 1}, DType::kInt32);
+  EXPECT_EQ(ToDouble(imperative::Invoke("_backward_np_advanced_indexing",
+                                        {ograd, data, idx})[0]),
+            (std::vector<double>{0, 0, 6, 8, 3, 4}));
+  const NDArray mask = ArrayOf({3}, {0, 1, 1}, DType::kBool);
+  EXPECT_EQ(ToDouble(imperative::Invoke(
+                "_backward_np_advanced_indexing",
+                {ArrayOf({2, 2}, {1, 2, 3, 4}), data, mask})[0]),
+            (std::vector<double>{0, 0, 1, 2, 3, 4}));
+}
+
+TEST(AdvancedIndexing, BadIndicesAreTypedErrors) {
+  const NDArray data = ArrayOf({4, 2}, std::vector<double>(8, 0.0));
+  const auto run = [&](const NDArray& idx) {
+    imperative::Invoke("_npi_advanced_indexing", {data, idx})[0].WaitToRead();
+  };
+  ExpectError<InvalidArgument>(
+      [&] {
+        run(ArrayOf({2}, {1, 4}, DType::kInt32));
+      },
+      {"_npi_advanced_indexing", "holds 4", "axis 0"});
+  ExpectError<InvalidArgument>([&] { run(ArrayOf({1}, {-5}, DType::kInt64)); },
+                               {"_npi_advanced_indexing", "holds -5"});
+  ExpectError<DTypeError>([&] { run(ArrayOf({1}, {1})); },
+                          {"_npi_advanced_indexing", "integer or bool"});
+  ExpectError<ShapeError>(
+      [&] {
+        run(ArrayOf({3}, {1, 0, 1}, DType::kBool));
+      },
+      {"_npi_advanced_indexing", "length of axis 0"});
+  ExpectError<ShapeError>(
+      [&] {
+        imperative::Invoke(
+            "_npi_advanced_indexing",
+            {ArrayOf(TShape::Scalar(), {1}), ArrayOf({1}, {0}, DType::kInt32)});
+      },
+      {"_npi_advanced_indexing", "0-d"});
+  ExpectError<ShapeError>(
+      [&] {
+        imperative::Invoke("_backward_np_advanced_indexing",
+                           {ArrayOf({3, 2}, std::vector<double>(6, 1.0)), data,
+                            ArrayOf({2}, {0, 1}, DType::kInt32)})[0]
+            .WaitToRead();
+      },
+      {"_backward_np_advanced_indexing", "(3,2)", "pick (2,2)"});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// GPU kernels for the dynamic-shape ops flatnonzero, _npx_nonzero and
-// boolean_mask (and
-// boolean_mask's gradient): the non-zero positions are counted on the GPU,
+// GPU kernels for the dynamic-shape ops flatnonzero, _npx_nonzero,
+// boolean_mask and _npi_advanced_indexing (and the gradients of the last
+// two): the non-zero positions are counted on the GPU,
 // the count is read back (the kernel's one stream synchronization: the
 // output cannot be allocated before it is known), and the output is
 // allocated through the plugin ABI's alloc_output and filled.
@@ -10,6 +10,7 @@
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/dynamic_kernels.h"
+#include "backends/cuda/index_kernels.h"
 
 namespace mx_cuda {
 namespace {
@@ -81,11 +82,9 @@ void Nonzero(const KernelContext& ctx, const Attrs&, Tensors in, const int32_t*,
       x.dtype());
 }
 
-void BooleanMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
-                 const int32_t*, Tensors) {
-  const std::string op = "boolean_mask";
-  const Tensor data = in[0], index = in[1];
-  if (attrs.Get("axis", "0") != "0") Unsupported(op, "axis other than 0");
+// boolean_mask's kernel, also _npi_advanced_indexing's with a bool index.
+void RunBooleanMask(const std::string& op, const KernelContext& ctx,
+                    const Tensor& data, const Tensor& index) {
   if (data.ndim() == 0 || index.ndim() != 1 || index.dim(0) != data.dim(0)) {
     throw Error(MX_STATUS_SHAPE_ERROR,
                 op + ": index must be 1-D with data's first extent");
@@ -104,13 +103,20 @@ void BooleanMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
               index.dtype());
 }
 
-// (ograd, data, index) -> data-shaped gradient.
-void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
-                         const int32_t* req, Tensors out) {
-  const std::string op = "_backward_boolean_mask";
-  if (req[0] == MX_REQ_NULL) return;
-  RequireNumeric(op, out[0]);
-  const Tensor g = in[0], index = in[2], dx = out[0];
+void BooleanMask(const KernelContext& ctx, const Attrs& attrs, Tensors in,
+                 const int32_t*, Tensors) {
+  const std::string op = "boolean_mask";
+  if (attrs.Get("axis", "0") != "0") Unsupported(op, "axis other than 0");
+  RunBooleanMask(op, ctx, in[0], in[1]);
+}
+
+// boolean_mask's gradient (ograd, data, index) -> data-shaped gradient,
+// also _npi_advanced_indexing's with a bool index.
+void RunBooleanMaskBackward(const std::string& op, const KernelContext& ctx,
+                            const Tensor& g, const Tensor& index, int32_t req,
+                            const Tensor& dx) {
+  if (req == MX_REQ_NULL) return;
+  RequireNumeric(op, dx);
   const NonZeros nz = CountNonZeros(op, ctx, index);
   const int64_t rows = dx.ndim() == 0 ? 0 : dx.dim(0);
   const int64_t row = rows == 0 ? 0 : dx.size() / rows;
@@ -125,8 +131,78 @@ void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
       op,
       ScatterKeptRows(dx.dtype(), index.dtype(), rows, row, index.data<void>(),
                       nz.positions, g.data<void>(), dx.data<void>(),
-                      req[0] == MX_REQ_ADD, StreamOf(ctx)),
+                      req == MX_REQ_ADD, StreamOf(ctx)),
       dx.dtype());
+}
+
+void BooleanMaskBackward(const KernelContext& ctx, const Attrs&, Tensors in,
+                         const int32_t* req, Tensors out) {
+  RunBooleanMaskBackward("_backward_boolean_mask", ctx, in[0], in[2], req[0],
+                         out[0]);
+}
+
+// _npi_advanced_indexing: a bool index as boolean_mask; integer indices
+// take rows of data (take's kernel along axis 0 in raise mode: negative
+// indices count from the end, others out of range are flagged).
+TakeShape RowTake(const std::string& op, const Tensor& data,
+                  const Tensor& index) {
+  if (data.ndim() == 0) {
+    throw Error(MX_STATUS_SHAPE_ERROR, op + ": data is 0-d");
+  }
+  TakeShape s;
+  s.outer = 1;
+  s.n = data.dim(0);
+  s.m = index.size();
+  s.inner = Prod(data, 1, data.ndim());
+  return s;
+}
+
+const char kRowRangeWhy[] =
+    "input 1 (indices) holds an index out of range for axis 0 of data";
+
+void AdvancedIndexing(const KernelContext& ctx, const Attrs&, Tensors in,
+                      const int32_t*, Tensors) {
+  const std::string op = "_npi_advanced_indexing";
+  const Tensor data = in[0], index = in[1];
+  if (index.dtype() == MX_DTYPE_BOOL)
+    return RunBooleanMask(op, ctx, data, index);
+  const TakeShape s = RowTake(op, data, index);
+  std::vector<int64_t> shape = index.shape();
+  for (int d = 1; d < data.ndim(); ++d) shape.push_back(data.dim(d));
+  const Tensor y = ctx.AllocOutput(0, shape);
+  int* bad = FlagAndScratch(ctx, op, 0, nullptr);
+  CheckLaunch(op,
+              LaunchTake(data.dtype(), index.dtype(), s, TakeMode::kRaise,
+                         data.data<void>(), index.data<void>(), y.data<void>(),
+                         MX_REQ_WRITE, bad, StreamOf(ctx)),
+              data.dtype());
+  CheckFlag(ctx, op, bad, kRowRangeWhy);
+}
+
+// (ograd, data, indices) -> data-shaped gradient.
+void AdvancedIndexingBackward(const KernelContext& ctx, const Attrs&,
+                              Tensors in, const int32_t* req, Tensors out) {
+  const std::string op = "_backward_np_advanced_indexing";
+  const Tensor g = in[0], index = in[2], dx = out[0];
+  if (index.dtype() == MX_DTYPE_BOOL) {
+    return RunBooleanMaskBackward(op, ctx, g, index, req[0], dx);
+  }
+  if (req[0] == MX_REQ_NULL) return;
+  const TakeShape s = RowTake(op, dx, index);
+  if (g.size() != s.m * s.inner) {
+    throw Error(MX_STATUS_SHAPE_ERROR,
+                op + ": ograd's size is not the rows the indices pick");
+  }
+  void* scratch = nullptr;
+  int* bad = FlagAndScratch(ctx, op, IndexScratchBytes(dx.dtype(), dx.size()),
+                            &scratch);
+  CheckLaunch(
+      op,
+      LaunchTakeBackward(dx.dtype(), index.dtype(), s, TakeMode::kRaise,
+                         g.data<void>(), index.data<void>(), dx.data<void>(),
+                         req[0], bad, scratch, StreamOf(ctx)),
+      dx.dtype());
+  CheckFlag(ctx, op, bad, kRowRangeWhy);
 }
 
 }  // namespace
@@ -136,6 +212,9 @@ void RegisterDynamicOps(mxplugin::Plugin& plugin) {
   RegisterGpuKernel(plugin, "_npx_nonzero", Nonzero);
   RegisterGpuKernel(plugin, "boolean_mask", BooleanMask);
   RegisterGpuKernel(plugin, "_backward_boolean_mask", BooleanMaskBackward);
+  RegisterGpuKernel(plugin, "_npi_advanced_indexing", AdvancedIndexing);
+  RegisterGpuKernel(plugin, "_backward_np_advanced_indexing",
+                    AdvancedIndexingBackward);
 }
 
 }  // namespace mx_cuda

@@ -108,6 +108,24 @@ void AddIndexCases(std::vector<OpCase>* t) {
   back_update_a.ranges = {{-1, 1}, {0, 3}};
   back_update_a.int32_inputs = {1};
   t->push_back(back_update_a);
+  // MXNet 2's x[index]: integer indices (negative ones from the end) and a
+  // bool mask; the gradient for integer indices (rows repeat at random).
+  OpCase advanced = Shaped("_npi_advanced_indexing",
+                           {{{5, 3}, {4}}, {{4, 2, 3}, {2, 3}}}, {{}});
+  advanced.ranges = {{-1, 1}, {-4, 4}};
+  advanced.int32_inputs = {1};
+  t->push_back(advanced);
+  OpCase advanced_mask =
+      Shaped("_npi_advanced_indexing", {{{5, 3}, {5}}, {{4, 2}, {4}}}, {{}});
+  advanced_mask.bool_inputs = {1};
+  advanced_mask.no_grad = {1};
+  t->push_back(advanced_mask);
+  OpCase back_advanced =
+      Shaped("_backward_np_advanced_indexing",
+             {{{4, 3}, {5, 3}, {4}}, {{2, 3, 2, 3}, {4, 2, 3}, {2, 3}}}, {{}});
+  back_advanced.ranges = {{-1, 1}, {-1, 1}, {-4, 4}};
+  back_advanced.int32_inputs = {2};
+  t->push_back(back_advanced);
   // npx.constraint_check on inputs that hold (every element true).
   OpCase check = Shaped("_npx_constraint_check", {{{7}}, {{2, 3, 4}}},
                         {{}, {{"msg", "must hold"}}});
