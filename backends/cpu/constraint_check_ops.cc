@@ -44,7 +44,7 @@ MX_REGISTER_OP(_npx_constraint_check)
     .SetParams<ConstraintCheckParam>()
     .SetNumInputs(1)
     .SetInputNames({"input"})
-    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>* in,
+    .SetInferShape([](const NodeAttrs& attrs, std::vector<TShape>*,
                       std::vector<TShape>* out) {
       AssignShape(attrs, out, 0, TShape::Scalar(), true);
     })
