@@ -40,6 +40,8 @@ int NumOperands(const NodeAttrs& a) {
   return std::max(0, a.get<EinsumParam>().num_args);
 }
 
+// The shapes of the operands, which start at input `first` (1 in the
+// gradient, after out_grad), as the plan takes them.
 std::vector<std::vector<int64_t>> ShapesOf(const std::vector<TShape>& s,
                                            size_t first) {
   std::vector<std::vector<int64_t>> out;
@@ -47,6 +49,12 @@ std::vector<std::vector<int64_t>> ShapesOf(const std::vector<TShape>& s,
     out.emplace_back(s[i].begin(), s[i].end());
   }
   return out;
+}
+std::vector<std::vector<int64_t>> ShapesOf(const std::vector<TBlob>& in,
+                                           size_t first) {
+  std::vector<TShape> s;
+  for (const TBlob& b : in) s.push_back(b.shape);
+  return ShapesOf(s, first);
 }
 
 mx_math::EinsumPlan PlanOf(const NodeAttrs& attrs,
@@ -104,8 +112,7 @@ void EinsumCompute(const OpContext&, const NodeAttrs& attrs,
                    const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out) {
   if (req[0] == OpReqType::kNullOp || out[0].Size() == 0) return;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const TBlob& b : in) shapes.emplace_back(b.shape.begin(), b.shape.end());
+  const auto shapes = ShapesOf(in, 0);
   const auto plan = PlanOf(attrs, shapes);
   const auto c = mx_math::ForwardContraction(plan, shapes);
   MX_DTYPE_SWITCH(out[0].dtype, T, {
@@ -120,10 +127,7 @@ void EinsumBackwardCompute(const OpContext&, const NodeAttrs& attrs,
                            const std::vector<TBlob>& in,
                            const std::vector<OpReqType>& req,
                            const std::vector<TBlob>& out) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t i = 1; i < in.size(); ++i) {
-    shapes.emplace_back(in[i].shape.begin(), in[i].shape.end());
-  }
+  const auto shapes = ShapesOf(in, 1);
   const auto plan = PlanOf(attrs, shapes);
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     for (size_t k = 0; k < out.size(); ++k) {
