@@ -1,4 +1,5 @@
 // GetSymbol: the recorded graph as a Symbol (MXNet's autograd.get_symbol).
+#include <cmath>
 #include <memory>
 
 #include "autograd/autograd.h"

@@ -243,8 +243,8 @@ void Op::ParseAttrs(NodeAttrs* attrs) const {
 const FCompute* Op::compute(int dev_type) const {
   auto it = compute_.find(dev_type);
   if (it != compute_.end()) return &it->second;
-  const bool has_own = compute_dynamic_.contains(dev_type) ||
-                       stateful_compute_.contains(dev_type);
+  const bool has_own = (compute_dynamic_.count(dev_type) != 0) ||
+                       (stateful_compute_.count(dev_type) != 0);
   return compute_on_every_device_ && !has_own ? &*compute_on_every_device_
                                               : nullptr;
 }
@@ -274,7 +274,7 @@ OpRegistry* OpRegistry::Get() {
 
 Op& OpRegistry::Register(const std::string& name) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
-  if (by_name_.contains(name)) {
+  if (by_name_.count(name) != 0) {
     throw AlreadyExists(
         absl::StrCat("op \"", name, "\" is already registered"));
   }
@@ -287,7 +287,7 @@ Op& OpRegistry::Register(const std::string& name) {
 
 void OpRegistry::AddAlias(const std::string& alias, Op* op) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
-  if (by_name_.contains(alias)) {
+  if (by_name_.count(alias) != 0) {
     throw AlreadyExists(
         absl::StrCat("op alias \"", alias, "\" is already registered"));
   }

@@ -22,12 +22,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "base/context.h"
 #include "engine/engine.h"
 #include "graph/params.h"
@@ -67,7 +66,7 @@ struct ResourceRequest {
   Type type;
 };
 
-using RandomEngine = std::mt19937_64;
+class RandomEngine;  // graph/random_engine.h
 
 // What a kernel sees at run time.
 class OpContext {
@@ -280,16 +279,16 @@ class Op {
   std::vector<ParamInfo> params_;
   FInferShape infer_shape_;
   FInferType infer_type_;
-  absl::flat_hash_map<int, FCompute> compute_;
+  std::unordered_map<int, FCompute> compute_;
   std::optional<FCompute> compute_on_every_device_;
-  absl::flat_hash_map<int, FComputeDynamic> compute_dynamic_;
-  absl::flat_hash_map<int, FStatefulCompute> stateful_compute_;
+  std::unordered_map<int, FComputeDynamic> compute_dynamic_;
+  std::unordered_map<int, FStatefulCompute> stateful_compute_;
   FCreateOpState create_state_;
   bool dynamic_shape_ = false;
   std::function<std::vector<int>(const NodeAttrs&)> mutate_inputs_;
   std::function<std::vector<ResourceRequest>(const NodeAttrs&)> resources_;
   std::function<std::vector<std::pair<int, int>>(const NodeAttrs&)> inplace_;
-  absl::flat_hash_map<std::string, std::any> attrs_;
+  std::unordered_map<std::string, std::any> attrs_;
   std::atomic<uint64_t> revision_;
 };
 
@@ -321,8 +320,8 @@ class OpRegistry {
 
  private:
   OpRegistry() = default;
-  absl::flat_hash_map<std::string, std::unique_ptr<Op>> ops_;
-  absl::flat_hash_map<std::string, Op*> by_name_;  // Names and aliases.
+  std::unordered_map<std::string, std::unique_ptr<Op>> ops_;
+  std::unordered_map<std::string, Op*> by_name_;  // Names and aliases.
 };
 
 // Parsed attributes for `op` from a string dictionary.

@@ -4,6 +4,7 @@
 #define MXCORE_IMPERATIVE_RANDOM_H_
 
 #include "graph/op.h"
+#include "graph/random_engine.h"
 
 namespace mx {
 namespace random_internal {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/error.h"
 #include "base/parallel.h"
+#include "graph/random_engine.h"
 
 namespace mx {
 namespace plugin {

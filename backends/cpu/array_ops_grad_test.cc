@@ -1,6 +1,7 @@
 // Array-manipulation ops MXNet models use: slice_like, repeat, tile,
 // reverse, shape_array, argsort, gather_nd and BlockGrad. Forward against
 // values written out here, numerical gradients, and attribute errors.
+#include <cmath>
 #include <string>
 #include <vector>
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/random_draws.h"
 #include "base/error.h"
 
 namespace mx {

@@ -21,6 +21,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/random_draws.h"
 #include "backends/cpu/rnn_step_rows.h"
 #include "base/error.h"
 
