@@ -1,17 +1,19 @@
 // np.einsum (MXNet 2's _npi_einsum: num_args, subscripts, optimize) and
-// its gradient _backward_npi_einsum, over backends/common/einsum.h: every
-// element of the output (or of an operand's gradient) sums its free
-// labels' products directly, as MXNet 2 does with optimize=0 (optimize,
-// which picks a contraction order there, is accepted and ignored). Data of
-// any numeric dtype, all operands of one (MXNet 2 does not promote);
-// floats accumulate in double, integers in 64 bits and wrap to the dtype.
-// Gradients for float dtypes.
+// its gradient _backward_npi_einsum, over backends/common/einsum.h. A
+// contraction of two float factors (a two-operand einsum, or one of its
+// gradients) big enough to gain runs as batched matrix products
+// (einsum_gemm.h, as MXNet 2's optimize=1); everything else sums each
+// element's free labels directly, as MXNet 2's optimize=0 (optimize itself
+// is accepted and ignored), floats in double, integers in 64 bits wrapping
+// to the dtype. Data of any numeric dtype, all operands of one (MXNet 2
+// does not promote). Gradients for float dtypes.
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/common/einsum.h"
+#include "backends/cpu/einsum_gemm.h"
 #include "backends/cpu/grad_util.h"
 #include "backends/cpu/kernel_util.h"
 #include "base/error.h"
@@ -82,11 +84,22 @@ void EinsumShape(const NodeAttrs& attrs, std::vector<TShape>* in,
               TShape(PlanOf(attrs, ShapesOf(*in, 0)).output_shape), true);
 }
 
-// Writes every element of `target` as contraction c says, from `factors`.
+// Writes every element of `target` as contraction c says, from `factors`
+// (blobs of T): as matrix products where einsum_gemm.h takes c, else
+// element by element.
 template <typename T>
 void Contract(const mx_math::EinsumContraction& c,
-              const std::vector<const T*>& factors, OpReqType req, T* target,
-              int64_t n) {
+              const std::vector<const TBlob*>& blobs, OpReqType req,
+              T* target, int64_t n) {
+  if constexpr (std::is_floating_point_v<AccType<T>>) {
+    if (blobs.size() == 2 &&
+        ContractByGemm(c, blobs[0]->data<T>(), blobs[0]->Size(),
+                       blobs[1]->data<T>(), blobs[1]->Size(), req, target)) {
+      return;
+    }
+  }
+  std::vector<const T*> factors;
+  for (const TBlob* b : blobs) factors.push_back(b->data<T>());
   using A = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
   const auto load = [&](int f, int64_t at) -> A {
     if constexpr (std::is_integral_v<T>) {
@@ -115,9 +128,9 @@ void EinsumCompute(const OpContext&, const NodeAttrs& attrs,
   const auto shapes = ShapesOf(in, 0);
   const auto plan = PlanOf(attrs, shapes);
   const auto c = mx_math::ForwardContraction(plan, shapes);
+  std::vector<const TBlob*> factors;
+  for (const TBlob& b : in) factors.push_back(&b);
   MX_DTYPE_SWITCH(out[0].dtype, T, {
-    std::vector<const T*> factors;
-    for (const TBlob& b : in) factors.push_back(b.data<T>());
     Contract<T>(c, factors, req[0], out[0].data<T>(), out[0].Size());
   });
 }
@@ -132,9 +145,9 @@ void EinsumBackwardCompute(const OpContext&, const NodeAttrs& attrs,
   MX_FLOAT_DTYPE_SWITCH(in[0].dtype, T, {
     for (size_t k = 0; k < out.size(); ++k) {
       if (req[k] == OpReqType::kNullOp || out[k].Size() == 0) continue;
-      std::vector<const T*> factors{in[0].data<T>()};
+      std::vector<const TBlob*> factors{&in[0]};
       for (size_t j = 1; j < in.size(); ++j) {
-        if (j - 1 != k) factors.push_back(in[j].data<T>());
+        if (j - 1 != k) factors.push_back(&in[j]);
       }
       Contract<T>(
           mx_math::GradientContraction(plan, shapes, static_cast<int>(k)),

@@ -53,6 +53,32 @@ TEST(Einsum, ProductsAsTheOpsThatComputeThem) {
              Op("dot", {Op("dot", {a, b}), c}), 1e-12);
 }
 
+// Products large enough for the matrix-product path (einsum_gemm.h; its
+// own test compares it with the direct contraction case by case).
+TEST(Einsum, LargeProductsAsTheOpsThatComputeThem) {
+  const NDArray a = RandomArray({48, 64}, DType::kFloat32, -1, 1, 11);
+  const NDArray b = RandomArray({64, 40}, DType::kFloat32, -1, 1, 12);
+  ExpectNear(Einsum("ij,jk->ik", {a, b}), Op("dot", {a, b}), 1e-5, 1e-5);
+  ExpectNear(Einsum("ij,jk->ki", {a, b}), Op("transpose", {Op("dot", {a, b})}),
+             1e-5, 1e-5);
+  // Attention scores: (batch, heads, query, dim) x (batch, heads, key, dim).
+  const NDArray q = RandomArray({2, 3, 16, 8}, DType::kFloat32, -1, 1, 13);
+  const NDArray k = RandomArray({2, 3, 16, 8}, DType::kFloat32, -1, 1, 14);
+  const AttrDict rows{{"shape", "(6, 16, 8)"}};
+  ExpectNear(Op("reshape", {Einsum("bhqd,bhkd->bhqk", {q, k})},
+                {{"shape", "(6, 16, 16)"}}),
+             Op("batch_dot", {Op("reshape", {q}, rows), Op("reshape", {k}, rows)},
+                {{"transpose_b", "true"}}),
+             1e-5, 1e-5);
+  // The gradients of a product: og b^T and a^T og.
+  const NDArray og = RandomArray({48, 40}, DType::kFloat32, -1, 1, 15);
+  const std::vector<NDArray> grads = imperative::Invoke(
+      "_backward_npi_einsum", {og, a, b},
+      {{"subscripts", "ij,jk->ik"}, {"num_args", "2"}});
+  ExpectNear(grads[0], Op("dot", {og, b}, {{"transpose_b", "true"}}), 1e-5, 1e-5);
+  ExpectNear(grads[1], Op("dot", {a, og}, {{"transpose_a", "true"}}), 1e-5, 1e-5);
+}
+
 TEST(Einsum, DiagonalsSumsTransposesAndOuterProducts) {
   const NDArray m = ArrayOf({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   EXPECT_EQ(ToDouble(Einsum("ii->i", {m})), (std::vector<double>{1, 5, 9}));

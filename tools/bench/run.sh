@@ -8,7 +8,8 @@ bash tools/setup.sh
 bazel build --config=opt //engine:engine_benchmark \
   //imperative:imperative_benchmark //autograd:autograd_benchmark \
   //tools:train_step_benchmark //subgraph:partition_benchmark \
-  //backends/fuse:fuse_benchmark //backends/fuse:libfuse.so
+  //backends/fuse:fuse_benchmark //backends/fuse:libfuse.so \
+  //backends/cpu:einsum_benchmark
 echo "== engine =="
 bazel-bin/engine/engine_benchmark "$@"
 for engine in NaiveEngine ThreadedEnginePerDevice; do
@@ -18,6 +19,8 @@ for engine in NaiveEngine ThreadedEnginePerDevice; do
     MX_ENGINE_TYPE=$engine "bazel-bin/$b" "$@"
   done
 done
+echo "== einsum =="
+bazel-bin/backends/cpu/einsum_benchmark "$@"
 echo "== partition =="
 bazel-bin/subgraph/partition_benchmark "$@"
 echo "== fuse plugin =="
