@@ -1,7 +1,11 @@
 // np.einsum on the CPU, float32, attention scores "bhqd,bhkd->bhqk" with
 // (batch 8, heads 8, 128 queries and keys, dim 64):
 //   EinsumOp:           _npi_einsum through imperative::Invoke (the
-//                       matrix-product path, einsum_gemm.h).
+//                       matrix-product path, einsum_gemm.h; each batch's
+//                       matrices are read in place).
+//   EinsumOpPacked:     the same with (batch, length, heads, dim)
+//                       operands, "bqhd,bkhd->bhqk": the path copies both
+//                       operands into (batch, heads) matrices first.
 //   BatchDotOp:         the same product as batch_dot with transpose_b on
 //                       (64, 128, 64) arrays: the target for EinsumOp.
 //   DirectContraction:  the element-by-element contraction the op used
@@ -32,13 +36,27 @@ void BM_EinsumOp(benchmark::State& state) {
   const NDArray q = nd::random_uniform(-1, 1, {kBatch, kHeads, kLen, kDim});
   const NDArray k = nd::random_uniform(-1, 1, {kBatch, kHeads, kLen, kDim});
   for (auto _ : state) {
-    imperative::Invoke("_npi_einsum", {q, k},
-                       {{"subscripts", "bhqd,bhkd->bhqk"}, {"num_args", "2"}})[0]
+    imperative::Invoke(
+        "_npi_einsum", {q, k},
+        {{"subscripts", "bhqd,bhkd->bhqk"}, {"num_args", "2"}})[0]
         .WaitToRead();
   }
   SetFlops(state);
 }
 BENCHMARK(BM_EinsumOp)->UseRealTime();
+
+void BM_EinsumOpPacked(benchmark::State& state) {
+  const NDArray q = nd::random_uniform(-1, 1, {kBatch, kLen, kHeads, kDim});
+  const NDArray k = nd::random_uniform(-1, 1, {kBatch, kLen, kHeads, kDim});
+  for (auto _ : state) {
+    imperative::Invoke(
+        "_npi_einsum", {q, k},
+        {{"subscripts", "bqhd,bkhd->bhqk"}, {"num_args", "2"}})[0]
+        .WaitToRead();
+  }
+  SetFlops(state);
+}
+BENCHMARK(BM_EinsumOpPacked)->UseRealTime();
 
 void BM_BatchDotOp(benchmark::State& state) {
   const NDArray q = nd::random_uniform(-1, 1, {kBatch * kHeads, kLen, kDim});

@@ -1,5 +1,7 @@
 #include "backends/cpu/einsum_gemm.h"
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
@@ -57,6 +59,15 @@ bool LayoutOf(const EinsumContraction& c, GemmLayout* g) {
     axis->push_back(l);
     *axis_size *= size;
   }
+  // Orders that let Gemm read and write in place where the layouts allow:
+  // batch, M and N as the target has them, K as the first factor has it.
+  const auto by_step = [](const int64_t* step) {
+    return [step](int x, int y) { return step[x] > step[y]; };
+  };
+  for (std::vector<int>* v : {&g->batch, &g->m, &g->n}) {
+    std::stable_sort(v->begin(), v->end(), by_step(g->target_stride));
+  }
+  std::stable_sort(g->k.begin(), g->k.end(), by_step(c.stride[0]));
   return true;
 }
 
@@ -97,18 +108,97 @@ std::vector<int> Concat(const std::vector<int>& a, const std::vector<int>& b,
   return out;
 }
 
+// Calls fn(i, at, run) for runs of `run` consecutive elements of the
+// row-major space of `labels` (c's sizes) that are also consecutive where
+// `step` places them (i: the first's index, at: its offset), over the
+// kernel threads. A run is the last label's extent when its step is 1,
+// else one element.
+template <typename Fn>
+void ForEachRun(const EinsumContraction& c, const std::vector<int>& labels,
+                const int64_t* step, int64_t count, const Fn& fn) {
+  std::vector<int> outer(labels);
+  int64_t run = 1;
+  if (!outer.empty() && step[outer.back()] == 1) {
+    run = c.label_size[outer.back()];
+    outer.pop_back();
+  }
+  ParallelFor(count / run, std::max<int64_t>(1, (1 << 14) / run),
+              [&](int64_t begin, int64_t end) {
+                ForEachOffset(
+                    c, outer, step, begin, end,
+                    [&](int64_t i, int64_t at) { fn(i * run, at, run); });
+              });
+}
+
 // Factor f's elements in the order of `labels`, as A.
 template <typename T, typename A>
 std::vector<A> Pack(const EinsumContraction& c, int f, const T* src,
                     const std::vector<int>& labels, int64_t count) {
   std::vector<A> packed(static_cast<size_t>(count));
-  ParallelFor(count, 1 << 14, [&](int64_t begin, int64_t end) {
-    ForEachOffset(c, labels, c.stride[f], begin, end,
-                  [&](int64_t i, int64_t at) {
-                    packed[i] = static_cast<A>(src[at]);
-                  });
-  });
+  ForEachRun(c, labels, c.stride[f], count,
+             [&](int64_t i, int64_t at, int64_t run) {
+               for (int64_t j = 0; j < run; ++j) {
+                 packed[i + j] = static_cast<A>(src[at + j]);
+               }
+             });
   return packed;
+}
+
+// Whether `labels` (with element steps `step`) are one row-major block:
+// the last label's step is 1 and each other's the size of the block after
+// it.
+bool RowMajor(const EinsumContraction& c, const int64_t* step,
+              const std::vector<int>& labels) {
+  int64_t expect = 1;
+  for (auto it = labels.rbegin(); it != labels.rend(); ++it) {
+    if (step[*it] != expect) return false;
+    expect *= c.label_size[*it];
+  }
+  return true;
+}
+
+// One factor as Gemm reads it: for batch index i, a (rows x cols) matrix
+// at data + offset[i], stored as (cols x rows) when `transposed`.
+template <typename A>
+struct GemmOperand {
+  const A* data = nullptr;
+  std::vector<A> packed;  // The copy, when the factor needed one.
+  std::vector<int64_t> offset;
+  bool transposed = false;
+};
+
+// Factor f read in place when it is already of type A and each batch
+// index's matrix is a row-major block, or the transpose of one; packed
+// into (batch, rows, cols) otherwise.
+template <typename T, typename A>
+GemmOperand<A> OperandOf(const EinsumContraction& c, const GemmLayout& g, int f,
+                         const T* src, const std::vector<int>& rows,
+                         const std::vector<int>& cols, int64_t block) {
+  GemmOperand<A> op;
+  const int64_t b = g.batch_size;
+  op.offset.resize(static_cast<size_t>(b));
+  if constexpr (std::is_same_v<T, A>) {
+    const bool in_order = RowMajor(c, c.stride[f], Concat(rows, cols, {}));
+    if (in_order || RowMajor(c, c.stride[f], Concat(cols, rows, {}))) {
+      op.data = src;
+      op.transposed = !in_order;
+      ForEachOffset(c, g.batch, c.stride[f], 0, b,
+                    [&](int64_t i, int64_t at) { op.offset[i] = at; });
+      return op;
+    }
+  }
+  // Packed with the source's faster-moving of the two innermost labels
+  // last, so that the copy reads runs (a transposed pack reads (batch, N,
+  // K) where K is contiguous, instead of striding through K for each N).
+  op.transposed = !rows.empty() && !cols.empty() &&
+                  c.stride[f][rows.back()] < c.stride[f][cols.back()];
+  op.packed = Pack<T, A>(
+      c, f, src,
+      op.transposed ? Concat(g.batch, cols, rows) : Concat(g.batch, rows, cols),
+      b * block);
+  op.data = op.packed.data();
+  for (int64_t i = 0; i < b; ++i) op.offset[i] = i * block;
+  return op;
 }
 
 }  // namespace
@@ -129,26 +219,37 @@ bool ContractByGemm(const EinsumContraction& c, const T* f0, int64_t f0_size,
   }
   if (req == OpReqType::kNullOp) return true;
 
-  const std::vector<A> lhs = Pack<T, A>(c, 0, f0, Concat(g.batch, g.m, g.k),
-                                        b * m * k);
-  const std::vector<A> rhs = Pack<T, A>(c, 1, f1, Concat(g.batch, g.k, g.n),
-                                        b * k * n);
-  std::vector<A> product(static_cast<size_t>(b * m * n));
+  const GemmOperand<A> lhs = OperandOf<T, A>(c, g, 0, f0, g.m, g.k, m * k);
+  const GemmOperand<A> rhs = OperandOf<T, A>(c, g, 1, f1, g.k, g.n, k * n);
+  const std::vector<int> product_labels = Concat(g.batch, g.m, g.n);
+  // Gemm writes (or adds to) the target itself when it is laid out as
+  // (batch, M, N); otherwise the product is scattered to the target's axes
+  // (every target element once: its labels are all in the product).
+  bool in_place = false;
+  if constexpr (std::is_same_v<T, A>) {
+    in_place = RowMajor(c, g.target_stride, product_labels);
+  }
+  std::vector<A> product;
+  A* out = nullptr;
+  if constexpr (std::is_same_v<T, A>) out = target;
+  if (!in_place) {
+    product.resize(static_cast<size_t>(b * m * n));
+    out = product.data();
+  }
+  const bool accumulate = in_place && req == OpReqType::kAddTo;
   ParallelFor(b, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      Gemm(lhs.data() + i * m * k, rhs.data() + i * k * n,
-           product.data() + i * m * n, m, n, k, false, false, false);
+      Gemm(lhs.data + lhs.offset[i], rhs.data + rhs.offset[i], out + i * m * n,
+           m, n, k, lhs.transposed, rhs.transposed, accumulate);
     }
   });
-  // The product's (batch, M, N) order to the target's axes; every target
-  // element is written once (its labels are all in the product).
-  const std::vector<int> product_labels = Concat(g.batch, g.m, g.n);
-  ParallelFor(b * m * n, 1 << 14, [&](int64_t begin, int64_t end) {
-    ForEachOffset(c, product_labels, g.target_stride, begin, end,
-                  [&](int64_t i, int64_t at) {
-                    Assign(target + at, req, product[i]);
-                  });
-  });
+  if (in_place) return true;
+  ForEachRun(c, product_labels, g.target_stride, b * m * n,
+             [&](int64_t i, int64_t at, int64_t run) {
+               for (int64_t j = 0; j < run; ++j) {
+                 Assign(target + at + j, req, product[i + j]);
+               }
+             });
   return true;
 }
 
@@ -156,12 +257,11 @@ template bool ContractByGemm<float>(const EinsumContraction&, const float*,
                                     int64_t, const float*, int64_t, OpReqType,
                                     float*);
 template bool ContractByGemm<double>(const EinsumContraction&, const double*,
-                                     int64_t, const double*, int64_t,
-                                     OpReqType, double*);
-template bool ContractByGemm<float16>(const EinsumContraction&,
-                                      const float16*, int64_t,
-                                      const float16*, int64_t, OpReqType,
-                                      float16*);
+                                     int64_t, const double*, int64_t, OpReqType,
+                                     double*);
+template bool ContractByGemm<float16>(const EinsumContraction&, const float16*,
+                                      int64_t, const float16*, int64_t,
+                                      OpReqType, float16*);
 
 }  // namespace cpu
 }  // namespace mx

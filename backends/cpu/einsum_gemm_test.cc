@@ -77,8 +77,7 @@ void ExpectGemmMatchesDirect(const EinsumContraction& c,
     if (req == OpReqType::kAddTo) {
       expected += ToDouble(initial[e]);
     }
-    ASSERT_NEAR(ToDouble(target[e]), expected,
-                tol * (1 + std::abs(expected)))
+    ASSERT_NEAR(ToDouble(target[e]), expected, tol * (1 + std::abs(expected)))
         << what << " element " << e;
   }
 }
@@ -125,8 +124,8 @@ void CheckEveryCase(double tol) {
       // Operand j's gradient: out_grad times the other operand.
       for (int j : k.gemm_gradients) {
         ExpectGemmMatchesDirect<T>(
-            mx_math::GradientContraction(plan, k.shapes, j),
-            plan.output_shape, k.shapes[1 - j], SizeOf(k.shapes[j]), req, tol,
+            mx_math::GradientContraction(plan, k.shapes, j), plan.output_shape,
+            k.shapes[1 - j], SizeOf(k.shapes[j]), req, tol,
             k.subscripts + " gradient " + std::to_string(j) + how);
       }
     }

@@ -89,8 +89,8 @@ void EinsumShape(const NodeAttrs& attrs, std::vector<TShape>* in,
 // element by element.
 template <typename T>
 void Contract(const mx_math::EinsumContraction& c,
-              const std::vector<const TBlob*>& blobs, OpReqType req,
-              T* target, int64_t n) {
+              const std::vector<const TBlob*>& blobs, OpReqType req, T* target,
+              int64_t n) {
   if constexpr (std::is_floating_point_v<AccType<T>>) {
     if (blobs.size() == 2 &&
         ContractByGemm(c, blobs[0]->data<T>(), blobs[0]->Size(),

@@ -65,18 +65,21 @@ TEST(Einsum, LargeProductsAsTheOpsThatComputeThem) {
   const NDArray q = RandomArray({2, 3, 16, 8}, DType::kFloat32, -1, 1, 13);
   const NDArray k = RandomArray({2, 3, 16, 8}, DType::kFloat32, -1, 1, 14);
   const AttrDict rows{{"shape", "(6, 16, 8)"}};
-  ExpectNear(Op("reshape", {Einsum("bhqd,bhkd->bhqk", {q, k})},
-                {{"shape", "(6, 16, 16)"}}),
-             Op("batch_dot", {Op("reshape", {q}, rows), Op("reshape", {k}, rows)},
-                {{"transpose_b", "true"}}),
-             1e-5, 1e-5);
+  ExpectNear(
+      Op("reshape", {Einsum("bhqd,bhkd->bhqk", {q, k})},
+         {{"shape", "(6, 16, 16)"}}),
+      Op("batch_dot", {Op("reshape", {q}, rows), Op("reshape", {k}, rows)},
+         {{"transpose_b", "true"}}),
+      1e-5, 1e-5);
   // The gradients of a product: og b^T and a^T og.
   const NDArray og = RandomArray({48, 40}, DType::kFloat32, -1, 1, 15);
-  const std::vector<NDArray> grads = imperative::Invoke(
-      "_backward_npi_einsum", {og, a, b},
-      {{"subscripts", "ij,jk->ik"}, {"num_args", "2"}});
-  ExpectNear(grads[0], Op("dot", {og, b}, {{"transpose_b", "true"}}), 1e-5, 1e-5);
-  ExpectNear(grads[1], Op("dot", {a, og}, {{"transpose_a", "true"}}), 1e-5, 1e-5);
+  const std::vector<NDArray> grads =
+      imperative::Invoke("_backward_npi_einsum", {og, a, b},
+                         {{"subscripts", "ij,jk->ik"}, {"num_args", "2"}});
+  ExpectNear(grads[0], Op("dot", {og, b}, {{"transpose_b", "true"}}), 1e-5,
+             1e-5);
+  ExpectNear(grads[1], Op("dot", {a, og}, {{"transpose_a", "true"}}), 1e-5,
+             1e-5);
 }
 
 TEST(Einsum, DiagonalsSumsTransposesAndOuterProducts) {
