@@ -32,29 +32,26 @@ void SetFlops(benchmark::State& state) {
       flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-void BM_EinsumOp(benchmark::State& state) {
-  const NDArray q = nd::random_uniform(-1, 1, {kBatch, kHeads, kLen, kDim});
-  const NDArray k = nd::random_uniform(-1, 1, {kBatch, kHeads, kLen, kDim});
+// _npi_einsum on two arrays of `shape`.
+void RunEinsum(benchmark::State& state, const TShape& shape,
+               const std::string& subscripts) {
+  const NDArray q = nd::random_uniform(-1, 1, shape);
+  const NDArray k = nd::random_uniform(-1, 1, shape);
   for (auto _ : state) {
-    imperative::Invoke(
-        "_npi_einsum", {q, k},
-        {{"subscripts", "bhqd,bhkd->bhqk"}, {"num_args", "2"}})[0]
+    imperative::Invoke("_npi_einsum", {q, k},
+                       {{"subscripts", subscripts}, {"num_args", "2"}})[0]
         .WaitToRead();
   }
   SetFlops(state);
 }
+
+void BM_EinsumOp(benchmark::State& state) {
+  RunEinsum(state, {kBatch, kHeads, kLen, kDim}, "bhqd,bhkd->bhqk");
+}
 BENCHMARK(BM_EinsumOp)->UseRealTime();
 
 void BM_EinsumOpPacked(benchmark::State& state) {
-  const NDArray q = nd::random_uniform(-1, 1, {kBatch, kLen, kHeads, kDim});
-  const NDArray k = nd::random_uniform(-1, 1, {kBatch, kLen, kHeads, kDim});
-  for (auto _ : state) {
-    imperative::Invoke(
-        "_npi_einsum", {q, k},
-        {{"subscripts", "bqhd,bkhd->bhqk"}, {"num_args", "2"}})[0]
-        .WaitToRead();
-  }
-  SetFlops(state);
+  RunEinsum(state, {kBatch, kLen, kHeads, kDim}, "bqhd,bkhd->bhqk");
 }
 BENCHMARK(BM_EinsumOpPacked)->UseRealTime();
 
