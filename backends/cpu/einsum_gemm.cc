@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/strided_gather.h"
 #include "base/parallel.h"
 
 namespace mx {
@@ -71,26 +72,17 @@ bool LayoutOf(const EinsumContraction& c, GemmLayout* g) {
   return true;
 }
 
-// Visits the elements of the row-major space of `labels` (c's sizes) from
-// linear index begin to end, calling visit(i, offset) with the offset
-// that `step` (per label) gives each.
-template <typename Visit>
-void ForEachOffset(const EinsumContraction& c, const std::vector<int>& labels,
-                   const int64_t* step, int64_t begin, int64_t end,
-                   const Visit& visit) {
-  const int rank = static_cast<int>(labels.size());
-  int64_t index[kMaxEinsumLabels];
+// The offsets `step` (per label) gives the `count` elements of the
+// row-major space of `labels` (c's sizes), in order.
+std::vector<int64_t> OffsetsOf(const EinsumContraction& c,
+                               const std::vector<int>& labels,
+                               const int64_t* step, int64_t count) {
+  std::vector<int64_t> offsets(static_cast<size_t>(count));
+  int64_t index[kMaxEinsumLabels] = {};
   int64_t offset = 0;
-  int64_t rest = begin;
-  for (int j = rank - 1; j >= 0; --j) {
-    const int l = labels[j];
-    index[j] = rest % c.label_size[l];
-    rest /= c.label_size[l];
-    offset += index[j] * step[l];
-  }
-  for (int64_t i = begin; i < end; ++i) {
-    visit(i, offset);
-    for (int j = rank - 1; j >= 0; --j) {
+  for (int64_t i = 0; i < count; ++i) {
+    offsets[i] = offset;
+    for (int j = static_cast<int>(labels.size()) - 1; j >= 0; --j) {
       const int l = labels[j];
       offset += step[l];
       if (++index[j] < c.label_size[l]) break;
@@ -98,6 +90,7 @@ void ForEachOffset(const EinsumContraction& c, const std::vector<int>& labels,
       index[j] = 0;
     }
   }
+  return offsets;
 }
 
 std::vector<int> Concat(const std::vector<int>& a, const std::vector<int>& b,
@@ -108,39 +101,18 @@ std::vector<int> Concat(const std::vector<int>& a, const std::vector<int>& b,
   return out;
 }
 
-// Calls fn(i, at, run) for runs of `run` consecutive elements of the
-// row-major space of `labels` (c's sizes) that are also consecutive where
-// `step` places them (i: the first's index, at: its offset), over the
-// kernel threads. A run is the last label's extent when its step is 1,
-// else one element.
-template <typename Fn>
-void ForEachRun(const EinsumContraction& c, const std::vector<int>& labels,
-                const int64_t* step, int64_t count, const Fn& fn) {
-  std::vector<int> outer(labels);
-  int64_t run = 1;
-  if (!outer.empty() && step[outer.back()] == 1) {
-    run = c.label_size[outer.back()];
-    outer.pop_back();
-  }
-  ParallelFor(count / run, std::max<int64_t>(1, (1 << 14) / run),
-              [&](int64_t begin, int64_t end) {
-                ForEachOffset(
-                    c, outer, step, begin, end,
-                    [&](int64_t i, int64_t at) { fn(i * run, at, run); });
-              });
-}
-
 // Factor f's elements in the order of `labels`, as A.
 template <typename T, typename A>
 std::vector<A> Pack(const EinsumContraction& c, int f, const T* src,
                     const std::vector<int>& labels, int64_t count) {
+  std::vector<int64_t> dims, steps;
+  for (int l : labels) {
+    dims.push_back(c.label_size[l]);
+    steps.push_back(c.stride[f][l]);
+  }
   std::vector<A> packed(static_cast<size_t>(count));
-  ForEachRun(c, labels, c.stride[f], count,
-             [&](int64_t i, int64_t at, int64_t run) {
-               for (int64_t j = 0; j < run; ++j) {
-                 packed[i + j] = static_cast<A>(src[at + j]);
-               }
-             });
+  StridedGather(src, 0, steps, TShape(dims), packed.data(),
+                OpReqType::kWriteTo);
   return packed;
 }
 
@@ -176,14 +148,12 @@ GemmOperand<A> OperandOf(const EinsumContraction& c, const GemmLayout& g, int f,
                          const std::vector<int>& cols, int64_t block) {
   GemmOperand<A> op;
   const int64_t b = g.batch_size;
-  op.offset.resize(static_cast<size_t>(b));
   if constexpr (std::is_same_v<T, A>) {
     const bool in_order = RowMajor(c, c.stride[f], Concat(rows, cols, {}));
     if (in_order || RowMajor(c, c.stride[f], Concat(cols, rows, {}))) {
       op.data = src;
       op.transposed = !in_order;
-      ForEachOffset(c, g.batch, c.stride[f], 0, b,
-                    [&](int64_t i, int64_t at) { op.offset[i] = at; });
+      op.offset = OffsetsOf(c, g.batch, c.stride[f], b);
       return op;
     }
   }
@@ -197,6 +167,7 @@ GemmOperand<A> OperandOf(const EinsumContraction& c, const GemmLayout& g, int f,
       op.transposed ? Concat(g.batch, cols, rows) : Concat(g.batch, rows, cols),
       b * block);
   op.data = op.packed.data();
+  op.offset.resize(static_cast<size_t>(b));
   for (int64_t i = 0; i < b; ++i) op.offset[i] = i * block;
   return op;
 }
@@ -244,12 +215,20 @@ bool ContractByGemm(const EinsumContraction& c, const T* f0, int64_t f0_size,
     }
   });
   if (in_place) return true;
-  ForEachRun(c, product_labels, g.target_stride, b * m * n,
-             [&](int64_t i, int64_t at, int64_t run) {
-               for (int64_t j = 0; j < run; ++j) {
-                 Assign(target + at + j, req, product[i + j]);
-               }
-             });
+  // The target in its own order gathers from the product (row-major over
+  // product_labels; a target axis of length 1 has step 0).
+  int64_t product_step[kMaxEinsumLabels] = {};
+  int64_t step = 1;
+  for (auto it = product_labels.rbegin(); it != product_labels.rend(); ++it) {
+    product_step[*it] = step;
+    step *= c.label_size[*it];
+  }
+  std::vector<int64_t> dims, steps;
+  for (int a = 0; a < c.target_ndim; ++a) {
+    dims.push_back(c.target_dim[a]);
+    steps.push_back(product_step[c.target_label[a]]);
+  }
+  StridedGather(product.data(), 0, steps, TShape(dims), target, req);
   return true;
 }
 

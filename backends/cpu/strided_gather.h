@@ -17,11 +17,12 @@ namespace mx {
 namespace cpu {
 
 // out[i] = in[base + sum_d idx_d(i) * strides[d]] over out's row-major
-// indices; `strides` has one entry per output dim.
-template <typename T>
+// indices; `strides` has one entry per output dim. `To` may differ from T
+// (einsum packs float16 into float).
+template <typename T, typename To = T>
 inline void StridedGather(const T* in, int64_t base,
                           const std::vector<int64_t>& strides,
-                          const TShape& oshape, T* out, OpReqType req) {
+                          const TShape& oshape, To* out, OpReqType req) {
   const int nd = oshape.ndim();
   const int64_t n = oshape.Size();
   if (nd == 0) {
