@@ -3,7 +3,7 @@
 // with the oneDNN plugin's kernels, unfused and partitioned with the
 // "onednn" property (conv + BatchNorm + ReLU + residual add fused), at
 // batch 1 and 32:
-//   MX_PLUGINS=bazel-bin/backends/onednn/libmx_onednn.so \
+//   export MX_PLUGINS=bazel-bin/backends/onednn/libmx_onednn.so
 //   MX_CPU_KERNEL_NTHREADS=2 bazel-bin/backends/onednn/fusion_benchmark
 // MX_MXNET_MODELS_DIR overrides the models directory.
 #include <cstdlib>
