@@ -9,15 +9,12 @@ CUDA_COMPATIBLE = select({
     "//conditions:default": [] if CUDA_AVAILABLE else ["@platforms//:incompatible"],
 })
 
-_NVCC_COMMON_FLAGS = [
-    "-c",
-    "-std=c++17",
+# Host code through GCC: --config=opt's guard against GCC PR 113907
+# (.bazelrc), which no configuration can pass to nvcc.
+_NVCC_HOST_FLAGS = [
     "-Xcompiler -fPIC",
     "-Xcompiler -fvisibility=hidden",
-    # Host code through GCC: --config=opt's guard against GCC PR 113907
-    # (.bazelrc), which no configuration can pass to nvcc.
     "-Xcompiler -fno-ipa-icf",
-    "-I.",
 ]
 
 # nvcc's flags follow the compilation mode, as every other compile's do
@@ -35,15 +32,15 @@ _NVCC_COMMON_FLAGS = [
 # code compiled from it. Half the nvcc time (index_kernels.cu: 171 s ->
 # 92 s; its ptxas runs had taken 44 s for sm_80 and 60 s for sm_90). No
 # kernel depends on __CUDA_ARCH__, so both builds compile the same code.
-_NVCC_OPT_FLAGS = " ".join(_NVCC_COMMON_FLAGS + [
-    "-O3",
+_NVCC_OPT_FLAGS = " ".join(["-c", "-std=c++17", "-O3"] + _NVCC_HOST_FLAGS + [
     "-gencode arch=compute_80,code=sm_80",
     "-gencode arch=compute_90,code=[sm_90,compute_90]",
+    "-I.",
 ])
 
-_NVCC_DEV_FLAGS = " ".join(_NVCC_COMMON_FLAGS + [
-    "-O0",
+_NVCC_DEV_FLAGS = " ".join(["-c", "-std=c++17", "-O0"] + _NVCC_HOST_FLAGS + [
     "-gencode arch=compute_80,code=[sm_90,compute_80]",
+    "-I.",
 ])
 
 def _nvcc_command(flags, src):
