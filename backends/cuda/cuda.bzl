@@ -32,15 +32,17 @@ _NVCC_HOST_FLAGS = [
 # code compiled from it. Half the nvcc time (index_kernels.cu: 171 s ->
 # 92 s; its ptxas runs had taken 44 s for sm_80 and 60 s for sm_90). No
 # kernel depends on __CUDA_ARCH__, so both builds compile the same code.
-_NVCC_OPT_FLAGS = " ".join(["-c", "-std=c++17", "-O3"] + _NVCC_HOST_FLAGS + [
+def _nvcc_flags(host_level, gencodes):
+    return " ".join(["-c", "-std=c++17", host_level] + _NVCC_HOST_FLAGS +
+                    gencodes + ["-I."])
+
+_NVCC_OPT_FLAGS = _nvcc_flags("-O3", [
     "-gencode arch=compute_80,code=sm_80",
     "-gencode arch=compute_90,code=[sm_90,compute_90]",
-    "-I.",
 ])
 
-_NVCC_DEV_FLAGS = " ".join(["-c", "-std=c++17", "-O0"] + _NVCC_HOST_FLAGS + [
+_NVCC_DEV_FLAGS = _nvcc_flags("-O0", [
     "-gencode arch=compute_80,code=[sm_90,compute_80]",
-    "-I.",
 ])
 
 def _nvcc_command(flags, src):
